@@ -1,0 +1,23 @@
+"""fhec: a compiler for fully homomorphic encryption (CKKS, BGV) targeting accelerator ISAs.
+
+The user API is re-exported here; everything else is internal and may change.
+"""
+
+from fhec.errors import (
+    FhecError,
+    InternalError,
+    ParameterError,
+    InvalidRingDegreeError,
+    InvalidModulusError,
+    WordSizeError,
+    InsecureParametersError,
+    TooManyValuesError,
+    MismatchedParametersError,
+    MissingKeyError,
+    MissingRelinearizationKeyError,
+    MissingRotationKeyError,
+    LevelExhaustedError,
+    ScaleMismatchError,
+    NoiseBudgetExhaustedError,
+    SchemeMismatchError,
+)

@@ -1,0 +1,83 @@
+"""The two error families of fhec.
+
+`FhecError` is the user's fault: bad parameters, a program that exhausts its levels,
+a missing key. Its message says what is wrong and what to change, and when the error
+comes from a DSL program it names the file and line that created the offending value.
+`InternalError` is ours: an invariant of the compiler broke.
+The CLI prints an `FhecError` without a traceback and exits non-zero.
+"""
+
+from __future__ import annotations
+
+
+class FhecError(Exception):
+    """Base class of every error a user can cause.
+
+    `where` is an optional ``"file.py:LINE"`` source location of the DSL value
+    involved; when given, it is prefixed to the message.
+    """
+
+    def __init__(self, message: str, where: str | None = None):
+        self.where = where
+        self.bare_message = message
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class InternalError(Exception):
+    """An invariant of fhec itself failed; please report it."""
+
+
+class ParameterError(FhecError):
+    """Parameters are malformed (N, word size, moduli, levels...)."""
+
+
+class InvalidRingDegreeError(ParameterError):
+    """N is not a power of two in the supported range."""
+
+
+class InvalidModulusError(ParameterError):
+    """A modulus is not prime or not congruent to 1 mod 2N."""
+
+
+class WordSizeError(ParameterError):
+    """The machine word size is out of the supported range."""
+
+
+class InsecureParametersError(ParameterError):
+    """log2(Q·P) exceeds the HE-standard bound for the requested security level."""
+
+
+class TooManyValuesError(FhecError):
+    """More values than the parameter set has slots."""
+
+
+class MismatchedParametersError(FhecError):
+    """Objects from different parameter sets or key sets were combined."""
+
+
+class MissingKeyError(FhecError):
+    """A key needed by an operation was not generated."""
+
+
+class MissingRelinearizationKeyError(MissingKeyError):
+    """A ciphertext multiply needs the relinearization key, which was not generated."""
+
+
+class MissingRotationKeyError(MissingKeyError):
+    """A rotation (or conjugation / row swap) needs a Galois key that was not generated."""
+
+
+class LevelExhaustedError(FhecError):
+    """No modulus is left to rescale or mod-switch into."""
+
+
+class ScaleMismatchError(FhecError):
+    """Two CKKS operands of an addition have different scales."""
+
+
+class NoiseBudgetExhaustedError(FhecError):
+    """A BGV ciphertext's noise exceeds its modulus; its decryption would be garbage."""
+
+
+class SchemeMismatchError(FhecError):
+    """An operation that exists only in one scheme was used in the other."""
