@@ -51,6 +51,11 @@ class TooManyValuesError(FhecError):
     """More values than the parameter set has slots."""
 
 
+class InvalidPlaintextError(FhecError):
+    """Values to encode are not finite numbers (CKKS) or not integers (BGV), or a
+    coefficient vector to decode has the wrong shape."""
+
+
 class MismatchedParametersError(FhecError):
     """Objects from different parameter sets or key sets were combined."""
 
