@@ -21,3 +21,17 @@ from fhec.errors import (
     NoiseBudgetExhaustedError,
     SchemeMismatchError,
 )
+from fhec.schemes import (
+    BGVParams,
+    CKKSParams,
+    Ciphertext,
+    Evaluator,
+    KeySet,
+    Plaintext,
+    decrypt,
+    encode,
+    encrypt,
+    keygen,
+    measure_noise_budget,
+    measure_precision,
+)

@@ -1,0 +1,105 @@
+"""Ciphertexts and plaintexts: immutable RNS polynomials plus their metadata.
+
+Polynomials are always kept in the NTT domain (as F1 and SEAL do), shape
+``(limbs, N)`` for a plaintext and ``(parts, limbs, N)`` for a ciphertext
+(2 parts; 3 after a multiply without relinearization). ``limbs`` is
+``params.limbs_at(level)``.
+
+``scale`` is the CKKS scale (a float: the decrypted polynomial is ``scale · message``)
+or, for BGV, the plaintext factor f in Z_t (the decryption is ``f · message mod t``;
+modulus switching multiplies f by q^{-1} mod t, as in OpenFHE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from fhec.schemes.params import Params
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    if arr.flags.writeable:
+        arr = arr.copy() if not arr.flags.owndata else arr
+        arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Plaintext:
+    """An encoded message: NTT-domain residues at a level, with its scale."""
+
+    params: Params
+    data: np.ndarray
+    level: int
+    scale: float | int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data", _frozen(self.data))
+
+    @property
+    def moduli(self) -> tuple[int, ...]:
+        return self.params.moduli_at(self.level)
+
+
+@dataclass(frozen=True, eq=False)
+class Ciphertext:
+    """An encryption of a message under the key set `key_id`.
+
+    Attributes:
+        params: the parameter set.
+        data: uint64 array (parts, limbs, N), NTT domain.
+        level: number of rescales / modulus switches still available.
+        scale: CKKS scale (float) or BGV plaintext factor (int mod t).
+        key_id: the key set it belongs to.
+        noise: estimated noise, log2 of its standard deviation in the decrypted
+            polynomial's units (slot domain for CKKS, coefficients for BGV).
+    """
+
+    params: Params
+    data: np.ndarray
+    level: int
+    scale: float | int
+    key_id: int
+    noise: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data", _frozen(self.data))
+
+    @property
+    def parts(self) -> int:
+        return self.data.shape[0]
+
+    @property
+    def limbs(self) -> int:
+        return self.data.shape[1]
+
+    @property
+    def moduli(self) -> tuple[int, ...]:
+        return self.params.moduli_at(self.level)
+
+    def with_(self, **changes) -> "Ciphertext":
+        """A copy with some fields replaced (the IR-style `replace`)."""
+        return replace(self, **changes)
+
+    @property
+    def precision_bits(self) -> float:
+        """CKKS: estimated bits of precision, log2(scale) − log2(noise). BGV: see `noise_budget_bits`."""
+        from fhec.schemes.noise import estimated_precision_bits
+
+        return estimated_precision_bits(self)
+
+    @property
+    def noise_budget_bits(self) -> float:
+        """BGV: estimated remaining noise budget in bits (log2 of Q_l / 2 over the noise bound)."""
+        from fhec.schemes.noise import estimated_noise_budget_bits
+
+        return estimated_noise_budget_bits(self)
+
+    def __repr__(self) -> str:
+        s = f"{self.scale:.4g}" if self.params.scheme == "ckks" else str(self.scale)
+        return (
+            f"Ciphertext({self.params.scheme}, N={self.params.N}, level={self.level}, "
+            f"limbs={self.limbs}, parts={self.parts}, scale={s})"
+        )

@@ -1,0 +1,172 @@
+"""Encode, encrypt, decrypt: the client side of CKKS and BGV.
+
+`encrypt` uses the secret key when the key set has one (symmetric RLWE encryption:
+error e only, as SEAL's `Encryptor` does with a secret key) and the public key otherwise
+(error e0 + e·u + e1·s, about √N times larger).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fhec.errors import MismatchedParametersError, NoiseBudgetExhaustedError, TooManyValuesError
+from fhec.ring.modarith import add_mod, mul_mod, neg_mod
+from fhec.ring.ntt import intt
+from fhec.ring.rns import centered, crt_compose, product, to_rns
+from fhec.schemes import noise as nz
+from fhec.schemes.ciphertext import Ciphertext, Plaintext
+from fhec.schemes.encoding import bgv_decode, bgv_encode, ckks_decode, ckks_encode
+from fhec.schemes.keys import KeySet
+from fhec.schemes.params import Params
+from fhec.schemes.sampling import gaussian, make_rng, small_ntt, ternary
+from fhec.ring.ntt import ntt
+
+
+def _check_length(params: Params, values) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim == 0:
+        arr = np.full(params.slots, arr.item())
+    if arr.ndim != 1 or arr.shape[0] > params.slots:
+        raise TooManyValuesError(
+            f"{arr.shape[0] if arr.ndim == 1 else arr.shape} values do not fit in {params.slots} slots "
+            f"(N = {params.N}); split the data over several ciphertexts or use a larger N."
+        )
+    return arr
+
+
+def encode(params: Params, values, level: int | None = None, scale=None) -> Plaintext:
+    """Encode up to `params.slots` values as a plaintext at `level` (default: top).
+
+    CKKS: real (or complex) values at `scale` (default: the level's canonical scale).
+    BGV: integers mod t (the factor is 1). Raises `TooManyValuesError`.
+    """
+    level = params.top_level if level is None else level
+    arr = _check_length(params, values)
+    moduli = params.moduli_at(level)
+    if params.scheme == "ckks":
+        scale = params.scale_at(level) if scale is None else float(scale)
+        coeffs = ckks_encode(arr, params.N, scale)
+    else:
+        scale = 1 if scale is None else int(scale)
+        coeffs = bgv_encode(arr, params.N, params.plain_modulus)
+        if scale != 1:
+            coeffs = (coeffs * scale) % params.plain_modulus
+    return Plaintext(params, ntt(to_rns(coeffs, moduli), moduli), level, scale)
+
+
+def encrypt(
+    keys: KeySet, values, *, level: int | None = None, seed: int | np.random.Generator | None = None
+) -> Ciphertext:
+    """Encrypt up to `slots` values at `level` (default: top) under `keys`.
+
+    `seed` makes the encryption randomness reproducible (None: OS entropy).
+    Raises `TooManyValuesError`.
+    """
+    params = keys.params
+    pt = values if isinstance(values, Plaintext) else encode(params, values, level)
+    return encrypt_plaintext(keys, pt, seed=seed)
+
+
+def encrypt_plaintext(keys: KeySet, pt: Plaintext, *, seed=None) -> Ciphertext:
+    """Encrypt an already encoded plaintext (see `encrypt`)."""
+    params = keys.params
+    if pt.params.fingerprint != params.fingerprint:
+        raise MismatchedParametersError("the plaintext was encoded for another parameter set than the keys")
+    rng = make_rng(seed)
+    moduli = pt.moduli
+    L = len(moduli)
+    q = np.array(moduli, dtype=np.uint64)
+    t = params.plain_modulus if params.scheme == "bgv" else 1
+    N = params.N
+    if keys.secret_ntt is not None:
+        from fhec.schemes.sampling import uniform_ntt
+
+        a = uniform_ntt(rng, moduli, N)
+        e = small_ntt(gaussian(rng, N) * t, moduli)
+        c0 = add_mod(add_mod(neg_mod(mul_mod(a, keys.secret_ntt[:L], q), q), e, q), pt.data, q)
+        data = np.stack([c0, a])
+        noise = nz.fresh_noise(params, public_key=False)
+    else:
+        b, a = keys.public
+        u = small_ntt(ternary(rng, N), moduli)
+        e0 = small_ntt(gaussian(rng, N) * t, moduli)
+        e1 = small_ntt(gaussian(rng, N) * t, moduli)
+        c0 = add_mod(add_mod(mul_mod(b[:L], u, q), e0, q), pt.data, q)
+        c1 = add_mod(mul_mod(a[:L], u, q), e1, q)
+        data = np.stack([c0, c1])
+        noise = nz.fresh_noise(params, public_key=True)
+    return Ciphertext(params, data, pt.level, pt.scale, keys.key_id, noise)
+
+
+def _raw_decrypt(keys: KeySet, ct: Ciphertext, limbs: int) -> np.ndarray:
+    """[c0 + c1·s + c2·s² ...] over the first `limbs` limbs, coefficient domain."""
+    if keys.secret_ntt is None:
+        raise MismatchedParametersError("decryption needs the secret key; this key set is public-only")
+    if ct.key_id != keys.key_id or ct.params.fingerprint != keys.params.fingerprint:
+        raise MismatchedParametersError(
+            "the ciphertext was encrypted under another key set or parameter set; decrypt it with the keys "
+            "that encrypted it."
+        )
+    moduli = ct.moduli[:limbs]
+    q = np.array(moduli, dtype=np.uint64)
+    s = keys.secret_ntt[:limbs]
+    acc = ct.data[ct.parts - 1, :limbs]
+    for part in range(ct.parts - 2, -1, -1):  # Horner: ((c2·s + c1)·s + c0)
+        acc = add_mod(mul_mod(acc, s, q), ct.data[part, :limbs], q)
+    return intt(acc, moduli)
+
+
+def _ckks_limbs(ct: Ciphertext) -> int:
+    """Limbs enough to hold the decrypted value exactly: log2 Q_k ≥ log2(scale) + 64 bits of headroom."""
+    need, bits = math.log2(ct.scale) + 64, 0.0
+    for k, q in enumerate(ct.moduli, start=1):
+        bits += math.log2(q)
+        if bits >= need:
+            return k
+    return ct.limbs
+
+
+def decrypt_polynomial(keys: KeySet, ct: Ciphertext) -> np.ndarray:
+    """The centered decrypted polynomial (object array of Python ints) over all of Q_l."""
+    moduli = ct.moduli
+    return centered(crt_compose(_raw_decrypt(keys, ct, len(moduli)), moduli), product(moduli))
+
+
+def decrypt(keys: KeySet, ct: Ciphertext) -> np.ndarray:
+    """Decrypt and decode: float64 slots (CKKS; the real part) or int64 slots mod t (BGV).
+
+    Raises `MismatchedParametersError` for a ciphertext of another key set, and (BGV)
+    `NoiseBudgetExhaustedError` when the noise has reached the modulus.
+    """
+    params = ct.params
+    if params.scheme == "ckks":
+        k = _ckks_limbs(ct)
+        moduli = ct.moduli[:k]
+        v = centered(crt_compose(_raw_decrypt(keys, ct, k), moduli), product(moduli))
+        return ckks_decode(v, params.N, ct.scale).real
+    v = decrypt_polynomial(keys, ct)
+    budget = _budget_of(ct, v)
+    if budget < 1.0:
+        raise NoiseBudgetExhaustedError(
+            f"the ciphertext's noise has reached its modulus (measured budget {budget:.1f} bits at level "
+            f"{ct.level}); the result would be garbage. Use more levels or larger primes, or insert "
+            f"mod_switch earlier so that noise shrinks with the modulus."
+        )
+    t = params.plain_modulus
+    m = (v % t).astype(np.int64)
+    m = bgv_decode(m, params.N, t)
+    inv = pow(int(ct.scale), -1, t)
+    return (m.astype(object) * inv % t).astype(np.int64)
+
+
+def _budget_of(ct: Ciphertext, v: np.ndarray) -> float:
+    Q = product(ct.moduli)
+    worst = max(abs(int(x)) for x in v) or 1
+    return math.log2(Q / 2) - math.log2(worst)
+
+
+def measure_noise_budget(keys: KeySet, ct: Ciphertext) -> float:
+    """BGV: the measured remaining noise budget in bits, log2(Q_l/2) − log2‖[c0 + c1·s]_Q‖∞."""
+    return _budget_of(ct, decrypt_polynomial(keys, ct))

@@ -1,0 +1,356 @@
+"""The eager reference evaluator: every HE op, one short function over `fhec/ring`.
+
+This is the second, independent implementation of CKKS/BGV that the compiled limb
+programs are checked against bit for bit (ARCHITECTURE.md, "One implementation of each
+HE op"). It favours clarity over speed, but every polynomial op is a vectorized numpy or
+numba kernel over all limbs at once.
+
+Operand rules (shared with the DSL's type inference through `fhec.schemes.rules`):
+
+* Binary ops between ciphertexts at different levels first bring the higher one down:
+  BGV by modulus switching, CKKS by dropping limbs when the scales already match,
+  otherwise by one multiply-by-constant and rescale onto the other operand's scale.
+* CKKS additions need equal scales (`ScaleMismatchError` otherwise: rescale first);
+  BGV additions align plaintext factors by a constant multiply.
+* Plaintexts and float constants multiplied into a CKKS ciphertext are encoded at the
+  scale of the prime the next rescale removes, so rescaling restores the scale exactly.
+  Python ints multiply exactly and leave the scale unchanged.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from fhec.errors import (
+    MismatchedParametersError,
+    MissingRelinearizationKeyError,
+    MissingRotationKeyError,
+    SchemeMismatchError,
+)
+from fhec.ring.automorphism import automorphism_ntt
+from fhec.ring.modarith import add_mod, mul_const_mod, mul_mod, neg_mod, sub_mod
+from fhec.ring.rns import divide_by_dropped
+from fhec.schemes import noise as nz
+from fhec.schemes import rules
+from fhec.schemes.ciphertext import Ciphertext, Plaintext
+from fhec.schemes.encryption import encode
+from fhec.schemes.keys import RELIN, KeySet, galois_for_conjugation, galois_for_rotation
+from fhec.schemes.keyswitch import key_switch
+
+
+def _q(ct_or_moduli) -> np.ndarray:
+    moduli = ct_or_moduli if isinstance(ct_or_moduli, tuple) else ct_or_moduli.moduli
+    return np.array(moduli, dtype=np.uint64)
+
+
+class Evaluator:
+    """Evaluates HE ops on ciphertexts of one key set.
+
+    Args:
+        keys: the `KeySet` (a public-only copy is enough).
+        keyswitch: default key-switching method, "bv" or "hybrid"; each op accepts a
+            ``keyswitch=`` override. Default: the parameters' method if keys for it exist.
+    """
+
+    def __init__(self, keys: KeySet, keyswitch: str | None = None):
+        self.keys = keys
+        self.params = keys.params
+        default = self.params.keyswitch if self.params.keyswitch in keys.methods else keys.methods[0]
+        self.keyswitch = keyswitch or default
+
+    # -- plumbing -------------------------------------------------------------------
+
+    def _check(self, *cts: Ciphertext) -> None:
+        for ct in cts:
+            if not isinstance(ct, Ciphertext):
+                raise TypeError(f"expected a Ciphertext, got {type(ct).__name__}")
+            if ct.params.fingerprint != self.params.fingerprint or ct.key_id != self.keys.key_id:
+                raise MismatchedParametersError(
+                    "the ciphertext belongs to another parameter or key set than this Evaluator; "
+                    "evaluate it with an Evaluator built from the keys that encrypted it."
+                )
+
+    def _parts_op(self, ct: Ciphertext, fn) -> np.ndarray:
+        return np.stack([fn(part) for part in ct.data])
+
+    def encode(self, values, level: int | None = None, scale=None) -> Plaintext:
+        """Encode values (see `fhec.schemes.encryption.encode`)."""
+        return encode(self.params, values, level, scale)
+
+    # -- levels and scales ----------------------------------------------------------
+
+    def rescale(self, ct: Ciphertext) -> Ciphertext:
+        """CKKS: divide by the last prime (exact, rounding down); level − 1, scale / q.
+
+        Raises `LevelExhaustedError` at level 0, `SchemeMismatchError` for BGV (use mod_switch).
+        """
+        self._check(ct)
+        if self.params.scheme != "ckks":
+            raise SchemeMismatchError("rescale is a CKKS operation; BGV ciphertexts use mod_switch().")
+        level, scale = rules.rescale_result(self.params, ct.level, ct.scale)
+        return self._divide_last(ct, level, scale, None)
+
+    def mod_switch(self, ct: Ciphertext) -> Ciphertext:
+        """Drop one level. BGV: modulus switching (divide by q with a t-preserving correction,
+        factor ·q^{-1} mod t); CKKS: drop the last limb, keeping the scale.
+
+        Raises `LevelExhaustedError` at level 0.
+        """
+        self._check(ct)
+        level, scale = rules.mod_switch_result(self.params, ct.level, ct.scale)
+        if self.params.scheme == "ckks":
+            keep = self.params.limbs_at(level)
+            return ct.with_(data=ct.data[:, :keep], level=level)
+        return self._divide_last(ct, level, scale, self.params.plain_modulus)
+
+    def _divide_last(self, ct: Ciphertext, level: int, scale, t: int | None) -> Ciphertext:
+        keep, drop = ct.moduli[:-1], ct.moduli[-1:]
+        data = self._parts_op(ct, lambda p: divide_by_dropped(p, keep, drop, t))
+        return Ciphertext(self.params, data, level, scale, ct.key_id, nz.rescale_noise(self.params, ct.noise, drop[0]))
+
+    def mod_switch_to(self, ct: Ciphertext, level: int) -> Ciphertext:
+        """Repeated `mod_switch` down to `level`."""
+        while ct.level > level:
+            ct = self.mod_switch(ct)
+        return ct
+
+    def level_down(self, ct: Ciphertext, level: int, scale=None) -> Ciphertext:
+        """Bring ct to `level` at `scale` (default: the level's canonical scale).
+
+        CKKS: drop limbs when the scale already matches; otherwise drop to level+1,
+        multiply by the integer constant of `rules.level_down_constant` and rescale.
+        BGV: modulus switching (the factor changes; `add` aligns factors).
+        """
+        self._check(ct)
+        if ct.level == level:
+            return ct
+        if self.params.scheme == "bgv":
+            return self.mod_switch_to(ct, level)
+        target = self.params.scale_at(level) if scale is None else scale
+        if rules.scales_match(self.params, ct.scale, target):
+            return self.mod_switch_to(ct, level).with_(scale=ct.scale)
+        c = rules.level_down_constant(self.params, ct.scale, ct.level, level, target_scale=target)
+        ct = self.mod_switch_to(ct, level + 1)
+        return self.rescale(self._times_integer(ct, c, scale=ct.scale * c))
+
+    def _align(self, a: Ciphertext, b: Ciphertext, for_add: bool) -> tuple[Ciphertext, Ciphertext]:
+        if a.level > b.level:
+            a = self.level_down(a, b.level, b.scale if for_add else None) if for_add else self.mod_switch_to(a, b.level)
+        elif b.level > a.level:
+            b = self.level_down(b, a.level, a.scale if for_add else None) if for_add else self.mod_switch_to(b, a.level)
+        if for_add and self.params.scheme == "bgv" and a.scale != b.scale:
+            c = rules.bgv_align_constant(self.params, b.scale, a.scale)
+            b = self._times_integer(b, c, scale=a.scale)
+        if for_add:
+            rules.check_add_scales(self.params, a.scale, b.scale)
+        return a, b
+
+    # -- additive ops ---------------------------------------------------------------
+
+    def add(self, a: Ciphertext, b) -> Ciphertext:
+        """a + b for b a Ciphertext, Plaintext, Python/numpy scalar or array of slot values."""
+        return self._additive(a, b, add_mod, 1)
+
+    def sub(self, a: Ciphertext, b) -> Ciphertext:
+        """a − b (operands as for `add`)."""
+        return self._additive(a, b, sub_mod, -1)
+
+    def _additive(self, a: Ciphertext, b, op, sign: int) -> Ciphertext:
+        self._check(a)
+        if isinstance(b, Ciphertext):
+            self._check(b)
+            a, b = self._align(a, b, for_add=True)
+            parts = max(a.parts, b.parts)
+            q = _q(a)
+            data = []
+            for i in range(parts):
+                if i < a.parts and i < b.parts:
+                    data.append(op(a.data[i], b.data[i], q))
+                elif i < a.parts:
+                    data.append(a.data[i])
+                else:
+                    data.append(b.data[i] if sign > 0 else neg_mod(b.data[i], q))
+            return Ciphertext(self.params, np.stack(data), a.level, a.scale, a.key_id, nz.add_noise(a.noise, b.noise))
+        pt = b if isinstance(b, Plaintext) else self._encode_like(a, b)
+        if pt.level != a.level:
+            raise MismatchedParametersError(f"plaintext at level {pt.level} cannot be added to a level-{a.level} ciphertext")
+        rules.check_add_scales(self.params, a.scale, pt.scale)
+        c0 = op(a.data[0], pt.data, _q(a))
+        return a.with_(data=np.concatenate([c0[None], a.data[1:]]))
+
+    def add_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        """ct + pt (pt encoded at ct's level and scale)."""
+        return self.add(ct, pt)
+
+    def add_scalar(self, ct: Ciphertext, c) -> Ciphertext:
+        """ct + c in every slot."""
+        return self.add(ct, c)
+
+    def _encode_like(self, ct: Ciphertext, values) -> Plaintext:
+        """Encode a scalar or slot vector at ct's level and scale (for additions)."""
+        if np.ndim(values) == 0:
+            values = np.full(self.params.slots, values)
+        if self.params.scheme == "bgv":
+            return encode(self.params, values, ct.level, ct.scale)
+        return encode(self.params, values, ct.level, ct.scale)
+
+    def negate(self, a: Ciphertext) -> Ciphertext:
+        """−a."""
+        self._check(a)
+        q = _q(a)
+        return a.with_(data=self._parts_op(a, lambda p: neg_mod(p, q)))
+
+    # -- multiplicative ops ---------------------------------------------------------
+
+    def multiply(self, a: Ciphertext, b, *, relinearize: bool = True, keyswitch: str | None = None) -> Ciphertext:
+        """a × b for b a Ciphertext (tensor product, then relinearization unless disabled),
+        a Plaintext, an int (exact, scale unchanged), a float or an array of slot values
+        (CKKS: encoded at `rules.plain_multiply_scale`).
+
+        Raises `MissingRelinearizationKeyError` when relinearizing without the key.
+        """
+        self._check(a)
+        if isinstance(b, Ciphertext):
+            return self._multiply_ct(a, b, relinearize, keyswitch)
+        if isinstance(b, Plaintext):
+            return self.multiply_plain(a, b)
+        if isinstance(b, numbers.Integral) and not isinstance(b, bool):
+            return self._times_integer(a, int(b), scale=a.scale)
+        if np.ndim(b) == 0 and self.params.scheme == "bgv":
+            return self._times_integer(a, int(b), scale=a.scale)
+        return self.multiply_plain(a, self._encode_for_multiply(a, b))
+
+    def multiply_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        """ct × pt; the scale multiplies (CKKS) / the factors multiply (BGV)."""
+        self._check(ct)
+        if pt.level != ct.level:
+            raise MismatchedParametersError(f"plaintext at level {pt.level} cannot multiply a level-{ct.level} ciphertext")
+        q = _q(ct)
+        data = self._parts_op(ct, lambda p: mul_mod(p, pt.data, q))
+        scale = rules.multiply_scale(self.params, ct.scale, pt.scale)
+        noise = nz.plain_multiply_noise(self.params, ct.noise, ct.scale, float(pt.scale) if self.params.scheme == "ckks" else 1.0)
+        return Ciphertext(self.params, data, ct.level, scale, ct.key_id, noise)
+
+    def multiply_scalar(self, ct: Ciphertext, c) -> Ciphertext:
+        """ct × c (see `multiply`)."""
+        return self.multiply(ct, c)
+
+    def _encode_for_multiply(self, ct: Ciphertext, values) -> Plaintext:
+        if np.ndim(values) == 0:
+            values = np.full(self.params.slots, values)
+        if self.params.scheme == "bgv":
+            return encode(self.params, values, ct.level)
+        return encode(self.params, values, ct.level, rules.plain_multiply_scale(self.params, ct.level))
+
+    def _times_integer(self, ct: Ciphertext, c: int, scale) -> Ciphertext:
+        moduli = ct.moduli
+        consts = np.array([c % q for q in moduli], dtype=np.uint64)
+        data = self._parts_op(ct, lambda p: mul_const_mod(p, consts, moduli))
+        return Ciphertext(self.params, data, ct.level, scale, ct.key_id, nz.scalar_multiply_noise(self.params, ct.noise, c))
+
+    def _multiply_ct(self, a: Ciphertext, b: Ciphertext, relinearize: bool, keyswitch) -> Ciphertext:
+        self._check(b)
+        if a.parts > 2:
+            a = self.relinearize(a, keyswitch=keyswitch)
+        if b.parts > 2:
+            b = self.relinearize(b, keyswitch=keyswitch)
+        a, b = self._align(a, b, for_add=False)
+        q = _q(a)
+        d0 = mul_mod(a.data[0], b.data[0], q)
+        d1 = add_mod(mul_mod(a.data[0], b.data[1], q), mul_mod(a.data[1], b.data[0], q), q)
+        d2 = mul_mod(a.data[1], b.data[1], q)
+        scale = rules.multiply_scale(self.params, a.scale, b.scale)
+        noise = nz.multiply_noise(self.params, a.noise, a.scale, b.noise, b.scale)
+        ct = Ciphertext(self.params, np.stack([d0, d1, d2]), a.level, scale, a.key_id, noise)
+        return self.relinearize(ct, keyswitch=keyswitch) if relinearize else ct
+
+    def square(self, a: Ciphertext, **kw) -> Ciphertext:
+        """a × a."""
+        return self.multiply(a, a, **kw)
+
+    # -- key switching --------------------------------------------------------------
+
+    def _method(self, keyswitch: str | None) -> str:
+        return keyswitch or self.keyswitch
+
+    def relinearize(self, ct: Ciphertext, *, keyswitch: str | None = None) -> Ciphertext:
+        """Turn a 3-part product back into 2 parts with the relinearization key.
+
+        Raises `MissingRelinearizationKeyError` if keygen did not make that key.
+        """
+        self._check(ct)
+        if ct.parts == 2:
+            return ct
+        method = self._method(keyswitch)
+        if not self.keys.has_key(RELIN, method):
+            raise MissingRelinearizationKeyError(
+                f"multiplying two ciphertexts needs the relinearization key ({method} key switching), "
+                f"which keygen did not generate; call keygen(params, ..., relinearization=True"
+                f"{'' if method in self.keys.methods else f', keyswitch={method!r}'})."
+            )
+        key = self.keys.key(RELIN, method)
+        u0, u1 = key_switch(self.params, ct.data[2], key, ct.level)
+        q = _q(ct)
+        data = np.stack([add_mod(ct.data[0], u0, q), add_mod(ct.data[1], u1, q)])
+        noise = nz.add_noise(ct.noise, nz.keyswitch_noise(self.params, ct.level, method))
+        return Ciphertext(self.params, data, ct.level, ct.scale, ct.key_id, noise)
+
+    def rotate(self, ct: Ciphertext, k: int, *, keyswitch: str | None = None) -> Ciphertext:
+        """Rotate slots: slot i of the result holds slot i + k of ct (np.roll(x, -k)).
+        BGV rotates both rows of the 2 × N/2 hypercube.
+
+        Raises `MissingRotationKeyError` naming k if its Galois key was not generated.
+        """
+        g = galois_for_rotation(self.params, int(k))
+        return self.apply_galois(ct, g, keyswitch=keyswitch, what=f"rotation by {k}", fix=f"rotations=[..., {k}]")
+
+    def conjugate(self, ct: Ciphertext, *, keyswitch: str | None = None) -> Ciphertext:
+        """CKKS: complex conjugation of every slot (real slots are unchanged)."""
+        if self.params.scheme != "ckks":
+            raise SchemeMismatchError("conjugate is a CKKS operation; for BGV use swap_rows().")
+        g = galois_for_conjugation(self.params)
+        return self.apply_galois(ct, g, keyswitch=keyswitch, what="conjugation", fix="conjugation=True")
+
+    def swap_rows(self, ct: Ciphertext, *, keyswitch: str | None = None) -> Ciphertext:
+        """BGV: exchange the two rows of the slot hypercube."""
+        if self.params.scheme != "bgv":
+            raise SchemeMismatchError("swap_rows is a BGV operation; for CKKS use conjugate().")
+        g = galois_for_conjugation(self.params)
+        return self.apply_galois(ct, g, keyswitch=keyswitch, what="swap_rows", fix="conjugation=True")
+
+    def apply_galois(
+        self, ct: Ciphertext, g: int, *, keyswitch: str | None = None, what: str | None = None, fix: str | None = None
+    ) -> Ciphertext:
+        """σ_g on both parts, then key switching from σ_g(s) back to s."""
+        self._check(ct)
+        if g == 1:
+            return ct
+        if ct.parts > 2:
+            ct = self.relinearize(ct, keyswitch=keyswitch)
+        method = self._method(keyswitch)
+        if not self.keys.has_key(g, method):
+            raise MissingRotationKeyError(
+                f"{what or f'Galois element {g}'} needs the Galois key for element {g} ({method} key switching), "
+                f"which keygen did not generate; add it: keygen(params, {fix or f'galois_elements=[{g}]'})."
+            )
+        N = self.params.N
+        c0 = automorphism_ntt(ct.data[0], g, N)
+        c1 = automorphism_ntt(ct.data[1], g, N)
+        u0, u1 = key_switch(self.params, c1, self.keys.key(g, method), ct.level)
+        q = _q(ct)
+        data = np.stack([add_mod(c0, u0, q), u1])
+        noise = nz.add_noise(ct.noise, nz.keyswitch_noise(self.params, ct.level, method))
+        return Ciphertext(self.params, data, ct.level, ct.scale, ct.key_id, noise)
+
+    def key_switch(self, ct: Ciphertext, source, *, keyswitch: str | None = None) -> Ciphertext:
+        """Switch a 2-part ciphertext decrypting under s' (source: "relin" for s², or a Galois
+        element g for σ_g(s)) to one decrypting under s."""
+        self._check(ct)
+        method = self._method(keyswitch)
+        key = self.keys.key(source, method)
+        u0, u1 = key_switch(self.params, ct.data[1], key, ct.level)
+        q = _q(ct)
+        noise = nz.add_noise(ct.noise, nz.keyswitch_noise(self.params, ct.level, method))
+        return Ciphertext(self.params, np.stack([add_mod(ct.data[0], u0, q), u1]), ct.level, ct.scale, ct.key_id, noise)

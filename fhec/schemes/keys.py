@@ -1,0 +1,233 @@
+"""Key generation: secret, public, relinearization and Galois (rotation) keys.
+
+Key-switching keys ("key-switch hints", KSH, in F1's words) exist in two layouts, one
+per key-switching method (`fhec.schemes.keyswitch`):
+
+* ``"bv"``: F1 Listing 1. One digit per RNS limb of Q; digit i's key is an encryption
+  of ``g_i · s'`` with g_i the CRT idempotent of q_i (≡ 1 mod q_i, ≡ 0 mod the others).
+  No special primes: the hint is L × L limb pairs and grows with L².
+* ``"hybrid"``: digits are groups of ``alpha`` primes of Q (``dnum`` of them) and the key
+  lives mod Q·P; digit j's key encrypts ``P · g_j · s'`` with g_j the CRT idempotent of
+  group j. The hint is dnum × (L + alpha) limb pairs (Osiris, Lattigo, OpenFHE).
+
+All key polynomials are stored in the NTT domain over the top-level basis, limbs of Q
+first, then P (hybrid only). A lower-level key switch uses the prefix of Q's limbs.
+BGV keys carry their error multiplied by t, so every key switch adds a multiple of t.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Iterable, Literal
+
+import numpy as np
+
+from fhec.errors import ParameterError
+from fhec.ring.automorphism import automorphism_ntt
+from fhec.ring.modarith import add_mod, mul_mod, neg_mod
+from fhec.schemes.encoding import (
+    bgv_rotation_galois,
+    bgv_swap_rows_galois,
+    ckks_conjugate_galois,
+    ckks_rotation_galois,
+)
+from fhec.schemes.params import Params
+from fhec.schemes.sampling import gaussian, make_rng, small_ntt, ternary, uniform_ntt
+
+Method = Literal["bv", "hybrid"]
+RELIN = "relin"
+
+
+def galois_for_rotation(params: Params, k: int) -> int:
+    """The Galois element that rotates slots by k (slot i receives slot i + k)."""
+    if params.scheme == "ckks":
+        return ckks_rotation_galois(params.N, k)
+    return bgv_rotation_galois(params.N, k)
+
+
+def galois_for_conjugation(params: Params) -> int:
+    """The Galois element of CKKS conjugation / BGV row swap (2N − 1)."""
+    return ckks_conjugate_galois(params.N) if params.scheme == "ckks" else bgv_swap_rows_galois(params.N)
+
+
+@dataclass(frozen=True, eq=False)
+class SwitchingKey:
+    """A key-switching key from s' (``source``) to s.
+
+    ``b[d], a[d]`` (shape ``(digits, limbs, N)``, NTT domain) satisfy
+    ``b[d] + a[d]·s = gadget_d · s' + (t·)e_d``. ``source`` is ``"relin"`` (s' = s²)
+    or a Galois element g (s' = σ_g(s)).
+    """
+
+    method: Method
+    source: int | str
+    b: np.ndarray
+    a: np.ndarray
+
+    @property
+    def digits(self) -> int:
+        return self.b.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        return self.b.nbytes + self.a.nbytes
+
+
+@dataclass(frozen=True, eq=False)
+class KeySet:
+    """Everything `keygen` produced for one parameter set.
+
+    Attributes:
+        params: the parameter set.
+        key_id: an identifier shared by every ciphertext encrypted under these keys.
+        secret_coeffs: the ternary secret s (int64 coefficients); None for a public-only copy.
+        secret_ntt: s in the NTT domain over Q ∪ P.
+        public: (b, a) with b = −a·s + e over Q, NTT domain.
+        switching: {(source, method): SwitchingKey}; source is "relin" or a Galois element.
+        rotations: the rotation offsets requested at keygen (for error messages).
+    """
+
+    params: Params
+    key_id: int
+    secret_coeffs: np.ndarray | None
+    secret_ntt: np.ndarray | None
+    public: tuple[np.ndarray, np.ndarray]
+    switching: dict = field(repr=False)
+    rotations: tuple[int, ...] = ()
+    methods: tuple[str, ...] = ()
+
+    def has_key(self, source: int | str, method: Method) -> bool:
+        return (source, method) in self.switching
+
+    def key(self, source: int | str, method: Method) -> SwitchingKey:
+        return self.switching[(source, method)]
+
+    def public_only(self) -> "KeySet":
+        """A copy without the secret key: what a server evaluating the program receives."""
+        return KeySet(self.params, self.key_id, None, None, self.public, self.switching, self.rotations, self.methods)
+
+    @property
+    def galois_elements(self) -> tuple[int, ...]:
+        return tuple(sorted({s for s, _ in self.switching if s != RELIN}))
+
+
+def _all_moduli(params: Params) -> tuple[int, ...]:
+    return params.moduli + params.special_moduli
+
+
+def _error_factor(params: Params) -> int:
+    return params.plain_modulus if params.scheme == "bgv" else 1
+
+
+def _gadget_rows(params: Params, method: Method) -> list[np.ndarray]:
+    """Per digit, the gadget constant g_d as residues over the key basis (uint64 per limb)."""
+    Lq = params.max_limbs
+    if method == "bv":
+        return [np.array([1 if i == d else 0 for i in range(Lq)], dtype=np.uint64) for d in range(Lq)]
+    P = 1
+    for p in params.special_moduli:
+        P *= p
+    rows = []
+    for group in params.digit_groups(params.top_level):
+        r = [P % q if i in group else 0 for i, q in enumerate(params.moduli)] + [0] * len(params.special_moduli)
+        rows.append(np.array(r, dtype=np.uint64))
+    return rows
+
+
+def make_switching_key(
+    params: Params, s_ntt: np.ndarray, target_ntt: np.ndarray, source: int | str, method: Method, rng
+) -> SwitchingKey:
+    """Encrypt ``gadget_d · target`` under s for every digit d (see the module doc).
+
+    `s_ntt`, `target_ntt`: NTT-domain polynomials over Q ∪ P (P rows unused for BV).
+    """
+    moduli = params.moduli if method == "bv" else _all_moduli(params)
+    L = len(moduli)
+    q = np.array(moduli, dtype=np.uint64)
+    s = s_ntt[:L]
+    tgt = target_ntt[:L]
+    factor = _error_factor(params)
+    bs, as_ = [], []
+    for gadget in _gadget_rows(params, method):
+        a = uniform_ntt(rng, moduli, params.N)
+        e = small_ntt(gaussian(rng, params.N) * factor, moduli)
+        g_tgt = mul_mod(tgt, np.broadcast_to(gadget[:, None], tgt.shape), q)
+        b = add_mod(add_mod(neg_mod(mul_mod(a, s, q), q), e, q), g_tgt, q)
+        bs.append(b)
+        as_.append(a)
+    b_arr, a_arr = np.stack(bs), np.stack(as_)
+    b_arr.setflags(write=False)
+    a_arr.setflags(write=False)
+    return SwitchingKey(method, source, b_arr, a_arr)
+
+
+def keygen(
+    params: Params,
+    rotations: Iterable[int] = (),
+    seed: int | np.random.Generator | None = None,
+    *,
+    relinearization: bool = True,
+    conjugation: bool = False,
+    galois_elements: Iterable[int] = (),
+    keyswitch: str | None = None,
+) -> KeySet:
+    """Generate a secret key and the public, relinearization and rotation keys.
+
+    Args:
+        params: a `CKKSParams` or `BGVParams`.
+        rotations: slot offsets k for which `Evaluator.rotate(ct, k)` must work.
+        seed: an int for reproducible keys, a Generator, or None for OS entropy.
+        relinearization: generate the relinearization key (needed by ct × ct multiply).
+        conjugation: generate the key of CKKS `conjugate` / BGV `swap_rows`.
+        galois_elements: extra raw Galois elements.
+        keyswitch: "bv", "hybrid" or "both"; default `params.keyswitch`. Keys exist only
+            for the methods generated here.
+
+    Raises `ParameterError` for an unknown key-switching method.
+    """
+    rng = make_rng(seed)
+    methods = _methods(keyswitch or params.keyswitch)
+    moduli_all = _all_moduli(params)
+    q_all = np.array(moduli_all, dtype=np.uint64)
+    N = params.N
+    s = ternary(rng, N)
+    s_ntt = small_ntt(s, moduli_all)
+    s_ntt.setflags(write=False)
+
+    Lq = params.max_limbs
+    a = uniform_ntt(rng, params.moduli, N)
+    e = small_ntt(gaussian(rng, N) * _error_factor(params), params.moduli)
+    b = add_mod(neg_mod(mul_mod(a, s_ntt[:Lq], q_all[:Lq]), q_all[:Lq]), e, q_all[:Lq])
+    for arr in (a, b):
+        arr.setflags(write=False)
+
+    rotations = tuple(int(k) for k in rotations)
+    sources: list[int | str] = []
+    if relinearization:
+        sources.append(RELIN)
+    gal = {galois_for_rotation(params, k) for k in rotations} | {int(g) for g in galois_elements}
+    if conjugation:
+        gal.add(galois_for_conjugation(params))
+    gal.discard(1)  # rotation by a multiple of the row length is the identity: no key needed
+    sources.extend(sorted(gal))
+
+    switching = {}
+    for source in sources:
+        if source == RELIN:
+            target = mul_mod(s_ntt, s_ntt, q_all)
+        else:
+            target = automorphism_ntt(s_ntt, source, N)
+        for method in methods:
+            switching[(source, method)] = make_switching_key(params, s_ntt, target, source, method, rng)
+
+    key_id = int(rng.integers(0, 2**62)) if seed is not None else secrets.randbits(62)
+    return KeySet(params, key_id, s, s_ntt, (b, a), switching, rotations, methods)
+
+
+def _methods(spec: str) -> tuple[str, ...]:
+    if spec == "both":
+        return ("bv", "hybrid")
+    if spec in ("bv", "hybrid"):
+        return (spec,)
+    raise ParameterError(f"keyswitch={spec!r}: choose 'bv', 'hybrid' or 'both'.")

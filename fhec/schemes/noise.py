@@ -1,0 +1,124 @@
+"""Noise estimates (no secret key needed) and measurements (with the secret key).
+
+Estimates are average-case: each ciphertext carries ``noise``, log2 of the standard
+deviation of its error, propagated by the central-limit heuristics of the CKKS/BGV
+literature (e.g. Costache–Smart, "Which ring-based SHE scheme is best?"; Kim et al.,
+"Approximate homomorphic encryption with reduced approximation error"). They assume
+CKKS messages of magnitude at most about 1 per slot.
+
+* CKKS: error in the slot domain, in the units of the scaled message. The estimated
+  precision is ``log2(scale) − noise − 1`` bits (one bit of margin for the tail).
+* BGV: error of the decrypted polynomial ``[c0 + c1·s]_Q`` (message plus t·e), in the
+  coefficient domain. The budget is ``log2(Q_l/2) − noise − 3`` (≈ 8 standard deviations).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fhec.schemes.params import ERROR_STDDEV, Params
+
+
+def _log2_hypot(*logs: float) -> float:
+    """log2 of the root-sum-square of values given by their log2 (independent noises add in variance)."""
+    m = max(logs)
+    return m + 0.5 * math.log2(sum(2.0 ** (2 * (x - m)) for x in logs))
+
+
+def _ckks(params: Params) -> bool:
+    return params.scheme == "ckks"
+
+
+def _to_slots(params: Params, coeff_std_log2: float) -> float:
+    """A random coefficient-domain error of that std has slot-domain std √N times larger."""
+    return coeff_std_log2 + 0.5 * math.log2(params.N) if _ckks(params) else coeff_std_log2
+
+
+def fresh_noise(params: Params, public_key: bool = False) -> float:
+    """log2 std of a fresh encryption's error (secret-key: e; public-key: e0 + e·u + e1·s)."""
+    N = params.N
+    var = ERROR_STDDEV**2 * (1 + (4 * N / 3 if public_key else 0))
+    t = params.plain_modulus if not _ckks(params) else 1
+    coeff = 0.5 * math.log2(var) + math.log2(t)
+    if not _ckks(params):
+        return _log2_hypot(coeff, math.log2(t))  # the message itself, up to t
+    return _log2_hypot(_to_slots(params, coeff), _to_slots(params, 0.5 * math.log2(1 / 12)))
+
+
+def add_noise(n1: float, n2: float) -> float:
+    return _log2_hypot(n1, n2)
+
+
+def rounding_noise(params: Params) -> float:
+    """Error of a division-with-rounding (rescale, mod-down): r0 + r1·s with r uniform in [0, 1)."""
+    N = params.N
+    coeff = 0.5 * math.log2((1 + 2 * N / 3) / 12)
+    if _ckks(params):
+        return _to_slots(params, coeff)
+    return coeff + math.log2(params.plain_modulus)
+
+
+def keyswitch_noise(params: Params, level: int, method: str) -> float:
+    """Error added by one key switch at `level` (after mod-down for hybrid)."""
+    N = params.N
+    moduli = params.moduli_at(level)
+    if method == "bv":
+        digit_bits = [math.log2(q) for q in moduli]
+        divisor = 0.0
+    else:
+        digit_bits = [sum(math.log2(moduli[i]) for i in g) for g in params.digit_groups(level)]
+        divisor = sum(math.log2(p) for p in params.special_moduli)
+    # Each digit is uniform below its modulus (std D/√12), times a key error of std σ, over N terms.
+    terms = [b - 0.5 * math.log2(12) + math.log2(ERROR_STDDEV) + 0.5 * math.log2(N) for b in digit_bits]
+    t = 0.0 if _ckks(params) else math.log2(params.plain_modulus)
+    ks = _to_slots(params, _log2_hypot(*terms) + t) - divisor
+    return _log2_hypot(ks, rounding_noise(params)) if method == "hybrid" else ks
+
+
+def multiply_noise(params: Params, n1: float, s1, n2: float, s2) -> float:
+    """Error of a ct × ct product before relinearization."""
+    if _ckks(params):
+        return _log2_hypot(n1 + math.log2(s2), n2 + math.log2(s1), n1 + n2)
+    return n1 + n2 + 0.5 * math.log2(params.N)
+
+
+def plain_multiply_noise(params: Params, n: float, s, plain_scale: float) -> float:
+    """Error of a ct × plaintext product (plaintext encoded at plain_scale, rounding ±1/2)."""
+    if _ckks(params):
+        return _log2_hypot(n + math.log2(plain_scale), math.log2(s) + _to_slots(params, -0.5 * math.log2(12)))
+    return n + math.log2(params.plain_modulus) + 0.5 * math.log2(params.N) - 1
+
+
+def scalar_multiply_noise(params: Params, n: float, constant: float) -> float:
+    """Error after multiplying by an integer constant (its magnitude scales the error)."""
+    return n + math.log2(max(abs(constant), 1))
+
+
+def rescale_noise(params: Params, n: float, prime: int) -> float:
+    """Error after dividing by a prime (rescale / BGV modulus switch)."""
+    return _log2_hypot(n - math.log2(prime), rounding_noise(params))
+
+
+def estimated_precision_bits(ct) -> float:
+    """CKKS: estimated bits of precision of a ciphertext's slots (≈ −log2 of the error)."""
+    return math.log2(ct.scale) - ct.noise - 1
+
+
+def estimated_noise_budget_bits(ct) -> float:
+    """BGV: estimated remaining noise budget, log2(Q_l / 2) − log2(8σ)."""
+    logq = sum(math.log2(q) for q in ct.moduli)
+    return logq - 1 - ct.noise - 3
+
+
+def measure_precision(expected, actual) -> dict:
+    """Measured CKKS precision of decrypted values against the expected ones.
+
+    Returns {"max_error", "mean_error", "min_bits", "mean_bits"} where
+    ``min_bits = −log2(max |error|)`` and ``mean_bits = −log2(mean |error|)``.
+    """
+    err = np.abs(np.asarray(actual, dtype=np.complex128) - np.asarray(expected, dtype=np.complex128))
+    mx, mean = float(err.max(initial=0.0)), float(err.mean()) if err.size else 0.0
+    bits = lambda e: math.inf if e == 0 else -math.log2(e)  # noqa: E731
+    return {"max_error": mx, "mean_error": mean, "min_bits": bits(mx), "mean_bits": bits(mean)}

@@ -1,0 +1,339 @@
+"""Parameter sets for CKKS and BGV: literals in, validated immutable objects out.
+
+A user writes ``CKKSParams(N=2**13, levels=5, scale_bits=30, word_bits=32)``; the
+constructor checks N, the word size and security, then derives every prime
+deterministically, so the same literal always gives the same RNS basis.
+
+Modulus layout (both schemes), top level first::
+
+    Q = q_0 · q_1 ··· q_levels       q_0..q_{base_limbs-1}: base primes (decryption headroom)
+                                     the rest: one prime per level (CKKS rescale / BGV mod switch)
+    P = p_0 ··· p_{alpha-1}          special primes, used only by hybrid key switching
+
+A ciphertext at level ``l`` holds the first ``base_limbs + l`` primes of Q. All primes fit
+the machine word (``word_bits``), which is what an accelerator such as F1 (32-bit words)
+requires.
+
+CKKS scales: the scale of a level-``l`` ciphertext is fixed by the parameter set
+(``scale_at(l)``): ``s_top = 2**scale_bits`` and ``s_{l-1} = s_l**2 / q_l``. Each rescale
+prime is chosen as the NTT prime nearest ``s_l**2 / 2**scale_bits``, which keeps every
+``s_l`` within a fraction of a percent of ``2**scale_bits`` (as OpenFHE's FLEXIBLEAUTO
+scaling does, the scale is a property of the level, so two operands at one level add
+without correction).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from fhec.errors import (
+    InsecureParametersError,
+    InvalidRingDegreeError,
+    ParameterError,
+    WordSizeError,
+)
+from fhec.ring.primes import MAX_WORD_BITS, MIN_WORD_BITS, nearest_ntt_prime, ntt_primes
+
+# HomomorphicEncryption.org standard (Albrecht et al., 2018), Table 1, ternary secret
+# (uniform in {-1, 0, 1}), classical attacks: the largest log2(Q·P) per N.
+# N = 2^16 and 2^17 are not in the standard; for 128 bits we use the values OpenFHE
+# ships, for 192/256 bits the bound doubles with N, as it does within the table.
+_MAX_LOG_QP: dict[int, dict[int, int]] = {
+    128: {2**10: 27, 2**11: 54, 2**12: 109, 2**13: 218, 2**14: 438, 2**15: 881, 2**16: 1747, 2**17: 3523},
+    192: {2**10: 19, 2**11: 37, 2**12: 75, 2**13: 152, 2**14: 305, 2**15: 611, 2**16: 1222, 2**17: 2444},
+    256: {2**10: 14, 2**11: 29, 2**12: 58, 2**13: 118, 2**14: 237, 2**15: 476, 2**16: 952, 2**17: 1904},
+}
+
+MIN_N = 2**1
+MAX_N = 2**17
+
+KeySwitchMethod = Literal["bv", "hybrid"]
+
+ERROR_STDDEV = 3.2  # discrete Gaussian error of the HE standard
+
+
+def max_log_qp(N: int, security: int) -> int:
+    """Largest log2(Q·P) the HE standard allows at this N and security level.
+
+    Raises `ParameterError` for a security level other than 128, 192, 256, and
+    `InsecureParametersError` when N is too small for any secure modulus (below 2^10).
+    """
+    if security not in _MAX_LOG_QP:
+        raise ParameterError(f"security={security!r}: choose 128, 192 or 256 bits, or None to skip the check")
+    table = _MAX_LOG_QP[security]
+    if N not in table:
+        raise InsecureParametersError(
+            f"N = {N} is below the smallest ring degree of the HE standard (2^10); "
+            f"use N >= 1024, or pass security=None for an insecure toy parameter set."
+        )
+    return table[N]
+
+
+def _check_ring_degree(N: int) -> None:
+    if not isinstance(N, int) or N < MIN_N or N > MAX_N or N & (N - 1):
+        raise InvalidRingDegreeError(
+            f"N = {N!r} must be a power of two between {MIN_N} and 2^17 (e.g. N=2**13)."
+        )
+
+
+def _check_word_bits(word_bits: int) -> None:
+    if not isinstance(word_bits, int) or not MIN_WORD_BITS <= word_bits <= MAX_WORD_BITS:
+        raise WordSizeError(
+            f"word_bits = {word_bits!r} is out of range: primes must be {MIN_WORD_BITS} to "
+            f"{MAX_WORD_BITS} bits (32 for F1-style accelerators, up to 60 for SEAL-style)."
+        )
+
+
+@dataclass(frozen=True)
+class _CommonParams:
+    """Fields and derived data shared by CKKS and BGV parameter sets."""
+
+    N: int
+    levels: int
+    word_bits: int
+    special_primes: int
+    dnum: int | None
+    base_limbs: int
+    keyswitch: KeySwitchMethod
+    security: int | None
+
+    moduli: tuple[int, ...] = field(init=False)
+    special_moduli: tuple[int, ...] = field(init=False)
+
+    def _validate_common(self) -> None:
+        _check_ring_degree(self.N)
+        _check_word_bits(self.word_bits)
+        if not isinstance(self.levels, int) or self.levels < 0:
+            raise ParameterError(f"levels = {self.levels!r} must be a non-negative integer.")
+        if self.base_limbs < 1:
+            raise ParameterError(f"base_limbs = {self.base_limbs} must be at least 1.")
+        if self.special_primes < 1:
+            raise ParameterError(
+                f"special_primes = {self.special_primes} must be at least 1 (hybrid key switching needs P)."
+            )
+        if self.keyswitch not in ("bv", "hybrid"):
+            raise ParameterError(f"keyswitch = {self.keyswitch!r}: choose 'bv' or 'hybrid'.")
+
+    def _check_security(self) -> None:
+        if self.security is None:
+            return
+        bound = max_log_qp(self.N, self.security)
+        if self.log_qp > bound:
+            raise InsecureParametersError(
+                f"log2(Q·P) = {self.log_qp:.1f} bits exceeds {bound} bits, the HE-standard maximum "
+                f"for N = {self.N} at {self.security}-bit security (special primes included). "
+                f"Use fewer levels, a smaller scale/word size, or a larger N; or pass security=None "
+                f"to accept insecure parameters for experiments."
+            )
+
+    # -- derived quantities -------------------------------------------------------------
+
+    @property
+    def slots(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def top_level(self) -> int:
+        """The level of a fresh ciphertext (= `levels`)."""
+        return self.levels
+
+    @property
+    def max_limbs(self) -> int:
+        """Limbs of Q at the top level."""
+        return self.base_limbs + self.levels
+
+    def limbs_at(self, level: int) -> int:
+        """Number of RNS limbs of Q held by a ciphertext at `level`."""
+        return self.base_limbs + level
+
+    def moduli_at(self, level: int) -> tuple[int, ...]:
+        """The primes of Q held at `level`."""
+        return self.moduli[: self.limbs_at(level)]
+
+    @property
+    def log_q(self) -> float:
+        """Bits of Q at the top level."""
+        return sum(math.log2(q) for q in self.moduli)
+
+    @property
+    def log_qp(self) -> float:
+        """Bits of Q·P, special primes included (what the security bound is about)."""
+        return self.log_q + sum(math.log2(p) for p in self.special_moduli)
+
+    @property
+    def alpha(self) -> int:
+        """Primes per hybrid key-switching digit."""
+        return self.special_primes
+
+    @property
+    def hybrid_dnum(self) -> int:
+        """Number of hybrid key-switching digits at the top level: ceil(L / alpha)."""
+        return -(-self.max_limbs // self.alpha)
+
+    def digit_groups(self, level: int) -> tuple[tuple[int, ...], ...]:
+        """Limb indices of each non-empty hybrid digit at `level` (groups of `alpha` primes of Q)."""
+        limbs = self.limbs_at(level)
+        return tuple(
+            tuple(range(j * self.alpha, min((j + 1) * self.alpha, limbs)))
+            for j in range(self.hybrid_dnum)
+            if j * self.alpha < limbs
+        )
+
+    @property
+    def fingerprint(self) -> tuple:
+        """Hashable identity of the parameter set: objects with different fingerprints never mix."""
+        return (type(self).__name__, self.N, self.moduli, self.special_moduli, self._scheme_extra())
+
+    def _scheme_extra(self) -> tuple:
+        return ()
+
+    def _derive_special_and_base(self, exclude: set[int]) -> tuple[int, ...]:
+        """Pick the special primes P, then the base primes of q_0 (largest word-size primes)."""
+        base = ntt_primes(self.N, self.word_bits, self.base_limbs + self.special_primes, tuple(sorted(exclude)))
+        object.__setattr__(self, "special_moduli", tuple(base[: self.special_primes]))
+        return base[self.special_primes:]
+
+
+@dataclass(frozen=True)
+class CKKSParams(_CommonParams):
+    """CKKS parameters (approximate arithmetic on N/2 complex slots; fhec takes and returns reals).
+
+    Args:
+        N: ring degree, a power of two.
+        levels: number of rescales available (multiplicative depth).
+        scale_bits: log2 of the encoding scale; each level's prime has about this many bits.
+        word_bits: machine word; every prime is below 2**word_bits (F1: 32).
+        special_primes: alpha, primes of P and primes per hybrid key-switching digit.
+        dnum: accepted for symmetry with other libraries; when given it must equal
+            ceil((base_limbs + levels) / special_primes).
+        base_limbs: primes of q_0 (the headroom of the decrypted value is
+            base_limbs·word_bits − scale_bits bits).
+        keyswitch: default key-switching method, "hybrid" or "bv".
+        security: 128, 192, 256, or None to skip the HE-standard check (insecure).
+
+    Raises: `InvalidRingDegreeError`, `WordSizeError`, `ParameterError`,
+    `InsecureParametersError` (log2 QP above the standard's bound).
+    """
+
+    N: int
+    levels: int
+    scale_bits: int = 30
+    word_bits: int = 32
+    special_primes: int = 1
+    dnum: int | None = None
+    base_limbs: int = 1
+    keyswitch: KeySwitchMethod = "hybrid"
+    security: int | None = 128
+
+    scales: tuple[float, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._validate_common()
+        if not isinstance(self.scale_bits, int) or not 10 <= self.scale_bits <= self.word_bits:
+            raise ParameterError(
+                f"scale_bits = {self.scale_bits!r} must be between 10 and word_bits = {self.word_bits}: "
+                f"each level's prime (about 2^scale_bits) has to fit the machine word."
+            )
+        used: set[int] = set()
+        base = self._derive_special_and_base(used)
+        used.update(base)
+        used.update(self.special_moduli)
+        # Walk down from the top level choosing q_l ≈ s_l² / 2^scale_bits (see module doc).
+        target = float(2**self.scale_bits)
+        scale = target
+        level_primes: list[int] = []
+        scales = [scale]
+        for _ in range(self.levels):
+            q = nearest_ntt_prime(self.N, scale * scale / target, frozenset(used), self.word_bits)
+            used.add(q)
+            level_primes.append(q)
+            scale = scale * scale / q
+            scales.append(scale)
+        # level_primes[0] is rescaled away first, so it is the LAST limb of Q.
+        object.__setattr__(self, "moduli", tuple(base) + tuple(reversed(level_primes)))
+        object.__setattr__(self, "scales", tuple(reversed(scales)))  # scales[l] = scale at level l
+        if self.dnum is not None and self.dnum != self.hybrid_dnum:
+            raise ParameterError(
+                f"dnum = {self.dnum} does not match ceil(limbs / special_primes) = {self.hybrid_dnum}; "
+                f"set special_primes = ceil({self.max_limbs} / dnum) instead."
+            )
+        self._check_security()
+
+    scheme = "ckks"
+
+    @property
+    def slots(self) -> int:
+        """Number of (complex) slots, N/2."""
+        return self.N // 2
+
+    def scale_at(self, level: int) -> float:
+        """The canonical scale of a ciphertext at `level`."""
+        return self.scales[level]
+
+    @property
+    def default_scale(self) -> float:
+        """Scale of a freshly encrypted top-level ciphertext (2**scale_bits)."""
+        return self.scales[self.levels]
+
+
+@dataclass(frozen=True)
+class BGVParams(_CommonParams):
+    """BGV parameters (exact arithmetic mod a prime t on N slots, a 2 × N/2 hypercube).
+
+    Args:
+        N: ring degree, a power of two.
+        levels: number of modulus switches available.
+        plain_modulus: t, a prime ≡ 1 mod 2N (so that batching gives N slots).
+        word_bits: machine word; every ciphertext prime is a word_bits-bit prime.
+        special_primes, dnum, base_limbs, keyswitch, security: as for `CKKSParams`.
+
+    Raises: as `CKKSParams`, plus `InvalidModulusError` when t is not a prime ≡ 1 mod 2N.
+    """
+
+    N: int
+    levels: int
+    plain_modulus: int = 65537
+    word_bits: int = 32
+    special_primes: int = 1
+    dnum: int | None = None
+    base_limbs: int = 1
+    keyswitch: KeySwitchMethod = "hybrid"
+    security: int | None = 128
+
+    def __post_init__(self) -> None:
+        from fhec.ring.primes import check_ntt_prime
+
+        self._validate_common()
+        check_ntt_prime(self.plain_modulus, self.N)
+        if self.plain_modulus.bit_length() >= self.word_bits - 4:
+            raise ParameterError(
+                f"plain_modulus t = {self.plain_modulus} is too large for {self.word_bits}-bit words: "
+                f"t must be at least 4 bits smaller than every ciphertext prime."
+            )
+        used = {self.plain_modulus}
+        base = self._derive_special_and_base(used)
+        used.update(base)
+        used.update(self.special_moduli)
+        level_primes = ntt_primes(self.N, self.word_bits, self.levels, tuple(sorted(used)))
+        object.__setattr__(self, "moduli", tuple(base) + tuple(level_primes))
+        if self.dnum is not None and self.dnum != self.hybrid_dnum:
+            raise ParameterError(
+                f"dnum = {self.dnum} does not match ceil(limbs / special_primes) = {self.hybrid_dnum}; "
+                f"set special_primes = ceil({self.max_limbs} / dnum) instead."
+            )
+        self._check_security()
+
+    scheme = "bgv"
+
+    @property
+    def slots(self) -> int:
+        """Number of slots, N (two rows of N/2)."""
+        return self.N
+
+    def _scheme_extra(self) -> tuple:
+        return (self.plain_modulus,)
+
+
+Params = CKKSParams | BGVParams
