@@ -120,6 +120,8 @@ class _PrimeTables:
     winvs: np.ndarray
     ninv: int
     ninvs: int
+    wn: int
+    wns: int
 
 
 @lru_cache(maxsize=256)
@@ -134,6 +136,7 @@ def _prime_tables(N: int, q: int, psi: int) -> _PrimeTables:
     w = K.power_table(np.uint64(psi), N, q64, mu64, k64)[rev]
     winv = K.power_table(np.uint64(pow(psi, -1, q)), N, q64, mu64, k64)[rev]
     ninv = pow(N, -1, q)
+    wn = int(winv[1]) * ninv % q if N > 1 else ninv
     return _PrimeTables(
         w=w,
         ws=K.shoup_companion(w, q64),
@@ -141,6 +144,8 @@ def _prime_tables(N: int, q: int, psi: int) -> _PrimeTables:
         winvs=K.shoup_companion(winv, q64),
         ninv=ninv,
         ninvs=(ninv << 64) // q,
+        wn=wn,
+        wns=(wn << 64) // q,
     )
 
 
@@ -148,8 +153,9 @@ def _prime_tables(N: int, q: int, psi: int) -> _PrimeTables:
 class NTTTables:
     """Precomputed twiddles for one ring degree ``N`` and one tuple of moduli.
 
-    Arrays have shape ``(limbs, N)`` (``q``, ``ninv``, ``ninvs``: ``(limbs,)``) and are
-    read-only. Build with `NTTTables.get`, which caches.
+    Arrays have shape ``(limbs, N)`` (``q``, ``ninv``, ``wn`` and their Shoup companions:
+    ``(limbs,)``) and are read-only. ``w[i, k] = psi_i**bitrev(k)``, ``winv[i, k] =
+    psi_i**-bitrev(k)``; ``wn = winv[:, 1] * N**-1`` is folded into the last inverse stage. Build with `NTTTables.get`, which caches.
     """
 
     N: int
@@ -162,6 +168,8 @@ class NTTTables:
     winvs: np.ndarray
     ninv: np.ndarray
     ninvs: np.ndarray
+    wn: np.ndarray
+    wns: np.ndarray
 
     @staticmethod
     def get(N: int, moduli: tuple[int, ...], psis: tuple[int, ...] | None = None) -> "NTTTables":
@@ -202,6 +210,8 @@ def _build_tables(N: int, moduli: tuple[int, ...], psis: tuple[int, ...] | None)
         winvs=stack("winvs"),
         ninv=stack("ninv"),
         ninvs=stack("ninvs"),
+        wn=stack("wn"),
+        wns=stack("wns"),
     )
 
 
@@ -233,7 +243,7 @@ def intt_inplace(a: np.ndarray, moduli: tuple[int, ...], psis: tuple[int, ...] |
     moduli = tuple(moduli)
     _check_operand(a, moduli)
     t = NTTTables.get(a.shape[1], moduli, psis)
-    K.ntt_inverse_2d(a, t.q, t.winv, t.winvs, t.ninv, t.ninvs)
+    K.ntt_inverse_2d(a, t.q, t.winv, t.winvs, t.ninv, t.ninvs, t.wn, t.wns)
 
 
 def _fresh_copy(a: np.ndarray) -> tuple[np.ndarray, bool]:
