@@ -1,0 +1,83 @@
+"""Parameter validation: security table, ring degree, word size, moduli."""
+
+import math
+
+import pytest
+
+import fhec
+from fhec.schemes.params import max_log_qp
+
+HE_STANDARD_128 = {2**10: 27, 2**11: 54, 2**12: 109, 2**13: 218, 2**14: 438, 2**15: 881, 2**16: 1747, 2**17: 3523}
+
+
+@pytest.mark.parametrize("N,bound", sorted(HE_STANDARD_128.items()))
+def test_security_table_128(N, bound):
+    assert max_log_qp(N, 128) == bound
+
+
+def test_issue_example_is_secure_and_counts_special_primes():
+    p = fhec.CKKSParams(N=2**13, levels=5, scale_bits=30, word_bits=32)
+    assert p.slots == 2**12 and p.levels == 5
+    assert p.log_qp == pytest.approx(sum(math.log2(q) for q in p.moduli + p.special_moduli))
+    assert len(p.special_moduli) == 1 and p.log_qp <= 218
+
+
+def test_insecure_is_refused_with_the_fix():
+    with pytest.raises(fhec.InsecureParametersError, match=r"exceeds 218 bits.*security=None"):
+        fhec.CKKSParams(N=2**13, levels=7, scale_bits=30, word_bits=32)
+
+
+def test_insecure_allowed_only_explicitly():
+    p = fhec.CKKSParams(N=2**13, levels=7, scale_bits=30, word_bits=32, security=None)
+    assert p.log_qp > 218
+
+
+@pytest.mark.parametrize("security,bound", [(192, 152), (256, 118)])
+def test_other_security_levels(security, bound):
+    assert max_log_qp(2**13, security) == bound
+    with pytest.raises(fhec.InsecureParametersError):
+        fhec.CKKSParams(N=2**13, levels=4, scale_bits=30, word_bits=32, security=256)
+
+
+@pytest.mark.parametrize("N", [1000, 3, 2**18, 0])
+def test_ring_degree_must_be_power_of_two(N):
+    with pytest.raises(fhec.InvalidRingDegreeError, match="power of two"):
+        fhec.CKKSParams(N=N, levels=1, security=None)
+
+
+@pytest.mark.parametrize("w", [16, 63, 64])
+def test_word_size_range(w):
+    with pytest.raises(fhec.WordSizeError, match="word_bits"):
+        fhec.CKKSParams(N=2**10, levels=1, scale_bits=14, word_bits=w, security=None)
+
+
+def test_plain_modulus_must_be_1_mod_2n():
+    with pytest.raises(fhec.InvalidModulusError, match=r"≡ 1 mod 2N"):
+        fhec.BGVParams(N=2**12, levels=2, plain_modulus=65539, security=None)
+    with pytest.raises(fhec.InvalidModulusError, match="not prime"):
+        fhec.BGVParams(N=2**4, levels=2, plain_modulus=33 * 32 + 1, security=None)
+
+
+@pytest.mark.parametrize("word_bits", [20, 28, 32, 45, 62])
+def test_primes_are_ntt_friendly_distinct_and_fit_the_word(word_bits):
+    p = fhec.CKKSParams(N=2**10, levels=3, scale_bits=min(word_bits, 30) - 2, word_bits=word_bits, security=None)
+    allq = p.moduli + p.special_moduli
+    assert len(set(allq)) == len(allq)
+    for q in allq:
+        assert q % (2 * p.N) == 1 and q < 2**word_bits
+
+
+def test_scales_stay_close_to_nominal():
+    p = fhec.CKKSParams(N=2**14, levels=16, scale_bits=30, word_bits=32, security=None)
+    assert all(abs(math.log2(s) - 30) < 0.01 for s in p.scales)
+    # The defining relation of the per-level scales.
+    for lvl in range(1, p.levels + 1):
+        assert p.scale_at(lvl - 1) == pytest.approx(p.scale_at(lvl) ** 2 / p.moduli[p.limbs_at(lvl) - 1], rel=1e-12)
+
+
+def test_parameters_are_deterministic_and_immutable():
+    a = fhec.BGVParams(N=2**13, levels=3)
+    b = fhec.BGVParams(N=2**13, levels=3)
+    assert a.moduli == b.moduli and a.fingerprint == b.fingerprint
+    with pytest.raises(Exception):
+        a.N = 5
