@@ -86,3 +86,8 @@ class NoiseBudgetExhaustedError(FhecError):
 
 class SchemeMismatchError(FhecError):
     """An operation that exists only in one scheme was used in the other."""
+
+
+class TargetError(FhecError):
+    """A target description (a shipped name or a user TOML file) is unknown or invalid;
+    the message names the file and the offending field."""

@@ -1,0 +1,348 @@
+"""Target descriptions: an accelerator is data, loaded from a TOML file.
+
+A `Target` lists what the schedulers and the timing model need to know about a
+machine (F1 §3, §6; ARCHITECTURE.md "Targets"): clock, word size, supported ring
+degrees, vector lanes E, clusters of functional units (which `LimbOp`s each kind of
+unit executes, its pipeline latency and throughput), the register file per cluster,
+the scratchpad, the on-chip network, off-chip memory and optional energy costs.
+Shipped targets live in ``fhec/backends/targets/*.toml`` (``f1``, ``tiny``); their
+TOML comments and ``docs/targets.md`` give the source of every number.
+
+Timing model of one operation on one RVec of N elements on its unit (F1 §3: "All
+FUs are fully pipelined, so they achieve the same throughput of E = 128
+elements/cycle. FUs consume their inputs in contiguous chunks of E elements in
+consecutive cycles"):
+
+- occupancy = ceil(N / throughput) cycles: the unit accepts the next op after this
+  (F1 at N = 16K: 128 cycles);
+- latency to first output = ``latency`` + ``transposes`` * occupancy: a unit with a
+  transpose stage (F1's NTT has one, §5.2; its automorphism unit two, §5.1, Fig. 6)
+  must take in the whole vector before its first output chunk leaves;
+- cycles from first input to last output = latency to first output + occupancy.
+
+`load_target` turns every problem with a file (unknown name, unreadable TOML,
+a field out of range, an op no unit executes) into a `TargetError` whose message
+names the file and the field.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from fhec.errors import TargetError
+from fhec.ir.limb import word_bytes_for
+from fhec.ir.limb_ops import LimbOp
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+__all__ = [
+    "UnitKind",
+    "FunctionalUnit",
+    "RegisterFile",
+    "Cluster",
+    "Scratchpad",
+    "Network",
+    "OffChipMemory",
+    "Energy",
+    "Target",
+    "load_target",
+    "list_targets",
+    "shipped_target_names",
+]
+
+
+class UnitKind(str, enum.Enum):
+    """The kinds of functional units a cluster may hold."""
+
+    NTT = "ntt"
+    AUT = "aut"
+    MUL = "mul"
+    ADD = "add"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FunctionalUnit(_Frozen):
+    """One kind of functional unit in a cluster."""
+
+    kind: UnitKind
+    count: int = Field(gt=0, description="units of this kind per cluster")
+    ops: tuple[LimbOp, ...] = Field(min_length=1, description="LimbOp names this unit executes")
+    latency: int = Field(ge=0, description="pipeline depth in cycles, excluding transpose buffering")
+    transposes: int = Field(0, ge=0, description="whole-vector transpose stages in the pipeline")
+    throughput: int = Field(gt=0, description="elements per cycle per unit")
+    pj_per_element: float | None = Field(None, ge=0, description="energy per element processed")
+
+    @field_validator("ops", mode="before")
+    @classmethod
+    def _op_names(cls, value: Any) -> Any:
+        if not isinstance(value, (list, tuple)):
+            return value
+        known = {op.name: op for op in LimbOp}
+        out = []
+        for name in value:
+            if isinstance(name, LimbOp):
+                out.append(name)
+            elif isinstance(name, str) and name.upper() in known:
+                out.append(known[name.upper()])
+            else:
+                raise ValueError(f"unknown op {name!r}; known ops: {', '.join(known)}")
+        return tuple(out)
+
+
+class RegisterFile(_Frozen):
+    """The banked vector register file of one cluster."""
+
+    capacity_bytes: int = Field(gt=0)
+    banks: int = Field(gt=0)
+    read_ports: int = Field(gt=0)
+    write_ports: int = Field(gt=0)
+
+
+class Cluster(_Frozen):
+    """A compute cluster; the chip has `count` identical ones."""
+
+    count: int = Field(gt=0)
+    units: tuple[FunctionalUnit, ...] = Field(min_length=1)
+    register_file: RegisterFile
+
+    @model_validator(mode="after")
+    def _every_op_on_exactly_one_kind(self) -> Cluster:
+        kinds = [u.kind for u in self.units]
+        dup = {k.value for k in kinds if kinds.count(k) > 1}
+        if dup:
+            raise ValueError(f"unit kind(s) {sorted(dup)} listed more than once; use `count`")
+        for op in LimbOp:
+            owners = [u.kind.value for u in self.units if op in u.ops]
+            if len(owners) != 1:
+                where = "no unit" if not owners else f"several units ({', '.join(owners)})"
+                raise ValueError(f"op {op.name} is executed by {where}; every op needs exactly one unit kind")
+        return self
+
+
+class Scratchpad(_Frozen):
+    """The shared, banked, software-managed on-chip memory."""
+
+    capacity_bytes: int = Field(gt=0)
+    banks: int = Field(gt=0)
+    port_bytes_per_cycle: int = Field(gt=0, description="per bank")
+
+
+class Network(_Frozen):
+    """The on-chip network between scratchpad banks and clusters."""
+
+    bytes_per_cycle: int = Field(gt=0, description="aggregate over all crossbars")
+    port_bytes_per_cycle: int = Field(gt=0, description="per cluster or bank port")
+
+
+class OffChipMemory(_Frozen):
+    """Main memory (HBM); always accessed through the scratchpad."""
+
+    bandwidth_gb_s: float = Field(gt=0)
+    latency_ns: float = Field(ge=0, description="worst-case access latency")
+
+
+class Energy(_Frozen):
+    """Data-movement energies; per-element compute energies are on the units."""
+
+    pj_per_byte_register_file: float = Field(ge=0)
+    pj_per_byte_onchip: float = Field(ge=0, description="scratchpad access + network traversal")
+    pj_per_byte_offchip: float = Field(ge=0)
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+class Target(_Frozen):
+    """A complete, validated accelerator description (immutable).
+
+    Build it with `load_target`; constructing it directly raises pydantic's
+    ValidationError instead of `TargetError`.
+    """
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    clock_ghz: float = Field(gt=0)
+    word_bits: int = Field(ge=8, le=64)
+    n_min: int = Field(gt=0, description="smallest supported ring degree N (power of two)")
+    n_max: int = Field(gt=0, description="largest supported ring degree N (power of two)")
+    lanes: int = Field(gt=0, description="vector lanes E")
+    cluster: Cluster
+    scratchpad: Scratchpad
+    network: Network
+    memory: OffChipMemory
+    energy: Energy | None = None
+
+    @field_validator("n_min", "n_max")
+    @classmethod
+    def _power_of_two(cls, n: int) -> int:
+        if not _is_power_of_two(n):
+            raise ValueError(f"{n} is not a power of two")
+        return n
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Target:
+        if self.n_min > self.n_max:
+            raise ValueError(f"n_min ({self.n_min}) exceeds n_max ({self.n_max})")
+        with_energy = [u.pj_per_element is not None for u in self.cluster.units]
+        if self.energy is not None and not all(with_energy):
+            raise ValueError("[energy] is given, so every unit needs pj_per_element")
+        if self.energy is None and any(with_energy):
+            raise ValueError("units give pj_per_element but the [energy] table is missing")
+        return self
+
+    # --- sizes -------------------------------------------------------------------------
+
+    @property
+    def word_bytes(self) -> int:
+        """Bytes per stored word: 4 up to 32-bit words, else 8."""
+        return word_bytes_for(self.word_bits)
+
+    def rvec_bytes(self, n: int) -> int:
+        """Bytes of one RVec of `n` words (F1 §2.4: 64 KB at N = 16K)."""
+        return n * self.word_bytes
+
+    def supports(self, n: int) -> bool:
+        """True if ring degree `n` is a power of two in [n_min, n_max]."""
+        return _is_power_of_two(n) and self.n_min <= n <= self.n_max
+
+    def check_ring_degree(self, n: int) -> None:
+        """Raise TargetError unless `supports(n)`."""
+        if not self.supports(n):
+            raise TargetError(
+                f"target {self.name!r} supports ring degrees N = {self.n_min}..{self.n_max} "
+                f"(powers of two), not N = {n}; pick parameters in that range or another target"
+            )
+
+    def scratchpad_rvecs(self, n: int) -> int:
+        """How many RVecs of `n` words fit in the scratchpad."""
+        return self.scratchpad.capacity_bytes // self.rvec_bytes(n)
+
+    def register_file_rvecs(self, n: int) -> int:
+        """How many RVecs of `n` words fit in one cluster's register file."""
+        return self.cluster.register_file.capacity_bytes // self.rvec_bytes(n)
+
+    # --- units and timing --------------------------------------------------------------
+
+    def unit_for(self, op: LimbOp) -> FunctionalUnit:
+        """The unit kind that executes `op` (validation guarantees exactly one)."""
+        for unit in self.cluster.units:
+            if op in unit.ops:
+                return unit
+        raise AssertionError(f"validated target has no unit for {op!r}")  # pragma: no cover
+
+    def total_units(self, kind: UnitKind) -> int:
+        """Units of `kind` on the whole chip (count per cluster x clusters)."""
+        return sum(u.count for u in self.cluster.units if u.kind == kind) * self.cluster.count
+
+    def occupancy_cycles(self, op: LimbOp, n: int) -> int:
+        """Cycles `op` on one RVec of `n` elements keeps its unit busy: ceil(n / throughput)."""
+        return math.ceil(n / self.unit_for(op).throughput)
+
+    def latency_cycles(self, op: LimbOp, n: int) -> int:
+        """Cycles from the first input chunk entering the unit to the first output chunk
+        leaving it: latency + transposes * occupancy."""
+        unit = self.unit_for(op)
+        return unit.latency + unit.transposes * self.occupancy_cycles(op, n)
+
+    def op_cycles(self, op: LimbOp, n: int) -> int:
+        """Cycles from the first input chunk in to the last output chunk out."""
+        return self.latency_cycles(op, n) + self.occupancy_cycles(op, n)
+
+    @property
+    def offchip_bytes_per_cycle(self) -> float:
+        """Off-chip bandwidth in bytes per (compute) clock cycle."""
+        return self.memory.bandwidth_gb_s / self.clock_ghz
+
+    @property
+    def offchip_latency_cycles(self) -> int:
+        """Off-chip access latency rounded up to whole cycles."""
+        return math.ceil(self.memory.latency_ns * self.clock_ghz)
+
+    def seconds(self, cycles: float) -> float:
+        """Wall-clock seconds of `cycles` clock cycles."""
+        return cycles / (self.clock_ghz * 1e9)
+
+    def op_energy_pj(self, op: LimbOp, n: int) -> float | None:
+        """Compute energy of `op` on one RVec of `n` elements, None without energy data."""
+        per_element = self.unit_for(op).pj_per_element
+        return None if per_element is None else per_element * n
+
+
+# --- loading ---------------------------------------------------------------------------
+
+_SHIPPED = "targets"
+
+
+def _shipped_dir():
+    return resources.files("fhec.backends").joinpath(_SHIPPED)
+
+
+def shipped_target_names() -> list[str]:
+    """Names of the targets shipped with fhec, sorted."""
+    return sorted(p.name[: -len(".toml")] for p in _shipped_dir().iterdir() if p.name.endswith(".toml"))
+
+
+def _format_validation_error(source: str, err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ""
+        for item in e["loc"]:
+            loc += f"[{item}]" if isinstance(item, int) else (f".{item}" if loc else str(item))
+        msg = e["msg"].removeprefix("Value error, ")
+        parts.append(f"field '{loc}': {msg}" if loc else msg)
+    return f"{source}: " + "; ".join(parts)
+
+
+def _parse(text: str, source: str) -> Target:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise TargetError(f"{source}: not valid TOML: {e}") from None
+    try:
+        return Target.model_validate(data)
+    except ValidationError as e:
+        raise TargetError(_format_validation_error(source, e)) from None
+
+
+def load_target(name_or_path: str | os.PathLike[str]) -> Target:
+    """Load a target by shipped name (``"f1"``, ``"tiny"``) or from a TOML file path.
+
+    A string is taken as a path when it ends in ``.toml`` or contains a path
+    separator. Raises TargetError for an unknown name, an unreadable file, invalid
+    TOML or a description that fails validation (the message names the file and
+    the field, e.g. ``f1.toml: field 'scratchpad.capacity_bytes': Input should be
+    greater than 0``).
+    """
+    raw = os.fspath(name_or_path)
+    is_path = isinstance(name_or_path, os.PathLike) or raw.endswith(".toml") or os.sep in raw or "/" in raw
+    if is_path:
+        path = Path(raw)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise TargetError(f"{raw}: cannot read target file ({e.strerror or e})") from None
+        return _parse(text, raw)
+    resource = _shipped_dir().joinpath(f"{raw}.toml")
+    if not resource.is_file():
+        names = ", ".join(shipped_target_names())
+        raise TargetError(f"unknown target {raw!r}; shipped targets: {names}; or pass the path of a .toml file")
+    return _parse(resource.read_text(encoding="utf-8"), f"{raw}.toml")
+
+
+def list_targets() -> list[Target]:
+    """Every shipped target, sorted by name."""
+    return [load_target(name) for name in shipped_target_names()]

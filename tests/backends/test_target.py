@@ -1,0 +1,157 @@
+"""Tests of target descriptions: shipped TOML files, validation errors, timing helpers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import fhec.backends
+from fhec.backends.target import Target, UnitKind, list_targets, load_target, shipped_target_names
+from fhec.errors import FhecError, TargetError
+from fhec.ir.limb_ops import LimbOp
+
+F1_TEXT = (Path(fhec.backends.__file__).parent / "targets" / "f1.toml").read_text()
+
+
+def write(tmp_path: Path, text: str, name: str = "user.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def edited(old: str, new: str) -> str:
+    assert old in F1_TEXT, old
+    return F1_TEXT.replace(old, new, 1)
+
+
+def test_shipped_targets_load():
+    assert {"f1", "tiny"} <= set(shipped_target_names())
+    targets = {t.name: t for t in list_targets()}
+    assert {"f1", "tiny"} <= set(targets)
+    assert all(isinstance(t, Target) for t in targets.values())
+
+
+def test_f1_matches_the_paper():
+    t = load_target("f1")
+    assert (t.clock_ghz, t.word_bits, t.lanes, t.n_min, t.n_max) == (1.0, 32, 128, 1024, 16384)
+    assert t.cluster.count == 16
+    assert {u.kind: u.count for u in t.cluster.units} == {
+        UnitKind.NTT: 1,
+        UnitKind.AUT: 1,
+        UnitKind.MUL: 2,
+        UnitKind.ADD: 2,
+    }
+    assert t.total_units(UnitKind.MUL) == 32
+    assert t.cluster.register_file.capacity_bytes == 512 * 1024
+    assert (t.scratchpad.capacity_bytes, t.scratchpad.banks) == (64 * 1024 * 1024, 16)
+    assert t.offchip_bytes_per_cycle == 1024.0
+    # §2.4: an RVec at N = 16K is 64 KB; §4: the scratchpad holds 1024 of them.
+    assert t.rvec_bytes(16384) == 64 * 1024
+    assert t.scratchpad_rvecs(16384) == 1024
+    # §3: fully pipelined FUs at E elements/cycle: an N = 16K op occupies its FU 128 cycles.
+    for op in LimbOp:
+        assert t.occupancy_cycles(op, 16384) == 128
+    assert t.unit_for(LimbOp.INTT).kind == UnitKind.NTT
+    assert t.unit_for(LimbOp.BCONV).kind == UnitKind.MUL
+    assert t.unit_for(LimbOp.NEG).kind == UnitKind.ADD
+
+
+def test_timing_helpers_follow_the_documented_model():
+    t = load_target("f1")
+    ntt, aut, mul = (t.unit_for(op) for op in (LimbOp.NTT, LimbOp.AUT, LimbOp.MUL))
+    n = 4096
+    occ = n // 128
+    assert t.latency_cycles(LimbOp.NTT, n) == ntt.latency + occ  # one transpose
+    assert t.latency_cycles(LimbOp.AUT, n) == aut.latency + 2 * occ  # two transposes
+    assert t.op_cycles(LimbOp.MUL, n) == mul.latency + occ
+    assert t.op_cycles(LimbOp.NTT, n) == ntt.latency + 2 * occ
+    assert t.op_energy_pj(LimbOp.NTT, n) == pytest.approx(37.5 * n)
+    assert t.seconds(1000) == pytest.approx(1e-6)
+    assert t.offchip_latency_cycles == 200
+
+
+def test_tiny_forces_spills_at_test_sizes():
+    t = load_target("tiny")
+    for log_n in (10, 11, 12):
+        n = 1 << log_n
+        assert t.supports(n)
+        # A BV key-switch hint at L = 4 is 2 * L^2 = 32 RVecs (F1 Listing 1).
+        assert t.scratchpad_rvecs(n) < 32
+    assert t.scratchpad_rvecs(4096) >= 3  # still room for two sources and a result
+
+
+def test_ring_degree_range():
+    t = load_target("f1")
+    assert t.supports(1024) and not t.supports(512) and not t.supports(3000)
+    with pytest.raises(TargetError, match=r"target 'f1' supports ring degrees N = 1024..16384"):
+        t.check_ring_degree(32768)
+
+
+def test_user_path_works(tmp_path):
+    path = write(tmp_path, edited('name = "f1"', 'name = "my-f1"'))
+    for arg in (path, str(path)):
+        t = load_target(arg)
+        assert t.name == "my-f1"
+        assert t.cluster == load_target("f1").cluster
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        (
+            "capacity_bytes = 67108864",
+            "capacity_bytes = 0",
+            "field 'scratchpad.capacity_bytes': Input should be greater than 0",
+        ),
+        ("latency = 1            # [derived]", "latency = -1           # [derived]", r"field 'cluster.units\[2\].latency': Input should be greater than or equal to 0"),
+        ('ops = ["AUT"]', 'ops = ["AUTO"]', r"field 'cluster.units\[1\].ops': unknown op 'AUTO'"),
+        ('ops = ["MUL", "MUL_CONST", "BCONV"]', 'ops = ["MUL", "MUL_CONST"]', "field 'cluster': op BCONV is executed by no unit"),
+        ('ops = ["ADD", "SUB", "NEG"]', 'ops = ["ADD", "SUB", "NEG", "MUL"]', r"op MUL is executed by several units \(mul, add\)"),
+        ("n_min = 1024", "n_min = 1000", "field 'n_min': 1000 is not a power of two"),
+        ("n_min = 1024", "n_min = 32768", r"n_min \(32768\) exceeds n_max \(16384\)"),
+        ("lanes = 128", "lanes = 128\nlane = 64", "field 'lane': Extra inputs are not permitted"),
+        ('kind = "ntt"', 'kind = "fft"', r"field 'cluster.units\[0\].kind': Input should be 'ntt', 'aut', 'mul' or 'add'"),
+        ("bandwidth_gb_s = 1024.0", "bandwidth_gb_s = 'fast'", "field 'memory.bandwidth_gb_s': Input should be a valid number"),
+    ],
+)
+def test_bad_files_name_the_file_and_field(tmp_path, old, new, message):
+    path = write(tmp_path, edited(old, new), "bad.toml")
+    with pytest.raises(TargetError, match=message) as info:
+        load_target(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert isinstance(info.value, FhecError)
+
+
+def test_energy_table_and_unit_energies_go_together(tmp_path):
+    without_table = F1_TEXT[: F1_TEXT.index("[energy]")]
+    with pytest.raises(TargetError, match=r"units give pj_per_element but the \[energy\] table is missing"):
+        load_target(write(tmp_path, without_table))
+    without_unit = edited("pj_per_element = 37.5", "")
+    with pytest.raises(TargetError, match="every unit needs pj_per_element"):
+        load_target(write(tmp_path, without_unit))
+    no_energy = "\n".join(line for line in without_table.splitlines() if not line.startswith("pj_per_element"))
+    t = load_target(write(tmp_path, no_energy))
+    assert t.energy is None and t.op_energy_pj(LimbOp.ADD, 1024) is None
+
+
+def test_missing_field_is_named(tmp_path):
+    path = write(tmp_path, edited("clock_ghz = 1.0", ""))
+    with pytest.raises(TargetError, match="field 'clock_ghz': Field required"):
+        load_target(path)
+
+
+def test_unknown_name_missing_file_and_bad_toml(tmp_path):
+    with pytest.raises(TargetError, match=r"unknown target 'f2'; shipped targets: .*f1.*tiny"):
+        load_target("f2")
+    with pytest.raises(TargetError, match="nope.toml: cannot read target file"):
+        load_target(tmp_path / "nope.toml")
+    with pytest.raises(TargetError, match="broken.toml: not valid TOML"):
+        load_target(write(tmp_path, "name = ", "broken.toml"))
+
+
+def test_targets_are_immutable():
+    t = load_target("tiny")
+    with pytest.raises(Exception):
+        t.lanes = 8  # type: ignore[misc]
+    assert hash(t) == hash(load_target("tiny"))
