@@ -20,6 +20,8 @@ from fhec.errors import (
     ScaleMismatchError,
     NoiseBudgetExhaustedError,
     SchemeMismatchError,
+    InvalidPlaintextError,
+    TargetError,
 )
 from fhec.schemes import (
     BGVParams,

@@ -1,0 +1,52 @@
+"""Binding a limb program's loaded rvecs (inputs, key-switch hints, constants) to data.
+
+Scheduling is data-free; execution is data-full (ARCHITECTURE.md). This module is the
+seam: given the real ciphertexts, keys and encoded plaintexts, it produces the
+``{rvec id: words}`` mapping that `fhec.sim.functional.execute` consumes, by reading
+each loaded rvec's identity tag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from fhec.ir.limb import LimbProgram, RVecClass
+from fhec.schemes.ciphertext import Ciphertext, Plaintext
+from fhec.schemes.keys import KeySet
+
+
+def loaded_values(
+    program: LimbProgram,
+    ciphertexts: Mapping[str, Ciphertext],
+    keys: KeySet,
+    key_sources: Mapping[str, tuple[int | str, str]],
+    plaintexts: Mapping[str, Plaintext],
+) -> dict[int, np.ndarray]:
+    """Words of every INPUT, KSH and CONST rvec of `program`.
+
+    Args:
+        ciphertexts: input name -> Ciphertext (INPUT tags: input, poly, limb).
+        keys: the key set whose switching keys back the KSH rvecs.
+        key_sources: key name -> (source, method), source "relin" or a Galois element
+            (KSH tags: key, digit, component, key row; component 0 is b, 1 is a).
+        plaintexts: constant name -> Plaintext (CONST tags: constant, limb).
+    """
+    out: dict[int, np.ndarray] = {}
+    ids = program.tagged
+    tags = program.tags
+    cls = program.rvec_class[ids]
+    for rid, tag in zip(ids[cls == RVecClass.INPUT], tags[cls == RVecClass.INPUT]):
+        ct = ciphertexts[program.input_names[tag[0]]]
+        out[int(rid)] = ct.data[tag[1], tag[2]]
+    sel = cls == RVecClass.KSH
+    for rid, tag in zip(ids[sel], tags[sel]):
+        source, method = key_sources[program.key_names[tag[0]]]
+        key = keys.key(source, method)
+        part = key.b if tag[2] == 0 else key.a
+        out[int(rid)] = part[tag[1], tag[3]]
+    sel = cls == RVecClass.CONST
+    for rid, tag in zip(ids[sel], tags[sel]):
+        out[int(rid)] = plaintexts[program.const_names[tag[0]]].data[tag[1]]
+    return out
