@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import njit, prange, types
 from numba.extending import intrinsic
 
 _U64 = np.uint64
@@ -107,63 +107,103 @@ def power_table(base, n, q, mu, k):
 
 # ----------------------------------------------------------------------------------------
 # Element-wise modular arithmetic on (limbs, n) arrays, one modulus per row.
+# Rows are passed to per-row functions and indexed with uint64 so that LLVM vectorizes
+# (see the NTT notes below).
+
+_FLOAT_PATH_LIMIT = np.uint64(1 << 50)
+
+
+@njit(cache=True)
+def _add_row(a, b, m, out):
+    for j in range(_U64(a.size)):
+        out[j] = _cond_sub(a[j] + b[j], m)
 
 
 @njit(cache=True)
 def add_mod_2d(a, b, q, out):
     for r in range(a.shape[0]):
-        m = q[r]
-        for j in range(a.shape[1]):
-            out[r, j] = _cond_sub(a[r, j] + b[r, j], m)
+        _add_row(a[r], b[r], q[r], out[r])
+
+
+@njit(cache=True)
+def _sub_row(a, b, m, out):
+    for j in range(_U64(a.size)):
+        d = a[j] - b[j]
+        out[j] = min(d, d + m)  # d wrapped negative -> d + m is the small one
 
 
 @njit(cache=True)
 def sub_mod_2d(a, b, q, out):
     for r in range(a.shape[0]):
-        m = q[r]
-        for j in range(a.shape[1]):
-            d = a[r, j] - b[r, j]
-            out[r, j] = min(d, d + m)  # d wrapped negative -> d + m is the small one
+        _sub_row(a[r], b[r], q[r], out[r])
+
+
+@njit(cache=True)
+def _neg_row(a, m, out):
+    for j in range(_U64(a.size)):
+        out[j] = _cond_sub(m - a[j], m)  # a == 0 gives m, folded back to 0
 
 
 @njit(cache=True)
 def neg_mod_2d(a, q, out):
     for r in range(a.shape[0]):
-        m = q[r]
-        for j in range(a.shape[1]):
-            x = a[r, j]
-            out[r, j] = _cond_sub(m - x, m)  # x == 0 gives m, folded back to 0
+        _neg_row(a[r], q[r], out[r])
 
 
 @njit(cache=True)
+def _mul_row_float(a, b, m, out):
+    # q < 2**50: the double-precision quotient estimate trunc(a*b/q) is off by at most
+    # one (relative error <= 3 * 2**-53 on a value < q < 2**50), so the wrapped 64-bit
+    # difference a*b - qhat*q is the true remainder plus one of {-q, 0, q}.
+    qinv = 1.0 / np.float64(m)
+    for j in range(_U64(a.size)):
+        x = a[j]
+        y = b[j]
+        qhat = np.uint64(np.float64(x) * np.float64(y) * qinv)
+        r = x * y - qhat * m
+        r = min(r, r + m)  # a wrapped negative r becomes r + q
+        out[j] = _cond_sub(r, m)
+
+
+@njit(cache=True)
+def _mul_row_barrett(a, b, m, mu, k, out):
+    for j in range(_U64(a.size)):
+        out[j] = barrett_mul(a[j], b[j], m, mu, k)
+
+
+@njit(cache=True, parallel=True)
 def mul_mod_2d(a, b, q, mu, k, out):
-    for r in range(a.shape[0]):
-        m = q[r]
-        mr = mu[r]
-        kr = k[r]
-        for j in range(a.shape[1]):
-            out[r, j] = barrett_mul(a[r, j], b[r, j], m, mr, kr)
+    for r in prange(a.shape[0]):
+        if q[r] < _FLOAT_PATH_LIMIT:
+            _mul_row_float(a[r], b[r], q[r], out[r])
+        else:
+            _mul_row_barrett(a[r], b[r], q[r], mu[r], k[r], out[r])
+
+
+@njit(cache=True)
+def _mul_const_row(a, w, ws, m, out):
+    for j in range(_U64(a.size)):
+        out[j] = _cond_sub(shoup_mul_lazy(a[j], w, ws, m), m)
 
 
 @njit(cache=True)
 def mul_const_mod_2d(a, c, cs, q, out):
     for r in range(a.shape[0]):
-        m = q[r]
-        w = c[r]
-        ws = cs[r]
-        for j in range(a.shape[1]):
-            out[r, j] = _cond_sub(shoup_mul_lazy(a[r, j], w, ws, m), m)
+        _mul_const_row(a[r], c[r], cs[r], q[r], out[r])
+
+
+@njit(cache=True)
+def _reduce_row(a, m, mu, out):
+    for j in range(_U64(a.size)):
+        x = a[j]
+        out[j] = _cond_sub(x - mulhi(x, mu) * m, m)
 
 
 @njit(cache=True)
 def reduce_mod_2d(a, q, mu64, out):
     """a mod q for any uint64 a; mu64 = floor(2**64 / q) per row."""
     for r in range(a.shape[0]):
-        m = q[r]
-        mu = mu64[r]
-        for j in range(a.shape[1]):
-            x = a[r, j]
-            out[r, j] = _cond_sub(x - mulhi(x, mu) * m, m)
+        _reduce_row(a[r], q[r], mu64[r], out[r])
 
 
 # Negacyclic NTT (Harvey lazy butterflies, twiddles in bit-reversed order).
@@ -419,20 +459,23 @@ def _ntt_inverse_row32(a, q, winv, winvs, ninv, ninvs, wn, wns):
 _TWO32 = np.uint64(1 << 32)
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def ntt_forward_2d(a, q, w, ws):
-    """Forward NTT of every row in place; `ws` holds 32-bit Shoup companions for q < 2**32."""
-    for r in range(a.shape[0]):
+    """Forward NTT of every row in place; `ws` holds 32-bit Shoup companions for q < 2**32.
+
+    Rows run in parallel (2x on two cores for two or more limbs, no cost for one).
+    """
+    for r in prange(a.shape[0]):
         if q[r] < _TWO32:
             _ntt_forward_row32(a[r], q[r], w[r], ws[r])
         else:
             _ntt_forward_row(a[r], q[r], w[r], ws[r])
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def ntt_inverse_2d(a, q, winv, winvs, ninv, ninvs, wn, wns):
     """Inverse NTT of every row in place (Shoup companions as in `ntt_forward_2d`)."""
-    for r in range(a.shape[0]):
+    for r in prange(a.shape[0]):
         if q[r] < _TWO32:
             _ntt_inverse_row32(a[r], q[r], winv[r], winvs[r], ninv[r], ninvs[r], wn[r], wns[r])
         else:

@@ -46,7 +46,7 @@ def test_binary_ops_match_python_ints(q, seed):
     assert _ints(mul_mod(a, b, q)) == [(x * y) % q for x, y in zip(A, B)]
 
 
-@pytest.mark.parametrize("bits", [20, 31, 32, 33, 50, 60, 61, 62])
+@pytest.mark.parametrize("bits", [20, 31, 32, 33, 49, 50, 51, 60, 61, 62])
 def test_mul_mod_edge_products(bits):
     # The largest products (q-1)^2 stress the Barrett estimate; q = 2^bits - 1 is the
     # largest modulus of the size and q = 2^(bits-1) + 1 the smallest.
