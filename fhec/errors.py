@@ -91,3 +91,32 @@ class SchemeMismatchError(FhecError):
 class TargetError(FhecError):
     """A target description (a shipped name or a user TOML file) is unknown or invalid;
     the message names the file and the offending field."""
+
+
+class ProgramError(FhecError):
+    """A DSL program is malformed: a duplicate name, an argument out of range, an
+    operation that does not exist on this kind of value."""
+
+
+class UnsetOutputError(ProgramError):
+    """A program has no outputs, or an output was given no value (e.g. None)."""
+
+
+class PlaintextOperandError(ProgramError):
+    """A plaintext (or a constant) was used where a ciphertext is needed."""
+
+
+class MixedProgramsError(ProgramError):
+    """Values of two different programs were combined in one operation."""
+
+
+class MissingInputError(ProgramError):
+    """An input of a program was not given a value (or an unknown input name was given)."""
+
+
+class LevelMismatchError(FhecError):
+    """In a rescale='manual' program, the operands of an operation are at different levels."""
+
+
+class UnusedInputWarning(UserWarning):
+    """An input of a program is never used by any output."""
