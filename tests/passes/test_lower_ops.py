@@ -112,3 +112,21 @@ def test_bv_keyswitch_matches_f1_hand_count(setup):
     s = em.builder.build().stats()["ops"]
     assert (s["INTT"], s["NTT"], s["MUL"], s["ADD"]) == (L, L * (L - 1), 2 * L * L, 2 * L * (L - 1))
     assert sum(s.values()) == L + L * (L - 1) + 2 * L * L + 2 * L * (L - 1)
+
+
+@pytest.mark.parametrize("alpha", [1, 2, 3])
+@pytest.mark.parametrize("scheme", ["ckks", "bgv"])
+@pytest.mark.parametrize("level", [0, 2, 5])
+def test_hybrid_keyswitch_counts_match_the_formula(alpha, scheme, level):
+    from fhec.passes.counts import hybrid_keyswitch_counts
+
+    cls = fhec.CKKSParams if scheme == "ckks" else fhec.BGVParams
+    kw = dict(scale_bits=28) if scheme == "ckks" else dict(plain_modulus=257)
+    params = cls(N=2**6, levels=5, word_bits=32, special_primes=alpha, security=None, **kw)
+    em = LimbEmitter(params)
+    L = params.limbs_at(level)
+    x = em.input_rvecs("x", 2, L)
+    em.key_switch(x[1], "k", level, "hybrid")
+    s = em.builder.build().stats()["ops"]
+    want = hybrid_keyswitch_counts(L, alpha, bgv=scheme == "bgv")
+    assert {k: s[k] for k in want} == want

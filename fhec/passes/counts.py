@@ -1,0 +1,47 @@
+"""Closed-form limb-instruction counts of one key switch, for documentation and checks.
+
+They are derived from the emitters in `fhec.passes.lower_ops` (see docs/lowering.md) and
+tested against what those emitters actually produce.
+"""
+
+from __future__ import annotations
+
+
+def bv_keyswitch_counts(L: int) -> dict[str, int]:
+    """F1 §2.4: L INTT + L(L−1) NTT + 2L² MUL + 2L(L−1) ADD at L limbs."""
+    return {"INTT": L, "NTT": L * (L - 1), "MUL": 2 * L * L, "ADD": 2 * L * (L - 1), "MUL_CONST": 0, "BCONV": 0}
+
+
+def hybrid_keyswitch_counts(L: int, alpha: int, bgv: bool = False) -> dict[str, int]:
+    """Hybrid key switching at L limbs of Q with alpha special primes (digits of alpha primes).
+
+    With digit sizes a_j (d = ceil(L/alpha) digits, a_j = alpha except possibly the last):
+
+    * mod_up, per digit: a_j INTT; a_j MUL_CONST when a_j > 1 (the (B/b_i)^{-1} factors;
+      they are 1 for a single prime); for each of the L + alpha − a_j other moduli,
+      a_j BCONV + (a_j − 1) ADD + 1 NTT.
+    * key_mult: 2·d·(L + alpha) MUL and 2·(d − 1)·(L + alpha) ADD.
+    * mod_down, for each of the two polynomials: alpha INTT; alpha MUL_CONST if
+      alpha > 1 or BGV (the −t^{-1} factor); per Q limb alpha BCONV + (alpha − 1) ADD +
+      1 NTT + 1 MUL_CONST + 1 ADD.
+    """
+    sizes = [min(alpha, L - j * alpha) for j in range(-(-L // alpha))]
+    d, K = len(sizes), L + alpha
+    c = {"INTT": 0, "NTT": 0, "MUL": 0, "ADD": 0, "MUL_CONST": 0, "BCONV": 0}
+    for a in sizes:
+        c["INTT"] += a
+        c["MUL_CONST"] += a if a > 1 else 0
+        others = K - a
+        c["BCONV"] += others * a
+        c["ADD"] += others * (a - 1)
+        c["NTT"] += others
+    c["MUL"] += 2 * d * K
+    c["ADD"] += 2 * (d - 1) * K
+    for _ in range(2):
+        c["INTT"] += alpha
+        c["MUL_CONST"] += alpha if (alpha > 1 or bgv) else 0
+        c["BCONV"] += L * alpha
+        c["ADD"] += L * (alpha - 1) + L
+        c["NTT"] += L
+        c["MUL_CONST"] += L
+    return c
