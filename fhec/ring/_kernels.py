@@ -171,9 +171,9 @@ def _mul_row_barrett(a, b, m, mu, k, out):
         out[j] = barrett_mul(a[j], b[j], m, mu, k)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def mul_mod_2d(a, b, q, mu, k, out):
-    for r in prange(a.shape[0]):
+    for r in range(a.shape[0]):
         if q[r] < _FLOAT_PATH_LIMIT:
             _mul_row_float(a[r], b[r], q[r], out[r])
         else:
@@ -459,12 +459,34 @@ def _ntt_inverse_row32(a, q, winv, winvs, ninv, ninvs, wn, wns):
 _TWO32 = np.uint64(1 << 32)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def ntt_forward_2d(a, q, w, ws):
-    """Forward NTT of every row in place; `ws` holds 32-bit Shoup companions for q < 2**32.
+    """Forward NTT of every row in place; `ws` holds 32-bit Shoup companions for q < 2**32."""
+    for r in range(a.shape[0]):
+        if q[r] < _TWO32:
+            _ntt_forward_row32(a[r], q[r], w[r], ws[r])
+        else:
+            _ntt_forward_row(a[r], q[r], w[r], ws[r])
 
-    Rows run in parallel (2x on two cores for two or more limbs, no cost for one).
-    """
+
+@njit(cache=True)
+def ntt_inverse_2d(a, q, winv, winvs, ninv, ninvs, wn, wns):
+    """Inverse NTT of every row in place (Shoup companions as in `ntt_forward_2d`)."""
+    for r in range(a.shape[0]):
+        if q[r] < _TWO32:
+            _ntt_inverse_row32(a[r], q[r], winv[r], winvs[r], ninv[r], ninvs[r], wn[r], wns[r])
+        else:
+            _ntt_inverse_row(a[r], q[r], winv[r], winvs[r], ninv[r], ninvs[r], wn[r], wns[r])
+
+
+# Row-parallel twins of the two kernels above: 2x faster on two idle cores, but a
+# parallel launch waits for a free core, which on a busy machine costs a scheduler tick
+# (~4 ms). The wrappers in fhec.ring.ntt use them only for batches large enough to pay
+# for that risk.
+
+
+@njit(cache=True, parallel=True)
+def ntt_forward_2d_parallel(a, q, w, ws):
     for r in prange(a.shape[0]):
         if q[r] < _TWO32:
             _ntt_forward_row32(a[r], q[r], w[r], ws[r])
@@ -473,8 +495,7 @@ def ntt_forward_2d(a, q, w, ws):
 
 
 @njit(cache=True, parallel=True)
-def ntt_inverse_2d(a, q, winv, winvs, ninv, ninvs, wn, wns):
-    """Inverse NTT of every row in place (Shoup companions as in `ntt_forward_2d`)."""
+def ntt_inverse_2d_parallel(a, q, winv, winvs, ninv, ninvs, wn, wns):
     for r in prange(a.shape[0]):
         if q[r] < _TWO32:
             _ntt_inverse_row32(a[r], q[r], winv[r], winvs[r], ninv[r], ninvs[r], wn[r], wns[r])

@@ -224,6 +224,16 @@ def _build_tables(N: int, moduli: tuple[int, ...], psis: tuple[int, ...] | None)
     )
 
 
+# Batches of at least this many words (and two or more limbs) use the row-parallel
+# kernels; below it a possible scheduler stall on a busy machine would cost more than
+# the second core saves.
+PARALLEL_MIN_WORDS = 1 << 17
+
+
+def _parallel(a: np.ndarray) -> bool:
+    return a.shape[0] > 1 and a.size >= PARALLEL_MIN_WORDS
+
+
 def _check_operand(a: np.ndarray, moduli: tuple[int, ...]) -> None:
     if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or a.ndim != 2:
         raise ValueError("NTT operands are uint64 arrays of shape (limbs, N)")
@@ -241,7 +251,8 @@ def ntt_inplace(a: np.ndarray, moduli: tuple[int, ...], psis: tuple[int, ...] | 
     moduli = tuple(moduli)
     _check_operand(a, moduli)
     t = NTTTables.get(a.shape[1], moduli, psis)
-    K.ntt_forward_2d(a, t.q, t.w, t.ws)
+    kernel = K.ntt_forward_2d_parallel if _parallel(a) else K.ntt_forward_2d
+    kernel(a, t.q, t.w, t.ws)
 
 
 def intt_inplace(a: np.ndarray, moduli: tuple[int, ...], psis: tuple[int, ...] | None = None) -> None:
@@ -252,7 +263,8 @@ def intt_inplace(a: np.ndarray, moduli: tuple[int, ...], psis: tuple[int, ...] |
     moduli = tuple(moduli)
     _check_operand(a, moduli)
     t = NTTTables.get(a.shape[1], moduli, psis)
-    K.ntt_inverse_2d(a, t.q, t.winv, t.winvs, t.ninv, t.ninvs, t.wn, t.wns)
+    kernel = K.ntt_inverse_2d_parallel if _parallel(a) else K.ntt_inverse_2d
+    kernel(a, t.q, t.winv, t.winvs, t.ninv, t.ninvs, t.wn, t.wns)
 
 
 def _fresh_copy(a: np.ndarray) -> tuple[np.ndarray, bool]:

@@ -188,3 +188,16 @@ def test_invalid_parameters():
         NTTTables.get(4, (ntt_prime(20, 4),), psis=(1,))
     with pytest.raises(ValueError):
         ntt_inplace(np.zeros((8, 2), dtype=np.uint64).T, (17, 17))  # not C-contiguous
+
+
+def test_large_batches_take_the_row_parallel_kernels():
+    from fhec.ring.ntt import PARALLEL_MIN_WORDS
+
+    N = 1 << 14
+    moduli = tuple(ntt_prime(bits, N) for bits in (30, 32, 36, 40, 50, 55, 60, 62))
+    assert len(moduli) * N >= PARALLEL_MIN_WORDS
+    a = random_poly(moduli, N, 21)
+    fwd = ntt(a, moduli)
+    for i in (0, 1, 7):  # same answer as the serial single-limb path
+        assert np.array_equal(fwd[i], ntt(a[i : i + 1], moduli[i : i + 1])[0])
+    assert np.array_equal(intt(fwd, moduli), a)
