@@ -189,45 +189,56 @@ class LimbEmitter:
 
     # -- key switching --------------------------------------------------------------
 
-    def mod_up(self, x: np.ndarray, level: int, method: str) -> list[np.ndarray]:
-        """Limb form of `fhec.schemes.keyswitch.decompose`: the digits over the key-switching basis."""
-        p = self.params
-        limbs = p.limbs_at(level)
-        basis_mods = self._mods(limbs) if method == "bv" else np.concatenate([self._mods(limbs), self.special_mods()])
-        groups = tuple((i,) for i in range(limbs)) if method == "bv" else p.digit_groups(level)
-        digits = []
-        for group in groups:
-            g = np.array(group)
-            others = np.array([m for m in range(len(basis_mods)) if m not in group], dtype=np.int64)
-            y = self.op(LimbOp.INTT, x[g], mod=g)
-            d = np.empty(len(basis_mods), dtype=np.int64)
-            d[g] = x[g]
-            if len(others):
-                dst = basis_mods[others]
-                if method == "bv":
-                    # F1 Listing 1, line 8: NTT(y[i], q_j) reads the residue of q_i directly.
-                    d[others] = self.op(LimbOp.NTT, y[0], mod=dst)
-                else:
-                    ext = self.fast_base_convert(y, g, dst)
-                    d[others] = self.op(LimbOp.NTT, ext, mod=dst)
-            digits.append(d)
-        return digits
-
-    def key_rows(self, level: int, method: str) -> np.ndarray:
+    def _ks_basis_mods(self, level: int, method: str) -> np.ndarray:
         limbs = self.params.limbs_at(level)
         if method == "bv":
-            return np.arange(limbs)
-        return np.concatenate([np.arange(limbs), self.params.max_limbs + np.arange(len(self.params.special_moduli))])
+            return self._mods(limbs)
+        return np.concatenate([self._mods(limbs), self.special_mods()])
+
+    def _digit_groups(self, level: int, method: str) -> tuple[tuple[int, ...], ...]:
+        if method == "bv":
+            return tuple((i,) for i in range(self.params.limbs_at(level)))
+        return self.params.digit_groups(level)
+
+    def mod_up_digit(self, x: np.ndarray, group: tuple[int, ...], level: int, method: str) -> np.ndarray:
+        """One digit of `fhec.schemes.keyswitch.decompose`, over the key-switching basis."""
+        basis_mods = self._ks_basis_mods(level, method)
+        g = np.array(group)
+        others = np.array([m for m in range(len(basis_mods)) if m not in group], dtype=np.int64)
+        y = self.op(LimbOp.INTT, x[g], mod=g)
+        d = np.empty(len(basis_mods), dtype=np.int64)
+        d[g] = x[g]
+        if len(others):
+            dst = basis_mods[others]
+            if method == "bv":
+                # F1 Listing 1, line 8: NTT(y[i], q_j) reads the residue of q_i directly.
+                d[others] = self.op(LimbOp.NTT, y[0], mod=dst)
+            else:
+                d[others] = self.op(LimbOp.NTT, self.fast_base_convert(y, g, dst), mod=dst)
+        return d
+
+    def mod_up(self, x: np.ndarray, level: int, method: str) -> list[np.ndarray]:
+        """Limb form of `fhec.schemes.keyswitch.decompose`: the digits over the key-switching basis."""
+        return [self.mod_up_digit(x, g, level, method) for g in self._digit_groups(level, method)]
+
+    def key_rows(self, level: int, method: str) -> np.ndarray:
+        """Key rows used at `level`: a prefix of Q's limbs, then P (hybrid). Row r lives mod all_moduli[r]."""
+        return self._ks_basis_mods(level, method)
+
+    def key_mult_digit(self, acc, d: int, digit: np.ndarray, key_name: str, level: int, method: str):
+        """acc + digit_d · (ksh_d0, ksh_d1) (acc = [None, None] to start)."""
+        rows = self.key_rows(level, method)
+        out = []
+        for comp in (0, 1):
+            term = self.op(LimbOp.MUL, digit, self.ksh_rvecs(key_name, d, comp, rows), mod=rows)
+            out.append(term if acc[comp] is None else self.op(LimbOp.ADD, acc[comp], term, mod=rows))
+        return out
 
     def key_mult(self, digits: list[np.ndarray], key_name: str, level: int, method: str) -> np.ndarray:
         """Limb form of `fhec.schemes.keyswitch.key_mult`: Σ_d digit_d · (ksh_d0, ksh_d1)."""
-        rows = self.key_rows(level, method)
-        mods = rows.astype(np.int64)  # key row r lives mod all_moduli[r]
         acc = [None, None]
         for d, digit in enumerate(digits):
-            for comp in (0, 1):
-                term = self.op(LimbOp.MUL, digit, self.ksh_rvecs(key_name, d, comp, rows), mod=mods)
-                acc[comp] = term if acc[comp] is None else self.op(LimbOp.ADD, acc[comp], term, mod=mods)
+            acc = self.key_mult_digit(acc, d, digit, key_name, level, method)
         return np.stack(acc)
 
     def mod_down(self, u: np.ndarray, level: int) -> np.ndarray:
@@ -236,10 +247,30 @@ class LimbEmitter:
         limbs = self.params.limbs_at(level)
         return np.stack([self.divide_by_dropped(p, self._mods(limbs), self.special_mods(), t) for p in u])
 
-    def key_switch(self, x: np.ndarray, key_name: str, level: int, method: str) -> np.ndarray:
-        """(u0, u1) for polynomial x: mod_up → key_mult (→ mod_down for hybrid)."""
-        u = self.key_mult(self.mod_up(x, level, method), key_name, level, method)
-        return self.mod_down(u, level) if method == "hybrid" else u
+    def key_switch(
+        self, x: np.ndarray, key_name: str, level: int, method: str, he_nodes: tuple[int, int, int] | None = None
+    ) -> np.ndarray:
+        """(u0, u1) for polynomial x: mod_up → key_mult (→ mod_down for hybrid).
+
+        Digits are produced and consumed one at a time (each digit's product with the hint
+        right after the digit), which keeps at most one digit live: the priority order
+        that frees values soonest. `he_nodes` tags the instructions of the three phases
+        with their HE nodes (mod_up, key_mult, mod_down) when the key switch is expanded.
+        """
+        outer = self.he_node
+        phase = he_nodes or (outer,) * 3
+        acc = [None, None]
+        for d, group in enumerate(self._digit_groups(level, method)):
+            self.he_node = phase[0]
+            digit = self.mod_up_digit(x, group, level, method)
+            self.he_node = phase[1]
+            acc = self.key_mult_digit(acc, d, digit, key_name, level, method)
+        u = np.stack(acc)
+        if method == "hybrid":
+            self.he_node = phase[2]
+            u = self.mod_down(u, level)
+        self.he_node = outer
+        return u
 
     def relinearize(self, a: np.ndarray, key_name: str, level: int, method: str) -> np.ndarray:
         u = self.key_switch(a[2], key_name, level, method)
