@@ -40,6 +40,23 @@ from fhec.schemes.keys import RELIN, KeySet, galois_for_conjugation, galois_for_
 from fhec.schemes.keyswitch import key_switch
 
 
+def encode_addend(params, values, level: int, scale) -> Plaintext:
+    """A scalar or slot vector encoded to be added to a ciphertext at (level, scale)."""
+    if np.ndim(values) == 0:
+        values = np.full(params.slots, values)
+    return encode(params, values, level, scale)
+
+
+def encode_multiplier(params, values, level: int) -> Plaintext:
+    """A scalar or slot vector encoded to multiply a level-`level` ciphertext: CKKS at
+    `rules.plain_multiply_scale` (so the next rescale restores the scale), BGV with factor 1."""
+    if np.ndim(values) == 0:
+        values = np.full(params.slots, values)
+    if params.scheme == "bgv":
+        return encode(params, values, level)
+    return encode(params, values, level, rules.plain_multiply_scale(params, level))
+
+
 def _q(ct_or_moduli) -> np.ndarray:
     moduli = ct_or_moduli if isinstance(ct_or_moduli, tuple) else ct_or_moduli.moduli
     return np.array(moduli, dtype=np.uint64)
@@ -189,12 +206,7 @@ class Evaluator:
         return self.add(ct, c)
 
     def _encode_like(self, ct: Ciphertext, values) -> Plaintext:
-        """Encode a scalar or slot vector at ct's level and scale (for additions)."""
-        if np.ndim(values) == 0:
-            values = np.full(self.params.slots, values)
-        if self.params.scheme == "bgv":
-            return encode(self.params, values, ct.level, ct.scale)
-        return encode(self.params, values, ct.level, ct.scale)
+        return encode_addend(self.params, values, ct.level, ct.scale)
 
     def negate(self, a: Ciphertext) -> Ciphertext:
         """−a."""
@@ -238,11 +250,7 @@ class Evaluator:
         return self.multiply(ct, c)
 
     def _encode_for_multiply(self, ct: Ciphertext, values) -> Plaintext:
-        if np.ndim(values) == 0:
-            values = np.full(self.params.slots, values)
-        if self.params.scheme == "bgv":
-            return encode(self.params, values, ct.level)
-        return encode(self.params, values, ct.level, rules.plain_multiply_scale(self.params, ct.level))
+        return encode_multiplier(self.params, values, ct.level)
 
     def _times_integer(self, ct: Ciphertext, c: int, scale) -> Ciphertext:
         moduli = ct.moduli

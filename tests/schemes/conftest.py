@@ -17,7 +17,7 @@ def ckks_keys(ckks_params):
 
 @pytest.fixture(scope="session")
 def bgv_params():
-    return fhec.BGVParams(N=2**10, levels=3, plain_modulus=40961, security=None)
+    return fhec.BGVParams(N=2**10, levels=3, plain_modulus=40961, word_bits=48, security=None)
 
 
 @pytest.fixture(scope="session")
