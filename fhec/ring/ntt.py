@@ -16,7 +16,9 @@ choice), so transforms agree bit-for-bit with SEAL.
 Implementation (Harvey, "Faster arithmetic for number-theoretic transforms", 2014):
 Cooley-Tukey forward and Gentleman-Sande inverse butterflies with Shoup-precomputed
 twiddles stored in bit-reversed order; values are kept lazily in ``[0, 4q)`` /
-``[0, 2q)`` between stages and fully reduced at the end. Needs ``q < 2**62``.
+``[0, 2q)`` between stages and fully reduced at the end. Needs ``q < 2**62``. Moduli
+below 2**50 (which includes 32-bit words) replace Shoup's 128-bit high product with a
+double-precision quotient estimate, which vectorizes: see `companions`.
 """
 
 from __future__ import annotations
@@ -110,10 +112,20 @@ def primitive_2n_root(N: int, q: int) -> int:
     return best
 
 
-def shoup_bits(q: int) -> int:
-    """Word size of the Shoup companions in the tables of modulus ``q``: 32 below 2**32
-    (the kernels' 32-bit fast path), else 64."""
-    return 32 if q < (1 << 32) else 64
+FLOAT_COMPANION_LIMIT = 1 << 50
+
+
+def companions(values: np.ndarray, q: int) -> np.ndarray:
+    """The precomputed companions of twiddles `values` (uint64, each < q) used by the kernels.
+
+    Their form depends on the size of q, one per kernel path: for ``q < 2**50`` the bits
+    of the double ``v / q`` (quotient estimate in floating point, the fast path that
+    vectorizes), otherwise ``floor(v * 2**64 / q)`` (Shoup, with a 128-bit high product).
+    """
+    values = np.asarray(values, dtype=np.uint64)
+    if q < FLOAT_COMPANION_LIMIT:
+        return (values.astype(np.float64) / float(q)).view(np.uint64)  # v < 2**50: exact in a double
+    return K.shoup_companion(values, np.uint64(q))
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,16 +155,15 @@ def _prime_tables(N: int, q: int, psi: int) -> _PrimeTables:
     winv = K.power_table(np.uint64(pow(psi, -1, q)), N, q64, mu64, k64)[rev]
     ninv = pow(N, -1, q)
     wn = int(winv[1]) * ninv % q if N > 1 else ninv
-    bits = shoup_bits(q)
     return _PrimeTables(
         w=w,
-        ws=K.shoup_companion(w, q64, bits),
+        ws=companions(w, q),
         winv=winv,
-        winvs=K.shoup_companion(winv, q64, bits),
+        winvs=companions(winv, q),
         ninv=ninv,
-        ninvs=(ninv << bits) // q,
+        ninvs=int(companions([ninv], q)[0]),
         wn=wn,
-        wns=(wn << bits) // q,
+        wns=int(companions([wn], q)[0]),
     )
 
 
@@ -163,8 +174,8 @@ class NTTTables:
     Arrays have shape ``(limbs, N)`` (``q``, ``ninv``, ``wn`` and their Shoup companions:
     ``(limbs,)``) and are read-only. ``w[i, k] = psi_i**bitrev(k)``, ``winv[i, k] =
     psi_i**-bitrev(k)``; ``wn = winv[:, 1] * N**-1`` is folded into the last inverse stage.
-    The Shoup companions ``ws, winvs, ninvs, wns`` of a value ``x`` are
-    ``floor(x * 2**b / q_i)`` with ``b = shoup_bits(q_i)`` (32 for moduli below 2**32). Build with `NTTTables.get`, which caches.
+    ``ws, winvs, ninvs, wns`` hold the `companions` of ``w, winv, ninv, wn``, whose form
+    depends on the size of ``q_i`` (one per kernel path). Build with `NTTTables.get`, which caches.
     """
 
     N: int

@@ -201,3 +201,17 @@ def test_large_batches_take_the_row_parallel_kernels():
     for i in (0, 1, 7):  # same answer as the serial single-limb path
         assert np.array_equal(fwd[i], ntt(a[i : i + 1], moduli[i : i + 1])[0])
     assert np.array_equal(intt(fwd, moduli), a)
+
+
+@pytest.mark.parametrize("bits", [20, 31, 32, 33, 49, 50, 51, 61, 62])
+def test_extreme_inputs_on_every_kernel_path(bits):
+    # The kernels take a different multiply below 2^32, below 2^50 and above; all-(q-1)
+    # operands push every lazy bound to its limit.
+    N = 64
+    q = ntt_prime(bits, N)
+    a = np.full((1, N), q - 1, dtype=np.uint64)
+    b = a.copy()
+    b[0, ::3] = 1
+    prod = intt(mul_mod(ntt(a, (q,)), ntt(b, (q,)), [q]), (q,))
+    assert prod[0].tolist() == negacyclic_schoolbook(a[0].tolist(), b[0].tolist(), q)
+    assert np.array_equal(intt(ntt(b, (q,)), (q,)), b)
