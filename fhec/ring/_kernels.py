@@ -227,6 +227,9 @@ def mul_const_mod_2d(a, c, cs, q, out):
         _mul_const_row(a[r], c[r], cs[r], q[r], out[r])
 
 
+_FLOAT_REDUCE_MIN = np.uint64(1 << 14)
+
+
 @njit(cache=True)
 def _reduce_row(a, m, mu, out):
     for j in range(_U64(a.size)):
@@ -235,10 +238,25 @@ def _reduce_row(a, m, mu, out):
 
 
 @njit(cache=True)
+def _reduce_row_float(a, m, out):
+    # q >= 2**14 keeps x / q below 2**50, so the double estimate of the quotient (three
+    # roundings of 2**-53 each) is within 3/8 of the truth: off by at most one.
+    qinv = 1.0 / np.float64(m)
+    for j in range(_U64(a.size)):
+        x = a[j]
+        r = x - np.uint64(np.float64(x) * qinv) * m
+        r = min(r, r + m)  # a wrapped negative r becomes r + q
+        out[j] = _cond_sub(r, m)
+
+
+@njit(cache=True)
 def reduce_mod_2d(a, q, mu64, out):
     """a mod q for any uint64 a; mu64 = floor(2**64 / q) per row."""
     for r in range(a.shape[0]):
-        _reduce_row(a[r], q[r], mu64[r], out[r])
+        if q[r] >= _FLOAT_REDUCE_MIN:
+            _reduce_row_float(a[r], q[r], out[r])
+        else:
+            _reduce_row(a[r], q[r], mu64[r], out[r])
 
 
 # Negacyclic NTT (Harvey lazy butterflies, twiddles in bit-reversed order).

@@ -112,7 +112,7 @@ def primitive_2n_root(N: int, q: int) -> int:
     return best
 
 
-FLOAT_COMPANION_LIMIT = 1 << 50
+FLOAT_COMPANION_LIMIT = int(K._FLOAT_PATH_LIMIT)  # 2**50, where the kernels switch paths
 
 
 def companions(values: np.ndarray, q: int) -> np.ndarray:

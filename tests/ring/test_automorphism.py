@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pytest
 import sympy
@@ -16,6 +18,7 @@ from fhec.ring.automorphism import (
 from fhec.ring.ntt import intt, ntt
 
 
+@lru_cache(maxsize=None)
 def ntt_prime(bits: int, N: int) -> int:
     """The largest prime q ≡ 1 (mod 2N) with exactly `bits` bits."""
     k = ((1 << bits) - 2) // (2 * N)

@@ -69,6 +69,13 @@ def test_mul_const_mod_accepts_unreduced_input(q, c, seed):
     assert _ints(mul_const_mod(a, c, q)) == [(x * c) % q for x in _ints(a)]
 
 
+@pytest.mark.parametrize("q", [2, 3, (1 << 14) - 1, 1 << 14, (1 << 14) + 1, (1 << 50) - 1, (1 << 62) - 1])
+def test_reduce_mod_near_the_top_of_the_word(q):
+    # Values just below 2**64 round up to 2**64 as doubles: the float path must still be exact.
+    a = np.array([(1 << 64) - d for d in range(1, 2000, 7)] + [(1 << 63) + d for d in range(50)], dtype=np.uint64)
+    assert _ints(reduce_mod(a, q)) == [x % q for x in _ints(a)]
+
+
 @settings(max_examples=100, deadline=None)
 @given(q=MODULI, seed=st.integers(0, 2**32))
 def test_reduce_mod_full_word_range(q, seed):
