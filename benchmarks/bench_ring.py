@@ -1,7 +1,8 @@
 """Ring kernels: negacyclic NTT+INTT of one RNS limb in fhec beside SEAL, same run.
 
-fhec's numba kernels (`fhec.ring.ntt`) run one limb of N words with 32-bit primes (the
-fast path for moduli below 2^32, F1's word size) and with 60-bit primes; SEAL's time
+fhec's numba kernels (`fhec.ring.ntt`) run one limb of N words with 32-bit primes (F1's
+word size; the vectorized path that serves every modulus below 2^50) and with 60-bit
+primes (Shoup with a 128-bit high product, SEAL's usual size); SEAL's time
 per limb comes from transforming a whole CKKS ciphertext (TenSEAL's bindings) divided by
 its number of limbs. Both are single-threaded here. ratio = fhec / SEAL.
 """
