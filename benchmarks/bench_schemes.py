@@ -9,6 +9,7 @@ fhec also runs a 32-bit-word CKKS configuration (F1's word size) beside the 60-b
 same limb count, narrower primes, the fast path of `fhec.ring.modarith`.
 
 Each number is the best of several runs after a warm-up (numba compiles on first call).
+Both libraries run on one thread.
 """
 
 from __future__ import annotations
@@ -159,7 +160,13 @@ def _rows(config, fhec_times, seal_times, seal_label="SEAL"):
 
 
 def run(quick: bool = False) -> list[dict]:
-    """Measure every configuration; returns one dict per (configuration, operation)."""
+    """Measure every configuration; returns one dict per (configuration, operation).
+
+    fhec runs on one thread, like SEAL here, so the ratios compare single-core work.
+    """
+    import numba
+
+    numba.set_num_threads(1)
     reps = 2 if quick else 5
     rows = []
     # CKKS N=2^14, 8 limbs: 60-bit base, 7 × 40-bit levels, one 60-bit special prime (SEAL's layout).
