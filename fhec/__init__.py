@@ -37,3 +37,17 @@ from fhec.schemes import (
     measure_noise_budget,
     measure_precision,
 )
+
+# -- the DSL, the HE-level IR views and the plaintext / eager execution paths (issue 3) --
+from fhec.errors import (
+    ProgramError,
+    UnsetOutputError,
+    PlaintextOperandError,
+    MixedProgramsError,
+    MissingInputError,
+    LevelMismatchError,
+    UnusedInputWarning,
+)
+from fhec.frontend import Cipher, Plain, Program, program
+from fhec.reference import reference
+from fhec.evaluate import evaluate

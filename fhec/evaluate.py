@@ -1,0 +1,327 @@
+"""Running an HE program with the eager evaluator: keygen -> encrypt -> evaluate -> decrypt.
+
+`evaluate(program, inputs, seed)` is the composition of reusable steps, which the
+compiled execution path (`fhec.run`) reuses so that both see identical keys and
+ciphertexts:
+
+* `prepare(program)` — `fhec.passes.prepare_he`: primitives only, rotation keys planned;
+* `make_keys(program, seed)` — `fhec.keygen` with exactly the keys the program needs;
+* `encrypt_inputs(program, keys, inputs, seed)` — one deterministic seed per input;
+* `run_he(program, keys, ciphertexts, plains)` — one `Evaluator` call per node;
+* `decrypt_outputs(keys, ciphertexts)`.
+
+Import the helpers from this module (``from fhec.evaluate import run_he``):
+``fhec.evaluate`` itself is the function.
+
+Node -> Evaluator call (``ev = Evaluator(keys)``; ``a``, ``b`` the argument ciphertexts,
+``w`` a plain input's slot vector; `plaintext_operand` encodes explicitly):
+
+=================  ====================================================================
+INPUT              the ciphertext from `encrypt_inputs` (``encrypt(keys, x, level=level)``)
+PLAIN_INPUT        the slot vector itself (encoded where used)
+ADD / SUB          ``ev.add(a, b)`` / ``ev.sub(a, b)``
+NEG                ``ev.negate(a)``
+ADD/SUB_PLAIN      ``ev.add(a, encode(w, a.level, a.scale))`` / ``ev.sub(...)``
+ADD/SUB_CONST      ``ev.add(a, encode(value, a.level, a.scale))`` / ``ev.sub(...)``
+MUL                ``ev.multiply(a, b, relinearize=False)``
+RELINEARIZE        ``ev.relinearize(a)``
+MUL_PLAIN          ``ev.multiply(a, encode(w, a.level, plain_scale))`` (BGV factor 1)
+MUL_CONST          int: ``ev.multiply(a, value)``; else ``ev.multiply(a, encode(value, a.level, plain_scale))``
+MUL_FACTOR (BGV)   ``ev.multiply(a, c)`` relabelled with factor ``a.scale * c mod t``
+RESCALE            ``ev.rescale(a)``
+MOD_SWITCH         ``ev.mod_switch(a)``
+LEVEL_DOWN         ``ev.level_down(a, level, scale)``
+ROTATE             ``ev.rotate(a, step)``
+CONJUGATE          ``ev.conjugate(a)``
+SWAP_ROWS          ``ev.swap_rows(a)``
+OUTPUT             ``a``
+=================  ====================================================================
+
+Key-switching nodes pass their ``keyswitch`` attribute (when set) to the evaluator.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from fhec.errors import InternalError
+from fhec.ir.he import Const, HeNode, HeOp, HeProgram, HeType
+from fhec.ir.he_types import estimated_bits, is_int_scalar
+from fhec.ir.he_verify import check_complete
+from fhec.passes import key_requirements, prepare_he
+from fhec.passes.he_rewrite import as_he
+from fhec.reference import normalize_inputs, reference
+from fhec.schemes.ciphertext import Ciphertext, Plaintext
+from fhec.schemes.encryption import decrypt, encode, encrypt
+from fhec.schemes.evaluator import Evaluator
+from fhec.schemes.keys import KeySet, keygen
+from fhec.schemes.params import Params
+
+# -- seeds --------------------------------------------------------------------------------
+
+_KEY_TAG, _INPUT_TAG = 0, 1
+
+
+def key_seed(seed: int) -> np.random.Generator:
+    """The generator keygen draws from for a run with `seed`."""
+    return np.random.default_rng(np.random.SeedSequence([int(seed), _KEY_TAG]))
+
+
+def input_seed(seed: int, name: str) -> np.random.Generator:
+    """The generator the encryption of input `name` draws from (independent per name)."""
+    return np.random.default_rng(np.random.SeedSequence([int(seed), _INPUT_TAG, zlib.crc32(name.encode())]))
+
+
+# -- steps -----------------------------------------------------------------------------------
+
+
+def prepare(program) -> HeProgram:
+    """The program as executed: checked (`check_complete`), then `fhec.passes.prepare_he`."""
+    return prepare_he(check_complete(as_he(program)))
+
+
+def make_keys(program, seed: int = 0, keyswitch: str | None = None) -> KeySet:
+    """`fhec.keygen` with exactly the keys `program` needs (`key_requirements`)."""
+    program = as_he(program)
+    req = key_requirements(program)
+    return keygen(program.params, seed=key_seed(seed), keyswitch=keyswitch, **req.keygen_kwargs())
+
+
+def encrypt_inputs(program, keys: KeySet, inputs: Mapping[str, Any], seed: int = 0) -> dict[str, Ciphertext]:
+    """Encrypt every encrypted input at its declared level with `input_seed(seed, name)`."""
+    program = as_he(program)
+    values = normalize_inputs(program, inputs)
+    return {
+        name: encrypt(keys, values[name], level=node.attr("level"), seed=input_seed(seed, name))
+        for name, node in program.inputs.items()
+    }
+
+
+def plain_inputs(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The plain inputs as full slot vectors."""
+    program = as_he(program)
+    values = normalize_inputs(program, inputs)
+    return {name: values[name] for name in program.plain_inputs}
+
+
+def _slot_vector(params: Params, value) -> np.ndarray:
+    return value.array if isinstance(value, Const) else np.full(params.slots, value)
+
+
+def plaintext_operand(params: Params, node: HeNode, level: int, scale, values) -> Plaintext:
+    """The plaintext an ADD/SUB/MUL_PLAIN or ADD/SUB/MUL_CONST node combines with its
+    ciphertext operand (at `level` with `scale`), encoded exactly as the evaluator does:
+    additions at the operand's level and scale, multiplies at the node's ``plain_scale``
+    (CKKS) or with factor 1 (BGV). `values` is the plain input's vector or the constant."""
+    vec = _slot_vector(params, values)
+    if node.op in (HeOp.MUL_PLAIN, HeOp.MUL_CONST):
+        return encode(params, vec, level, node.attr("plain_scale") if params.scheme == "ckks" else None)
+    return encode(params, vec, level, scale)
+
+
+Executor = Callable[[Evaluator, HeNode, list], Any]
+
+
+def _ks(node: HeNode) -> dict:
+    method = node.attr("keyswitch", None)
+    return {"keyswitch": method} if method else {}
+
+
+def _with_plain(method: Callable) -> Executor:
+    """ct (+ - ×) an encoded plain input; `method` is an unbound `Evaluator` method."""
+
+    def run(ev: Evaluator, node: HeNode, args: list):
+        ct, w = args
+        return method(ev, ct, plaintext_operand(ev.params, node, ct.level, ct.scale, w))
+
+    return run
+
+
+def _with_const(method: Callable) -> Executor:
+    """ct (+ - ×) a constant; Python integers multiply exactly (no encoding)."""
+
+    def run(ev: Evaluator, node: HeNode, args: list):
+        (ct,) = args
+        value = node.attr("value")
+        if method is Evaluator.multiply and is_int_scalar(value):
+            return ev.multiply(ct, int(value))
+        return method(ev, ct, plaintext_operand(ev.params, node, ct.level, ct.scale, value))
+
+    return run
+
+
+def _mul_factor(ev: Evaluator, node: HeNode, args: list):
+    (ct,) = args
+    c = int(node.attr("value"))
+    # The evaluator aligns BGV factors inside `add` by this very multiply (`_align`);
+    # here it is an explicit node, so the factor is relabelled after the integer multiply.
+    return ev.multiply(ct, c).with_(scale=(ct.scale * c) % ev.params.plain_modulus)
+
+
+EXECUTORS: dict[HeOp, Executor] = {
+    HeOp.OUTPUT: lambda ev, n, a: a[0],
+    HeOp.ADD: lambda ev, n, a: ev.add(a[0], a[1]),
+    HeOp.SUB: lambda ev, n, a: ev.sub(a[0], a[1]),
+    HeOp.NEG: lambda ev, n, a: ev.negate(a[0]),
+    HeOp.ADD_PLAIN: _with_plain(Evaluator.add),
+    HeOp.SUB_PLAIN: _with_plain(Evaluator.sub),
+    HeOp.MUL_PLAIN: _with_plain(Evaluator.multiply),
+    HeOp.ADD_CONST: _with_const(Evaluator.add),
+    HeOp.SUB_CONST: _with_const(Evaluator.sub),
+    HeOp.MUL_CONST: _with_const(Evaluator.multiply),
+    HeOp.MUL: lambda ev, n, a: ev.multiply(a[0], a[1], relinearize=False),
+    HeOp.RELINEARIZE: lambda ev, n, a: ev.relinearize(a[0], **_ks(n)),
+    HeOp.MUL_FACTOR: _mul_factor,
+    HeOp.RESCALE: lambda ev, n, a: ev.rescale(a[0]),
+    HeOp.MOD_SWITCH: lambda ev, n, a: ev.mod_switch(a[0]),
+    HeOp.LEVEL_DOWN: lambda ev, n, a: ev.level_down(a[0], n.attr("level"), n.attr("scale")),
+    HeOp.ROTATE: lambda ev, n, a: ev.rotate(a[0], n.attr("step"), **_ks(n)),
+    HeOp.CONJUGATE: lambda ev, n, a: ev.conjugate(a[0], **_ks(n)),
+    HeOp.SWAP_ROWS: lambda ev, n, a: ev.swap_rows(a[0], **_ks(n)),
+}
+
+
+def execute_nodes(
+    program: HeProgram, keys: KeySet, ciphertexts: Mapping[str, Ciphertext], plains: Mapping[str, np.ndarray] | None = None
+) -> dict[int, Ciphertext | np.ndarray]:
+    """Every value of an expanded program: id -> Ciphertext (plain inputs: their vector).
+
+    Raises `InternalError` for a program that still holds high-level ops.
+    """
+    program = as_he(program)
+    if not program.is_expanded:
+        raise InternalError("run_he needs an expanded program; call fhec.passes.prepare_he (or expand) first")
+    ev = Evaluator(keys)
+    plains = plains or {}
+    values: dict[int, Any] = {}
+    for n in program.nodes:
+        if n.op is HeOp.INPUT:
+            values[n.id] = ciphertexts[n.attr("name")]
+        elif n.op is HeOp.PLAIN_INPUT:
+            values[n.id] = plains[n.attr("name")]
+        else:
+            values[n.id] = EXECUTORS[n.op](ev, n, [values[a] for a in n.args])
+    return values
+
+
+def run_he(
+    program, keys: KeySet, ciphertexts: Mapping[str, Ciphertext], plains: Mapping[str, np.ndarray] | None = None
+) -> dict[str, Ciphertext]:
+    """Interpret an expanded program with the eager evaluator; output name -> Ciphertext."""
+    program = as_he(program)
+    values = execute_nodes(program, keys, ciphertexts, plains)
+    return {name: values[vid] for name, vid in program.outputs.items()}
+
+
+def decrypt_outputs(keys: KeySet, ciphertexts: Mapping[str, Ciphertext]) -> dict[str, np.ndarray]:
+    return {name: decrypt(keys, ct) for name, ct in ciphertexts.items()}
+
+
+def evaluate(program, inputs: Mapping[str, Any], seed: int = 0) -> dict[str, np.ndarray]:
+    """Run `program` on `inputs` under encryption with the eager evaluator.
+
+    keygen (only the keys the prepared program needs) -> encrypt each input with a
+    deterministic per-input seed -> one evaluator call per node -> decrypt. Returns
+    output name -> float64 (CKKS) / int64 mod t (BGV) slot vector.
+
+    Raises the errors of `reference` (missing inputs, no outputs...), and the
+    evaluator's (`NoiseBudgetExhaustedError` for a BGV result whose noise overflowed).
+    """
+    prepared = prepare(program)
+    keys = make_keys(prepared, seed)
+    cts = encrypt_inputs(prepared, keys, inputs, seed)
+    return decrypt_outputs(keys, run_he(prepared, keys, cts, plain_inputs(prepared, inputs)))
+
+
+# -- comparing with the reference -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutputComparison:
+    """How one output of an execution compares with `fhec.reference`.
+
+    Attributes:
+        name: the output.
+        ok: within tolerance (CKKS) / identical (BGV).
+        max_error: largest absolute slot error (BGV: 0 or 1 per wrong slot count).
+        bits: CKKS: -log2(max_error / max(1, max|expected|)), inf when exact;
+            BGV: inf when exact, else 0.
+        required_bits: the precision demanded (CKKS); None for BGV.
+        bad_slots: indices of the worst (CKKS) / all wrong (BGV) slots, at most 8.
+    """
+
+    name: str
+    ok: bool
+    max_error: float
+    bits: float
+    required_bits: float | None
+    bad_slots: tuple[int, ...]
+
+    def describe(self, scheme: str) -> str:
+        if scheme == "bgv":
+            if self.ok:
+                return f"{self.name}: exact"
+            return f"{self.name}: {int(self.max_error)} wrong slots, e.g. {list(self.bad_slots)}"
+        bits = "exact" if math.isinf(self.bits) else f"{self.bits:.1f} bits"
+        verdict = "ok" if self.ok else f"MISMATCH: needs {self.required_bits:.1f} bits, worst slots {list(self.bad_slots)}"
+        return f"{self.name}: max error {self.max_error:.3g} ({bits}) {verdict}"
+
+
+def default_required_bits(params: Params, t: HeType) -> float:
+    """CKKS precision demanded of an output by default: its estimated precision minus a
+    margin of 6 bits for the tail of the error (the estimate is a standard deviation),
+    capped to [8, 20]. The floor keeps a real bug (a wrong slot, an O(1) error) visible."""
+    est = estimated_bits(params, t)
+    return float(min(20.0, max(8.0, est - 6.0)))
+
+
+def compare_outputs(
+    program, got: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray], rel_bits: float | None = None
+) -> list[OutputComparison]:
+    """Compare executed outputs with reference outputs, per output.
+
+    CKKS: ``max|got - expected| <= 2^-bits * max(1, max|expected|)`` with bits =
+    `rel_bits` or `default_required_bits` of the output's type. BGV: exact equality.
+    """
+    program = as_he(program)
+    params = program.params
+    out = []
+    for name, vid in program.outputs.items():
+        g, e = np.asarray(got[name]), np.asarray(expected[name])
+        if params.scheme == "bgv":
+            wrong = np.flatnonzero(np.mod(g, params.plain_modulus) != np.mod(e, params.plain_modulus))
+            out.append(OutputComparison(name, wrong.size == 0, float(wrong.size), math.inf if wrong.size == 0 else 0.0,
+                                        None, tuple(int(i) for i in wrong[:8])))
+            continue
+        err = np.abs(g.astype(np.float64) - e.astype(np.float64))
+        mag = max(1.0, float(np.max(np.abs(e), initial=0.0)))
+        max_err = float(np.max(err, initial=0.0))
+        bits = math.inf if max_err == 0 else -math.log2(max_err / mag)
+        need = rel_bits if rel_bits is not None else default_required_bits(params, program.node(vid).type)
+        worst = tuple(int(i) for i in np.argsort(-err, kind="stable")[:8] if err[i] > 2.0**-need * mag)
+        out.append(OutputComparison(name, bits >= need, max_err, bits, float(need), worst))
+    return out
+
+
+def check_against_reference(
+    program, inputs: Mapping[str, Any], seed: int = 0, rel_bits: float | None = None
+) -> list[OutputComparison]:
+    """`evaluate` vs `reference` on the same inputs (what ``fhec check`` runs)."""
+    got = evaluate(program, inputs, seed)
+    return compare_outputs(program, got, reference(program, inputs), rel_bits)
+
+
+def random_inputs(program, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random full-slot inputs: CKKS uniform in [-1, 1], BGV uniform in [0, t)."""
+    program = as_he(program)
+    params = program.params
+    rng = np.random.default_rng(seed)
+    names = list(program.inputs) + list(program.plain_inputs)
+    if params.scheme == "ckks":
+        return {n: rng.uniform(-1.0, 1.0, params.slots) for n in names}
+    return {n: rng.integers(0, params.plain_modulus, params.slots, dtype=np.int64) for n in names}

@@ -1,0 +1,99 @@
+"""Python values -> IR constants (scalars stay Python numbers, vectors become `Const`).
+
+* CKKS: Python/numpy ints stay ints (an exact multiply that keeps the scale); floats
+  stay floats; 1-D array-likes of real numbers become float64 vectors zero-padded to
+  the slot count.
+* BGV: integers only, scalars centered mod t (smaller noise growth), vectors int64 in
+  [0, t) zero-padded to N slots.
+
+Everything raises a `FhecError` with the DSL location `where`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from fhec.errors import InvalidPlaintextError, ProgramError, TooManyValuesError
+from fhec.ir.he import Const
+from fhec.schemes.params import Params
+
+
+def is_constant(value) -> bool:
+    """Whether `value` is something the DSL accepts as a constant operand."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, (numbers.Number, np.ndarray, list, tuple)) or np.isscalar(value)
+
+
+def centered(c: int, t: int) -> int:
+    c %= t
+    return c - t if c > t // 2 else c
+
+
+def scalar(params: Params, value, where: str | None):
+    """A scalar constant as stored in the IR (int or float)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ProgramError(f"{value!r} is a bool, not a number; use 1/0 explicitly.", where)
+    if isinstance(value, numbers.Integral):
+        return centered(int(value), params.plain_modulus) if params.scheme == "bgv" else int(value)
+    if isinstance(value, numbers.Real):
+        if params.scheme == "bgv":
+            raise InvalidPlaintextError(
+                f"BGV computes on integers mod t = {params.plain_modulus}; the constant {value!r} is not an "
+                f"integer (pass an int, e.g. {int(round(float(value)))}).",
+                where,
+            )
+        if not np.isfinite(value):
+            raise InvalidPlaintextError(f"the constant {value!r} is not finite.", where)
+        return float(value)
+    if isinstance(value, numbers.Complex):
+        raise InvalidPlaintextError(f"complex constants ({value!r}) are not supported; fhec's CKKS slots are real.", where)
+    raise ProgramError(f"cannot use {type(value).__name__} {value!r} as a constant.", where)
+
+
+def vector(params: Params, values, where: str | None, what: str = "constant") -> np.ndarray:
+    """A 1-D array-like as a slot vector (padded, float64 / int64 mod t); not wrapped."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise InvalidPlaintextError(f"a {what} vector must be 1-D, got shape {arr.shape}.", where)
+    if arr.shape[0] > params.slots:
+        raise TooManyValuesError(
+            f"the {what} has {arr.shape[0]} values but the parameter set has {params.slots} slots "
+            f"(N = {params.N}); use at most {params.slots} values or a larger N.",
+            where,
+        )
+    if params.scheme == "ckks":
+        if np.iscomplexobj(arr):
+            raise InvalidPlaintextError(f"complex {what} values are not supported; fhec's CKKS slots are real.", where)
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as e:
+            raise InvalidPlaintextError(f"the {what} must hold real numbers: {e}", where) from e
+        if not np.all(np.isfinite(arr)):
+            raise InvalidPlaintextError(f"the {what} holds NaN or infinite values.", where)
+        out = np.zeros(params.slots, dtype=np.float64)
+    else:
+        if arr.dtype == object:
+            try:
+                arr = np.array([int(v) % params.plain_modulus for v in arr], dtype=np.int64)
+            except (TypeError, ValueError) as e:
+                raise InvalidPlaintextError(f"BGV {what} values must be integers: {e}", where) from e
+        elif not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
+            raise InvalidPlaintextError(
+                f"BGV computes on integers mod t = {params.plain_modulus}; the {what} has dtype {arr.dtype}.", where
+            )
+        arr = np.mod(arr.astype(np.int64), params.plain_modulus)
+        out = np.zeros(params.slots, dtype=np.int64)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+def constant(params: Params, value, where: str | None):
+    """A constant operand as stored in a node: a scalar, or a `Const` slot vector."""
+    if isinstance(value, (np.ndarray, list, tuple)):
+        if np.ndim(value) == 0:
+            return scalar(params, np.asarray(value).item(), where)
+        return Const(vector(params, value, where))
+    return scalar(params, value, where)

@@ -1,0 +1,288 @@
+"""`fhec.Program`, the object a DSL program is traced into, and the `@fhec.program` decorator.
+
+    p = fhec.Program("matvec", fhec.CKKSParams(N=2**14, levels=16, security=None))
+    rows = [p.input(f"row{i}") for i in range(4)]
+    v = p.input("v")
+    for i in range(4):
+        p.output(f"y{i}", (rows[i] * v).sum_slots())
+
+A `Program` grows as the Python code runs; `p.ir` is an immutable, verified
+`HeProgram` snapshot of it, which is what passes, `fhec.reference` and
+`fhec.evaluate` consume (they accept a `Program` too). ``print(p)`` shows the typed IR.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from typing import Any, Callable, Iterable
+
+from fhec.errors import (
+    MixedProgramsError,
+    PlaintextOperandError,
+    ProgramError,
+    UnsetOutputError,
+)
+from fhec.frontend.location import caller_location, format_location
+from fhec.frontend.values import Cipher, Plain, _Handle
+from fhec.ir.he import HeOp, HeOptions, HeProgram, RESCALE_POLICIES, attrs_of
+from fhec.ir.he_build import HeBuilder
+from fhec.ir.he_verify import verify_he
+from fhec.schemes.params import BGVParams, CKKSParams
+
+
+def _options(rescale: str, rotation_keys, max_rotation_keys, where) -> HeOptions:
+    if rescale not in RESCALE_POLICIES:
+        raise ProgramError(f"rescale={rescale!r}: choose 'auto' or 'manual'.", where)
+    if rotation_keys is not None:
+        try:
+            rotation_keys = tuple(int(k) for k in rotation_keys)
+        except (TypeError, ValueError):
+            raise ProgramError(f"rotation_keys={rotation_keys!r} must be a list of integer steps.", where) from None
+    if max_rotation_keys is not None and (not isinstance(max_rotation_keys, int) or max_rotation_keys < 1):
+        raise ProgramError(f"max_rotation_keys={max_rotation_keys!r} must be a positive integer.", where)
+    return HeOptions(rescale, rotation_keys, max_rotation_keys)
+
+
+class Program:
+    """A CKKS or BGV program traced from Python.
+
+    Args:
+        name: the program's name.
+        params: a `CKKSParams` or `BGVParams`.
+        rescale: "auto" (rescale / modulus-switch after multiplies and align operands
+            automatically, as OpenFHE FLEXIBLEAUTO and Lattigo do) or "manual".
+        rotation_keys: if given, the only rotation steps keys may exist for; any other
+            rotation raises `MissingRotationKeyError` at the line that asks for it.
+        max_rotation_keys: if given, rotation-key planning decomposes rotations so that
+            at most this many rotation keys are needed.
+        loc: source location to record (default: the line creating the program).
+
+    Raises `ProgramError` for bad arguments.
+    """
+
+    __hash__ = None  # mutable while tracing; equality is structural
+
+    def __init__(
+        self,
+        name: str,
+        params: CKKSParams | BGVParams,
+        *,
+        rescale: str = "auto",
+        rotation_keys: Iterable[int] | None = None,
+        max_rotation_keys: int | None = None,
+        loc: str | None = None,
+    ):
+        where = loc or caller_location()
+        if not isinstance(name, str) or not name:
+            raise ProgramError(f"the program name must be a non-empty string, got {name!r}.", where)
+        if not isinstance(params, (CKKSParams, BGVParams)):
+            raise ProgramError(
+                f"params must be fhec.CKKSParams(...) or fhec.BGVParams(...), got {type(params).__name__}.", where
+            )
+        options = _options(rescale, rotation_keys, max_rotation_keys, where)
+        self._builder = HeBuilder(params, options, name, where)
+        self._snapshot: HeProgram | None = None
+
+    @classmethod
+    def _from_ir(cls, ir: HeProgram) -> "Program":
+        """A Program holding an existing (verified) HE program; tracing may continue on it."""
+        p = cls.__new__(cls)
+        if any(n.id != i for i, n in enumerate(ir.nodes)):
+            ir = _renumbered(ir)
+        b = HeBuilder(ir.params, ir.options, ir.name, ir.loc)
+        for n in ir.nodes:
+            b.nodes.append(n)
+            b._types[n.id] = n.type
+        p._builder = b
+        p._snapshot = ir
+        return p
+
+    # -- properties -----------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._builder.name
+
+    @property
+    def params(self):
+        return self._builder.params
+
+    @property
+    def options(self) -> HeOptions:
+        return self._builder.options
+
+    @property
+    def ir(self) -> HeProgram:
+        """The immutable, verified HE program traced so far."""
+        if self._snapshot is None or len(self._snapshot.nodes) != len(self._builder.nodes):
+            self._snapshot = verify_he(self._builder.program())
+        return self._snapshot
+
+    # -- declarations -----------------------------------------------------------------------
+
+    def _check_name(self, name: str, kind: str, taken: Iterable[str], where) -> None:
+        if not isinstance(name, str) or not name:
+            raise ProgramError(f"{kind} names must be non-empty strings, got {name!r}.", where)
+        if name in taken:
+            raise ProgramError(f"program {self.name!r} already has {kind} {name!r}; choose another name.", where)
+
+    def _input_names(self) -> set[str]:
+        return {n.attr("name") for n in self._builder.nodes if n.op in (HeOp.INPUT, HeOp.PLAIN_INPUT)}
+
+    def input(self, name: str, level: int | None = None) -> Cipher:
+        """Declare an encrypted input, fresh at `level` (default: the top level).
+
+        Raises `ProgramError` for a duplicate name or a level outside 0..levels.
+        """
+        where = caller_location()
+        self._check_name(name, "an input named", self._input_names(), where)
+        top = self.params.top_level
+        level = top if level is None else level
+        if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= top:
+            raise ProgramError(f"input {name!r}: level={level!r} must be between 0 and {top}.", where)
+        vid = self._builder.emit(HeOp.INPUT, (), attrs_of(name=name, level=level), where)
+        return Cipher(self, vid)
+
+    def plain(self, name: str) -> Plain:
+        """Declare an unencrypted input vector (given at run time, encoded where used)."""
+        where = caller_location()
+        self._check_name(name, "an input named", self._input_names(), where)
+        vid = self._builder.emit(HeOp.PLAIN_INPUT, (), attrs_of(name=name), where)
+        return Plain(self, vid)
+
+    def output(self, name: str, value: Cipher) -> None:
+        """Name a result of the program.
+
+        Raises `UnsetOutputError` for None, `PlaintextOperandError` for a plain input or a
+        constant, `MixedProgramsError` for a value of another program, `ProgramError` for
+        a duplicate name.
+        """
+        where = caller_location()
+        self._check_name(name, "an output named", self.ir.outputs, where)
+        if value is None:
+            raise UnsetOutputError(
+                f"output {name!r} is given None: no value was ever computed for it; assign the result "
+                f"of an operation on the program's inputs before calling p.output({name!r}, ...).",
+                where,
+            )
+        if isinstance(value, _Handle) and value._program is not self:
+            raise MixedProgramsError(
+                f"output {name!r} of program {self.name!r} is a value of program {value._program.name!r} "
+                f"(from {value.loc}); compute it from this program's inputs.",
+                where,
+            )
+        if not isinstance(value, Cipher):
+            what = "the plain input" if isinstance(value, Plain) else f"a {type(value).__name__}"
+            raise PlaintextOperandError(
+                f"output {name!r} must be a ciphertext, but it is {what}; outputs are encrypted results "
+                f"computed from the program's encrypted inputs.",
+                where,
+            )
+        self._builder.emit(HeOp.OUTPUT, (value.id,), attrs_of(name=name), where)
+
+    # -- views --------------------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        return str(self.ir)
+
+    def _repr_html_(self) -> str:
+        return self.ir._repr_html_()
+
+    def __repr__(self) -> str:
+        return f"<fhec.Program {self.name!r}: {len(self._builder.nodes)} nodes, {self.params.scheme}, N={self.params.N}>"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Program):
+            return self.ir == other.ir
+        if isinstance(other, HeProgram):
+            return self.ir == other
+        return NotImplemented
+
+    def to_json(self) -> str:
+        """JSON text of the program (`fhec.ir.he_json`)."""
+        return self.ir.to_json()
+
+    @classmethod
+    def from_json(cls, text: str) -> "Program":
+        """Read a program written by `to_json` (verified; `InternalError` if inconsistent)."""
+        return cls._from_ir(HeProgram.from_json(text))
+
+
+def _renumbered(ir: HeProgram) -> HeProgram:
+    """The same program with ids 0..n-1 (passes may leave gaps)."""
+    from dataclasses import replace
+
+    new_id = {n.id: i for i, n in enumerate(ir.nodes)}
+    nodes = tuple(replace(n, id=new_id[n.id], args=tuple(new_id[a] for a in n.args)) for n in ir.nodes)
+    return replace(ir, nodes=nodes)
+
+
+def as_he_program(program: Program | HeProgram) -> HeProgram:
+    """The `HeProgram` of a `Program` (or the argument itself)."""
+    if isinstance(program, Program):
+        return program.ir
+    if isinstance(program, HeProgram):
+        return program
+    raise TypeError(f"expected an fhec.Program or HeProgram, got {type(program).__name__}")
+
+
+def _is_plain_annotation(annotation: Any) -> bool:
+    if annotation is Plain:
+        return True
+    return isinstance(annotation, str) and annotation.rsplit(".", 1)[-1] == "Plain"
+
+
+def program(
+    params: CKKSParams | BGVParams,
+    *,
+    name: str | None = None,
+    rescale: str = "auto",
+    rotation_keys: Iterable[int] | None = None,
+    max_rotation_keys: int | None = None,
+) -> Callable[[Callable[..., Any]], Program]:
+    """Decorator: trace a function into a `Program` at once.
+
+    Arguments annotated `fhec.Plain` become plain inputs, all others encrypted inputs
+    (named after the parameters). The function returns a `Cipher` (output "out"), a
+    tuple/list of them ("out0", "out1", ...) or a dict name -> Cipher.
+
+        @fhec.program(fhec.CKKSParams(N=2**13, levels=4))
+        def f(x: fhec.Cipher, w: fhec.Plain):
+            return x * w + x.rotate(2)
+
+    Raises `UnsetOutputError` when the function returns None (naming its ``def`` line),
+    and whatever tracing the body raises.
+    """
+
+    def trace(fn: Callable[..., Any]) -> Program:
+        code = fn.__code__
+        where = format_location(code.co_filename, code.co_firstlineno)
+        p = Program(name or fn.__name__, params, rescale=rescale, rotation_keys=rotation_keys,
+                    max_rotation_keys=max_rotation_keys, loc=where)
+        try:
+            hints = typing.get_type_hints(fn)
+        except Exception:  # unresolvable string annotations: fall back to their text
+            hints = {}
+        args = []
+        for pname, param in inspect.signature(fn).parameters.items():
+            annotation = hints.get(pname, param.annotation)
+            args.append(p.plain(pname) if _is_plain_annotation(annotation) else p.input(pname))
+        result = fn(*args)
+        if result is None:
+            raise UnsetOutputError(
+                f"@fhec.program function {fn.__name__!r} returned None; return the result ciphertext "
+                f"(or a tuple / dict of them).",
+                where,
+            )
+        if isinstance(result, dict):
+            items = list(result.items())
+        elif isinstance(result, (tuple, list)):
+            items = [(f"out{i}", r) for i, r in enumerate(result)]
+        else:
+            items = [("out", result)]
+        for out_name, value in items:
+            p.output(out_name, value)
+        return p
+
+    return trace

@@ -1,0 +1,392 @@
+"""The typed handles a DSL program computes with: `Cipher` (encrypted) and `Plain`.
+
+A handle is (program, value id); every operation appends typed nodes to its program's
+builder (`fhec.ir.he_build.HeBuilder`) and returns a new handle. Operations record the
+DSL line that called them; a failing operation leaves the program unchanged and raises
+a `FhecError` naming that line.
+
+Operands of ``+ - *`` may be a `Cipher`, a `Plain` of the same program, a Python or
+numpy scalar, or a 1-D array-like of at most `slots` values (zero-padded). Python
+integers multiply exactly (no rescale); floats and arrays are encoded plaintexts.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from fhec.errors import (
+    LevelExhaustedError,
+    MixedProgramsError,
+    PlaintextOperandError,
+    ProgramError,
+    SchemeMismatchError,
+)
+from fhec.frontend import constants
+from fhec.frontend.location import caller_location
+from fhec.ir.he import Const, HeType
+from fhec.ir.he_recipes import polynomial_degree
+from fhec.ir.he_types import estimated_bits, row_length
+
+if TYPE_CHECKING:
+    from fhec.frontend.program import Program
+
+
+class _Handle:
+    __slots__ = ("_program", "_id")
+    __array_ufunc__ = None  # numpy must defer to our reflected operators (array * cipher)
+
+    def __init__(self, program: "Program", vid: int):
+        self._program = program
+        self._id = vid
+
+    @property
+    def program(self) -> "Program":
+        return self._program
+
+    @property
+    def id(self) -> int:
+        """The SSA value id in the program."""
+        return self._id
+
+    @property
+    def loc(self) -> str | None:
+        """The DSL line that created this value."""
+        return self._program._builder.loc_of(self._id)
+
+    def __bool__(self):
+        raise ProgramError(
+            "an encrypted program cannot branch on its values (they are not known while tracing); "
+            "compute both sides and select with a mask multiply instead.",
+            caller_location(),
+        )
+
+
+def _check_same_program(handle: _Handle, other: _Handle, loc: str | None) -> None:
+    if other._program is not handle._program:
+        raise MixedProgramsError(
+            f"this operation combines a value of program {handle._program.name!r} (from {handle.loc}) with a value "
+            f"of program {other._program.name!r} (from {other.loc}); a program can only use its own inputs — "
+            f"declare the input again in {handle._program.name!r} with p.input(...).",
+            loc,
+        )
+
+
+class Cipher(_Handle):
+    """An encrypted value (a ciphertext) of a program being traced. Also the annotation
+    of encrypted arguments of an ``@fhec.program`` function."""
+
+    __slots__ = ()
+
+    # -- metadata -----------------------------------------------------------------------
+
+    @property
+    def type(self) -> HeType:
+        """The inferred type: level, scale, parts, estimated noise, keys."""
+        return self._program._builder.type_of(self._id)
+
+    @property
+    def level(self) -> int:
+        return self.type.level
+
+    @property
+    def scale(self):
+        """CKKS scale (float) or BGV plaintext factor (int)."""
+        return self.type.scale
+
+    @property
+    def parts(self) -> int:
+        return self.type.parts
+
+    @property
+    def estimated_bits(self) -> float:
+        """Estimated precision bits (CKKS) or noise budget bits (BGV)."""
+        return estimated_bits(self._program.params, self.type)
+
+    def __repr__(self) -> str:
+        t = self.type
+        scale = f"2^{math.log2(t.scale):.3f}" if self._program.params.scheme == "ckks" else f"factor {t.scale}"
+        return f"<Cipher %{self._id} of {self._program.name!r}: level {t.level}, scale {scale}, {t.parts} parts>"
+
+    # -- plumbing -----------------------------------------------------------------------
+
+    @property
+    def _b(self):
+        return self._program._builder
+
+    def _wrap(self, vid: int) -> "Cipher":
+        return self if vid == self._id else Cipher(self._program, vid)
+
+    def _apply(self, fn: Callable[[], int]) -> "Cipher":
+        with self._b.transaction():
+            return self._wrap(fn())
+
+    def _combine(self, other: Any, loc: str | None, with_ct, with_pt, with_const):
+        if isinstance(other, _Handle):
+            _check_same_program(self, other, loc)
+            fn = with_ct if isinstance(other, Cipher) else with_pt
+            return self._apply(lambda: fn(other._id))
+        if not constants.is_constant(other):
+            return NotImplemented
+        value = constants.constant(self._program.params, other, loc)
+        return self._apply(lambda: with_const(value))
+
+    # -- arithmetic -----------------------------------------------------------------------
+
+    def __add__(self, other):
+        loc, b, x = caller_location(), self._b, self._id
+        return self._combine(
+            other, loc, lambda o: b.add(x, o, loc), lambda w: b.add_plain(x, w, loc), lambda c: b.add_const(x, c, loc)
+        )
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        loc, b, x = caller_location(), self._b, self._id
+        return self._combine(
+            other,
+            loc,
+            lambda o: b.add(x, o, loc, subtract=True),
+            lambda w: b.add_plain(x, w, loc, subtract=True),
+            lambda c: b.add_const(x, c, loc, subtract=True),
+        )
+
+    def __rsub__(self, other):
+        loc, b, x = caller_location(), self._b, self._id
+        return self._combine(
+            other,
+            loc,
+            None,  # a Cipher on the left is handled by its own __sub__
+            lambda w: b.add_plain(b.negate(x, loc), w, loc),
+            lambda c: b.add_const(b.negate(x, loc), c, loc),
+        )
+
+    def __mul__(self, other):
+        loc, b, x = caller_location(), self._b, self._id
+        return self._combine(
+            other,
+            loc,
+            lambda o: b.multiply(x, o, loc),
+            lambda w: b.multiply_plain(x, w, loc),
+            lambda c: b.multiply_const(x, c, loc),
+        )
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        loc = caller_location()
+        if self._program.params.scheme != "ckks":
+            raise SchemeMismatchError("division by a constant is CKKS-only; in BGV multiply by an inverse mod t.", loc)
+        if not isinstance(other, (int, float, np.integer, np.floating)) or isinstance(other, bool) or other == 0:
+            raise ProgramError(f"a ciphertext can only be divided by a nonzero number, not {other!r}.", loc)
+        return self._apply(lambda: self._b.multiply_const(self._id, 1.0 / float(other), loc))
+
+    def __neg__(self):
+        loc = caller_location()
+        return self._apply(lambda: self._b.negate(self._id, loc))
+
+    def __pos__(self):
+        return self
+
+    def __pow__(self, k):
+        loc = caller_location()
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+            raise ProgramError(f"x ** k needs an integer k >= 1, got {k!r}.", loc)
+        if k == 1:
+            return self
+        return self._polynomial((0,) * int(k) + (1,), loc)
+
+    # -- slot movement --------------------------------------------------------------------
+
+    def rotate(self, k: int) -> "Cipher":
+        """Slot i of the result holds slot i + k (``np.roll(x, -k)``); BGV rotates both rows."""
+        loc = caller_location()
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+            raise ProgramError(f"rotate(k) needs an integer step, got {k!r}.", loc)
+        return self._apply(lambda: self._b.rotate(self._id, int(k), loc))
+
+    def conjugate(self) -> "Cipher":
+        """CKKS complex conjugation (the identity on the real values fhec computes with)."""
+        loc = caller_location()
+        if self._program.params.scheme != "ckks":
+            raise SchemeMismatchError("conjugate() is a CKKS operation; BGV programs use swap_rows().", loc)
+        return self._apply(lambda: self._b.conjugate(self._id, loc))
+
+    def swap_rows(self) -> "Cipher":
+        """BGV: exchange the two rows (slots[:N/2] and slots[N/2:])."""
+        loc = caller_location()
+        if self._program.params.scheme != "bgv":
+            raise SchemeMismatchError("swap_rows() is a BGV operation; CKKS programs use conjugate().", loc)
+        return self._apply(lambda: self._b.conjugate(self._id, loc))
+
+    # -- levels -----------------------------------------------------------------------------
+
+    def rescale(self) -> "Cipher":
+        """CKKS: divide by the last prime (level - 1). Only in rescale='manual' programs."""
+        loc = caller_location()
+        if self._program.params.scheme != "ckks":
+            raise SchemeMismatchError("rescale() is a CKKS operation; BGV programs use mod_switch().", loc)
+        if self._program.options.rescale == "auto":
+            raise ProgramError(
+                "rescale() is automatic in a rescale='auto' program; drop the call, or create the program "
+                "with rescale='manual' to place rescales yourself (use level_down() to just drop a level).",
+                loc,
+            )
+        return self._apply(lambda: self._b.rescale(self._id, loc))
+
+    def mod_switch(self) -> "Cipher":
+        """Drop one level (BGV modulus switching; CKKS: drop a limb keeping the scale, or in
+        an auto program move onto the lower level's scale)."""
+        loc = caller_location()
+        return self._apply(lambda: self._b.mod_switch(self._id, loc))
+
+    def level_down(self, level: int) -> "Cipher":
+        """Bring the value down to `level` (CKKS: at that level's canonical scale)."""
+        loc = caller_location()
+        if not isinstance(level, (int, np.integer)) or not 0 <= level < self.level:
+            raise ProgramError(
+                f"level_down({level!r}) needs a level below the value's level {self.level} (and >= 0).", loc
+            )
+        return self._apply(lambda: self._b.level_down(self._id, int(level), None, loc))
+
+    def relinearize(self) -> "Cipher":
+        """Turn a 3-part product back into 2 parts (a no-op on 2-part values)."""
+        loc = caller_location()
+        return self._apply(lambda: self._b.relinearize(self._id, loc))
+
+    # -- high-level ops -----------------------------------------------------------------------
+
+    def sum_slots(self, n: int | None = None) -> "Cipher":
+        """Slot i receives sum_{j<n} x[i+j] (cyclically): with n=None every slot holds the
+        total. CKKS: 1 <= n <= N/2. BGV: 1 <= n <= N/2 sums within each row, n = N (the
+        default) over both rows."""
+        loc = caller_location()
+        p = self._program.params
+        full = p.slots
+        n = full if n is None else n
+        row = row_length(p)
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not (1 <= n <= row or n == full):
+            what = f"between 1 and {row}" + (f", or {full} for both rows" if full != row else "")
+            raise ProgramError(f"sum_slots(n={n!r}): n must be {what}.", loc)
+        if n == 1:
+            return self
+        return self._apply(lambda: self._b.sum_slots(self._id, int(n), loc))
+
+    def linear_transform(self, matrix) -> "Cipher":
+        """Plaintext matrix times this encrypted vector.
+
+        `matrix` is a 2-D array-like (m x n, at most slots x slots, zero-padded), or a dict
+        ``{k: vector}`` meaning ``sum_k vector ⊙ rotate(x, k)`` (for BGV also
+        ``{("swap", k): vector}`` for terms on the swapped rows). Kept as one IR op.
+        """
+        loc = caller_location()
+        from fhec.frontend.matrices import diagonals_of
+
+        diagonals = diagonals_of(self._program.params, matrix, loc)
+        return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc))
+
+    def polynomial(self, coeffs) -> "Cipher":
+        """sum_i coeffs[i] * x**i, evaluated with a balanced power tree (depth
+        ceil(log2 degree), plus one level for non-integer CKKS coefficients)."""
+        loc = caller_location()
+        p = self._program.params
+        try:
+            cs = tuple(constants.scalar(p, c, loc) for c in coeffs)
+        except TypeError:
+            raise ProgramError(f"polynomial() takes a sequence of coefficients, got {coeffs!r}.", loc) from None
+        cs = cs[: polynomial_degree(cs) + 1]
+        if polynomial_degree(cs) < 1:
+            raise ProgramError(f"polynomial({list(coeffs)!r}) is constant; it needs a nonzero coefficient of x^1 or higher.", loc)
+        if cs[0] == 0 and len(cs) == 2 and cs[1] == 1:
+            return self
+        return self._polynomial(cs, loc)
+
+    def _polynomial(self, cs: tuple, loc: str | None) -> "Cipher":
+        try:
+            return self._apply(lambda: self._b.polynomial(self._id, cs, loc))
+        except LevelExhaustedError as e:
+            d = len(cs) - 1
+            need = math.ceil(math.log2(d)) if d > 1 else 0
+            raise LevelExhaustedError(
+                f"a polynomial of degree {d} needs {need} level(s) for its powers (plus one for non-integer "
+                f"CKKS coefficients) but its operand is at level {self.level}; increase `levels` in the "
+                f"parameters (now {self._program.params.levels}) or lower the degree.",
+                loc,
+            ) from e
+
+
+def _plain_error(op: str):
+    def method(self, *args, **kwargs):
+        raise PlaintextOperandError(
+            f"{op} needs a ciphertext, but {self._name!r} is a plain input (declared at {self.loc}); "
+            f"plain inputs can only be added to / subtracted from / multiplied with a ciphertext. "
+            f"Declare it with p.input({self._name!r}) to encrypt it.",
+            caller_location(),
+        )
+
+    method.__name__ = op
+    return method
+
+
+class Plain(_Handle):
+    """An unencrypted input vector (given at run time, encoded where it is used). Also the
+    annotation of plaintext arguments of an ``@fhec.program`` function.
+
+    A plain value is only an operand of ``+ - *`` with a `Cipher`.
+    """
+
+    __slots__ = ()
+
+    @property
+    def _name(self) -> str:
+        return self._program._builder.nodes[self._id].attr("name")
+
+    def __repr__(self) -> str:
+        return f"<Plain {self._name!r} of {self._program.name!r}>"
+
+    def _with_cipher(self, other, reflected: str):
+        if isinstance(other, Cipher):
+            return getattr(other, reflected)(self)
+        if isinstance(other, _Handle) or constants.is_constant(other):
+            raise PlaintextOperandError(
+                f"at least one operand must be a ciphertext, but this combines the plain input {self._name!r} "
+                f"(declared at {self.loc}) with a {'plain input' if isinstance(other, Plain) else 'constant'}; "
+                f"declare one of them with p.input(...) to encrypt it, or combine the plain values before the program.",
+                caller_location(),
+            )
+        return NotImplemented
+
+    def __add__(self, other):
+        return self._with_cipher(other, "__radd__")
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._with_cipher(other, "__rsub__")
+
+    def __rsub__(self, other):
+        return self._with_cipher(other, "__sub__")
+
+    def __mul__(self, other):
+        return self._with_cipher(other, "__rmul__")
+
+    __rmul__ = __mul__
+
+    __neg__ = _plain_error("negation")
+    __pow__ = _plain_error("x ** k")
+    __truediv__ = _plain_error("division")
+    rotate = _plain_error("rotate()")
+    conjugate = _plain_error("conjugate()")
+    swap_rows = _plain_error("swap_rows()")
+    rescale = _plain_error("rescale()")
+    mod_switch = _plain_error("mod_switch()")
+    level_down = _plain_error("level_down()")
+    relinearize = _plain_error("relinearize()")
+    sum_slots = _plain_error("sum_slots()")
+    linear_transform = _plain_error("linear_transform()")
+    polynomial = _plain_error("polynomial()")
+
+
+__all__ = ["Cipher", "Plain", "Const"]

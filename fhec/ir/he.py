@@ -1,0 +1,329 @@
+"""The HE-level IR: ciphertext operations over SSA values.
+
+A program is an immutable `HeProgram`: its parameter set, options, and a tuple of
+`HeNode`s in topological order (every argument id names an earlier node). Each node
+defines one value whose id is its own ``id``; OUTPUT nodes name a result.
+
+Two kinds of ops exist (`HeOp`):
+
+* **primitives**, each of which is exactly one call of the eager `fhec.Evaluator`
+  with fully explicit operands (table in `docs/dsl.md` and in `fhec.evaluate`); after
+  `fhec.passes.he_expand.expand` a program consists of primitives only, which is
+  what the limb-level lowering consumes;
+* **high-level ops** (SUM_SLOTS, LINEAR_TRANSFORM, POLYNOMIAL), kept as single nodes
+  by tracing so that passes can pick an algorithm (BSGS, hoisting) before expanding.
+
+Every node carries its inferred `HeType` (level, scale, parts, estimated noise,
+needed keys) and the ``file.py:LINE`` of the DSL statement that created it.
+Attributes are a sorted tuple of (name, value) pairs holding only hashable values:
+Python ints/floats/strings/None, tuples, and `Const` for numpy arrays.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+from fhec.schemes.params import Params
+
+
+class HeOp(enum.Enum):
+    """Operations of the HE-level IR. The value is the printed / serialized name."""
+
+    INPUT = "input"                        # encrypted input (attrs: name, level)
+    PLAIN_INPUT = "plain_input"            # unencrypted slot vector given at run time (attrs: name)
+    OUTPUT = "output"                      # names a result (attrs: name)
+    ADD = "add"                            # ct + ct, same level, matching scale / factor
+    SUB = "sub"                            # ct - ct, same level, matching scale / factor
+    NEG = "neg"                            # -ct
+    ADD_PLAIN = "add_plain"                # ct + plain input (encoded at ct's level and scale)
+    SUB_PLAIN = "sub_plain"                # ct - plain input
+    ADD_CONST = "add_const"                # ct + constant (attrs: value)
+    SUB_CONST = "sub_const"                # ct - constant (attrs: value)
+    MUL = "mul"                            # ct × ct without relinearization (3 parts)
+    RELINEARIZE = "relinearize"            # 3 parts -> 2 parts (key: relin)
+    MUL_PLAIN = "mul_plain"                # ct × plain input (attrs: plain_scale)
+    MUL_CONST = "mul_const"                # ct × constant (attrs: value, plain_scale; None for Python ints)
+    MUL_FACTOR = "mul_factor"              # BGV: ct × integer c, plaintext factor × c, message unchanged
+    RESCALE = "rescale"                    # CKKS: divide by the last prime
+    MOD_SWITCH = "mod_switch"              # drop one level (BGV: modulus switching; CKKS: drop a limb)
+    LEVEL_DOWN = "level_down"              # bring to a lower level at a given scale (attrs: level, scale)
+    ROTATE = "rotate"                      # slot i <- slot i + step (attrs: step)
+    CONJUGATE = "conjugate"                # CKKS complex conjugation
+    SWAP_ROWS = "swap_rows"                # BGV: exchange the two slot rows
+    SUM_SLOTS = "sum_slots"                # high level: slot i <- sum of slots i..i+n-1 (attrs: n)
+    LINEAR_TRANSFORM = "linear_transform"  # high level: sum_k diag_k ⊙ rot(x, k) (attrs: diagonals, plain_scale)
+    POLYNOMIAL = "polynomial"              # high level: sum_i c_i x^i (attrs: coeffs)
+
+    def __repr__(self) -> str:
+        return f"HeOp.{self.name}"
+
+
+HIGH_LEVEL_OPS = frozenset({HeOp.SUM_SLOTS, HeOp.LINEAR_TRANSFORM, HeOp.POLYNOMIAL})
+KEY_SWITCHING_OPS = frozenset({HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS})
+INPUT_OPS = frozenset({HeOp.INPUT, HeOp.PLAIN_INPUT})
+
+
+@dataclass(frozen=True, eq=False)
+class Const:
+    """A numpy constant stored in a node: read-only, compared and hashed by value.
+
+    Arrays are always padded to the program's slot count when they enter the IR
+    (float64 for CKKS, int64 reduced mod t for BGV), so consumers never pad.
+    """
+
+    array: np.ndarray
+
+    def __post_init__(self) -> None:
+        arr = np.array(self.array, copy=True)
+        arr.setflags(write=False)
+        object.__setattr__(self, "array", arr)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Const)
+            and self.array.dtype == other.array.dtype
+            and self.array.shape == other.array.shape
+            and bool(np.array_equal(self.array, other.array))
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.array.dtype.str, self.array.shape, self.array.tobytes()))
+
+    def __repr__(self) -> str:
+        return f"Const({format_values(self.array)})"
+
+
+def format_values(arr: np.ndarray, shown: int = 4) -> str:
+    """Short text for a constant vector: the first values, then the count."""
+    vals = [f"{v:.6g}" if isinstance(v, (float, np.floating)) else str(int(v)) for v in arr[:shown]]
+    if len(arr) > shown:
+        vals.append(f"… {len(arr)} values")
+    return "[" + ", ".join(vals) + "]"
+
+
+class ValueKind(enum.Enum):
+    CIPHER = "ct"
+    PLAIN = "pt"
+
+
+class KeyKind(enum.Enum):
+    RELIN = "relin"
+    ROTATION = "rot"
+    CONJUGATION = "conj"
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key-switching key an op needs: relinearization, rotation by `step`
+    (normalized to 0 <= step < row length), or conjugation / row swap."""
+
+    kind: KeyKind
+    step: int = 0
+
+    def __str__(self) -> str:
+        return f"rot({self.step})" if self.kind is KeyKind.ROTATION else self.kind.value
+
+    @property
+    def sort_key(self) -> tuple[str, int]:
+        return (self.kind.value, self.step)
+
+
+def sorted_keys(keys) -> tuple[Key, ...]:
+    """Distinct keys in a canonical order (relin, conj, then rotations by step)."""
+    return tuple(sorted(set(keys), key=lambda k: k.sort_key))
+
+
+@dataclass(frozen=True)
+class HeType:
+    """The inferred type of a value.
+
+    Attributes:
+        kind: ciphertext or plaintext (a PLAIN_INPUT, encoded where it is used).
+        slots: number of slots of the parameter set.
+        level, scale: of a ciphertext (CKKS scale float, BGV plaintext factor int);
+            None for plaintexts.
+        parts: 2, or 3 after a multiply before relinearization.
+        noise: estimated log2 std of the error (as `Ciphertext.noise`); None for plaintexts.
+        keys: the key-switching keys the op producing this value needs (all of them
+            for a high-level op).
+    """
+
+    kind: ValueKind
+    slots: int
+    level: int | None = None
+    scale: float | int | None = None
+    parts: int = 2
+    noise: float | None = None
+    keys: tuple[Key, ...] = ()
+
+    @property
+    def is_cipher(self) -> bool:
+        return self.kind is ValueKind.CIPHER
+
+
+def attrs_of(**kw: Any) -> tuple[tuple[str, Any], ...]:
+    """Canonical attribute tuple (sorted by name) from keyword arguments."""
+    return tuple(sorted(kw.items()))
+
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class HeNode:
+    """One SSA value: ``%id = op(args) {attrs} : type  # loc``.
+
+    Nodes are immutable; passes build new ones (`dataclasses.replace`).
+    """
+
+    id: int
+    op: HeOp
+    args: tuple[int, ...]
+    attrs: tuple[tuple[str, Any], ...]
+    type: HeType
+    loc: str | None = None
+
+    def attr(self, name: str, default: Any = _MISSING) -> Any:
+        """The attribute `name`; `default` when absent (KeyError without a default)."""
+        for k, v in self.attrs:
+            if k == name:
+                return v
+        if default is _MISSING:
+            raise KeyError(f"{self.op.value} node %{self.id} has no attribute {name!r}")
+        return default
+
+    @property
+    def attr_dict(self) -> dict[str, Any]:
+        return dict(self.attrs)
+
+
+RESCALE_POLICIES = ("auto", "manual")
+
+
+@dataclass(frozen=True)
+class HeOptions:
+    """Program-wide options.
+
+    Attributes:
+        rescale: "auto" (rescale / mod-switch after every non-integer multiply and align
+            operands automatically) or "manual" (the program does it; mismatches are errors).
+        rotation_keys: when not None, the only rotation steps for which keys may exist;
+            any other rotation is an error at trace time.
+        max_rotation_keys: when not None, rotation-key planning decomposes rotations so
+            that at most this many rotation keys are needed.
+    """
+
+    rescale: str = "auto"
+    rotation_keys: tuple[int, ...] | None = None
+    max_rotation_keys: int | None = None
+
+
+@dataclass(frozen=True)
+class HeProgram:
+    """An immutable HE-level program. Equality is structural (same nodes, params, options).
+
+    Build one by tracing (`fhec.Program`), by `from_json`, or with `fhec.ir.he_build.HeBuilder`.
+    """
+
+    name: str
+    params: Params
+    nodes: tuple[HeNode, ...]
+    options: HeOptions = field(default_factory=HeOptions)
+    loc: str | None = None
+
+    # -- lookups ----------------------------------------------------------------------
+
+    def node(self, vid: int) -> HeNode:
+        """The node defining value `vid` (KeyError if none)."""
+        index = self._index()
+        if vid not in index:
+            raise KeyError(f"no value %{vid} in program {self.name!r}")
+        return self.nodes[index[vid]]
+
+    def _index(self) -> dict[int, int]:
+        # Built on demand (nodes are immutable, so this cannot go stale); not a field so
+        # that equality and hashing stay structural.
+        cached = self.__dict__.get("_index_cache")
+        if cached is None:
+            cached = {n.id: i for i, n in enumerate(self.nodes)}
+            object.__setattr__(self, "_index_cache", cached)
+        return cached
+
+    def nodes_of(self, *ops: HeOp) -> Iterator[HeNode]:
+        return (n for n in self.nodes if n.op in ops)
+
+    @property
+    def inputs(self) -> dict[str, HeNode]:
+        """Encrypted inputs by name, in declaration order."""
+        return {n.attr("name"): n for n in self.nodes_of(HeOp.INPUT)}
+
+    @property
+    def plain_inputs(self) -> dict[str, HeNode]:
+        """Plaintext inputs by name, in declaration order."""
+        return {n.attr("name"): n for n in self.nodes_of(HeOp.PLAIN_INPUT)}
+
+    @property
+    def outputs(self) -> dict[str, int]:
+        """Output name -> id of the value it names, in declaration order."""
+        return {n.attr("name"): n.args[0] for n in self.nodes_of(HeOp.OUTPUT)}
+
+    @property
+    def is_expanded(self) -> bool:
+        """True when the program holds primitives only."""
+        return not any(n.op in HIGH_LEVEL_OPS for n in self.nodes)
+
+    def users(self) -> dict[int, list[int]]:
+        """Value id -> ids of the nodes that use it."""
+        out: dict[int, list[int]] = {n.id: [] for n in self.nodes}
+        for n in self.nodes:
+            for a in n.args:
+                out[a].append(n.id)
+        return out
+
+    def graph(self):
+        """The dataflow graph as a `networkx.DiGraph` (edges from argument to user)."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for n in self.nodes:
+            g.add_node(n.id, op=n.op)
+            for a in n.args:
+                g.add_edge(a, n.id)
+        return g
+
+    # -- views ------------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        from fhec.ir.he_print import format_program
+
+        return format_program(self)
+
+    def _repr_html_(self) -> str:
+        from fhec.ir.he_print import format_html
+
+        return format_html(self)
+
+    def __repr__(self) -> str:
+        return f"<HeProgram {self.name!r}: {len(self.nodes)} nodes, {self.params.scheme}, N={self.params.N}>"
+
+    def to_json(self) -> str:
+        """Serialize (see `fhec.ir.he_json`); `HeProgram.from_json` reads it back."""
+        from fhec.ir.he_json import program_to_json
+
+        return program_to_json(self)
+
+    @staticmethod
+    def from_json(text: str) -> "HeProgram":
+        """Read a program written by `to_json` and verify it (InternalError if inconsistent)."""
+        from fhec.ir.he_json import program_from_json
+
+        return program_from_json(text)
+
+    def __getstate__(self):  # keep the index cache out of pickles
+        state = dict(self.__dict__)
+        state.pop("_index_cache", None)
+        return state

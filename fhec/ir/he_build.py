@@ -1,0 +1,320 @@
+"""Building HE programs: typed node emission and the operand-alignment policy.
+
+`HeBuilder` appends nodes in topological order, inferring each node's type as it goes
+(`infer_type`), so a program is typed by construction. On top of `emit` it offers the
+*policy* layer the DSL and the expansion recipes share:
+
+* ``rescale="auto"``: after every multiply that is not by a Python integer, CKKS
+  rescales and BGV modulus-switches; operands of binary ops are brought to a common
+  level with LEVEL_DOWN (CKKS: onto the other operand's / the level's canonical scale;
+  BGV: modulus switching); a ct × ct product is relinearized at once.
+* ``rescale="manual"``: only what the program asks for; operands at different levels
+  or (CKKS) with different scales raise `LevelMismatchError` / `ScaleMismatchError`
+  naming the DSL line. The product of two ciphertexts stays 3-part until the program
+  calls ``relinearize()`` (ops that need 2 parts relinearize first, as the evaluator does).
+
+In both modes BGV plaintext factors are aligned automatically (MUL_FACTOR): they are
+invisible in the DSL.
+
+The builder is mutable scaffolding; what it produces (`HeBuilder.program`) is an
+immutable `HeProgram`. `transaction()` rolls back the nodes of a failed DSL operation.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
+
+from fhec.errors import LevelExhaustedError, LevelMismatchError, MissingRotationKeyError, ScaleMismatchError
+from fhec.ir.he import (
+    HIGH_LEVEL_OPS,
+    HeNode,
+    HeOp,
+    HeOptions,
+    HeProgram,
+    HeType,
+    Key,
+    KeyKind,
+    attrs_of,
+    sorted_keys,
+)
+from fhec.ir import he_types as ht
+from fhec.schemes import rules
+from fhec.schemes.params import Params
+
+
+def infer_type(params: Params, op: HeOp, attrs: dict[str, Any], arg_types: tuple[HeType, ...], loc: str | None) -> HeType:
+    """The type of a node: the primitive rule, or for a high-level op the type of the
+    last value of its expansion with the keys of every expanded node."""
+    if len(arg_types) != ht.arity(op):
+        raise ht.IRTypeError(f"{op.value} takes {ht.arity(op)} arguments, got {len(arg_types)}")
+    if op in HIGH_LEVEL_OPS:
+        from fhec.ir.he_recipes import dry_run
+
+        return dry_run(params, op, attrs, arg_types[0], loc)
+    return ht.PRIMITIVE_RULES[op](params, attrs, arg_types, loc)
+
+
+def _log2(scale) -> str:
+    return f"2^{math.log2(scale):.3f}"
+
+
+class HeBuilder:
+    """Appends typed nodes; see the module docstring for the policy helpers.
+
+    Args:
+        params: the parameter set.
+        options: `HeOptions` (rescale policy, allowed rotation keys).
+        name, loc: name and source location of the program being built.
+    """
+
+    def __init__(self, params: Params, options: HeOptions = HeOptions(), name: str = "program", loc: str | None = None):
+        self.params = params
+        self.options = options
+        self.name = name
+        self.loc = loc
+        self.nodes: list[HeNode] = []
+        self._types: dict[int, HeType] = {}
+        self._next_external = -1
+
+    # -- raw emission --------------------------------------------------------------------
+
+    def type_of(self, vid: int) -> HeType:
+        return self._types[vid]
+
+    def loc_of(self, vid: int) -> str | None:
+        return self.nodes[vid].loc if vid >= 0 else None
+
+    def external(self, typ: HeType) -> int:
+        """A value of a given type defined outside this builder (for dry runs); negative id."""
+        vid = self._next_external
+        self._next_external -= 1
+        self._types[vid] = typ
+        return vid
+
+    def emit(self, op: HeOp, args: Iterable[int] = (), attrs: tuple[tuple[str, Any], ...] = (), loc: str | None = None) -> int:
+        """Append one node after inferring its type; returns its value id.
+
+        Raises what the type rule raises (a `FhecError` carrying `loc`, or `IRTypeError`).
+        """
+        args = tuple(args)
+        typ = infer_type(self.params, op, dict(attrs), tuple(self._types[a] for a in args), loc)
+        self._check_allowed_keys(typ, op, loc)
+        vid = len(self.nodes)
+        self.nodes.append(HeNode(vid, op, args, attrs, typ, loc))
+        self._types[vid] = typ
+        return vid
+
+    def _check_allowed_keys(self, typ: HeType, op: HeOp, loc: str | None) -> None:
+        allowed = self.options.rotation_keys
+        if allowed is None:
+            return
+        allowed_keys = {ht.rotation_key(self.params, k) for k in allowed}
+        for key in typ.keys:
+            if key.kind is KeyKind.ROTATION and key not in allowed_keys:
+                raise MissingRotationKeyError(
+                    f"{op.value} needs a rotation key for step {key.step}, but the program allows only "
+                    f"rotation_keys={list(allowed)}; add {key.step} to rotation_keys, rotate by a sum of "
+                    f"allowed steps, or use max_rotation_keys= to let the compiler decompose rotations.",
+                    loc,
+                )
+
+    def program(self) -> HeProgram:
+        """The nodes so far as an immutable program."""
+        return HeProgram(self.name, self.params, tuple(self.nodes), self.options, self.loc)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Undo the nodes appended inside the block if it raises."""
+        mark = len(self.nodes)
+        try:
+            yield
+        except BaseException:
+            for n in self.nodes[mark:]:
+                del self._types[n.id]
+            del self.nodes[mark:]
+            raise
+
+    # -- policy helpers -------------------------------------------------------------------
+
+    @property
+    def auto(self) -> bool:
+        return self.options.rescale == "auto"
+
+    @property
+    def ckks(self) -> bool:
+        return self.params.scheme == "ckks"
+
+    def _describe(self, vid: int) -> str:
+        t = self._types[vid]
+        where = self.loc_of(vid)
+        scale = _log2(t.scale) if self.ckks else f"factor {t.scale}"
+        return f"the value from {where or 'the program'} (level {t.level}, scale {scale})"
+
+    def two_parts(self, a: int, loc: str | None) -> int:
+        """Relinearize a 3-part value (ops that key-switch or multiply need 2 parts)."""
+        return self.emit(HeOp.RELINEARIZE, (a,), (), loc) if self._types[a].parts == 3 else a
+
+    def after_multiply(self, a: int, loc: str | None, auto: bool | None = None) -> int:
+        """In auto mode, rescale (CKKS) or modulus-switch (BGV) a fresh product."""
+        if not (self.auto if auto is None else auto):
+            return a
+        return self.emit(HeOp.RESCALE if self.ckks else HeOp.MOD_SWITCH, (a,), (), loc)
+
+    def level_down(self, a: int, level: int, scale=None, loc: str | None = None) -> int:
+        """LEVEL_DOWN to `level` at `scale` (CKKS default: the level's canonical scale)."""
+        if self.ckks:
+            scale = float(self.params.scale_at(level) if scale is None else scale)
+        else:
+            scale = None
+        return self.emit(HeOp.LEVEL_DOWN, (a,), attrs_of(level=level, scale=scale), loc)
+
+    def align_factor(self, b: int, factor: int, loc: str | None) -> int:
+        """BGV: give b the plaintext factor `factor` (no-op when it has it)."""
+        fb = self._types[b].scale
+        if fb == factor:
+            return b
+        c = rules.bgv_align_constant(self.params, fb, factor)
+        return self.emit(HeOp.MUL_FACTOR, (b,), attrs_of(value=c), loc)
+
+    def align_for_add(self, a: int, b: int, loc: str | None, auto: bool | None = None) -> tuple[int, int]:
+        """Bring two ciphertexts to one level and matching scale / factor (see module doc)."""
+        auto = self.auto if auto is None else auto
+        ta, tb = self._types[a], self._types[b]
+        if ta.level != tb.level:
+            if not auto:
+                low = min(ta.level, tb.level)
+                raise LevelMismatchError(
+                    f"cannot combine {self._describe(a)} with {self._describe(b)}: the operands are at different "
+                    f"levels; bring the higher one down with .level_down({low}) (or .mod_switch()), "
+                    f"or use rescale='auto'.",
+                    loc,
+                )
+            if ta.level > tb.level:
+                a = self.level_down(a, tb.level, tb.scale, loc)
+            else:
+                b = self.level_down(b, ta.level, ta.scale, loc)
+            ta, tb = self._types[a], self._types[b]
+        if self.ckks:
+            if not rules.scales_match(self.params, ta.scale, tb.scale):
+                raise ScaleMismatchError(
+                    f"cannot add {self._describe(a)} and {self._describe(b)}: their scales differ; "
+                    f"rescale() the product first, or use rescale='auto'.",
+                    loc,
+                )
+            return a, b
+        return a, self.align_factor(b, ta.scale, loc)
+
+    def align_for_mul(self, a: int, b: int, loc: str | None, auto: bool | None = None) -> tuple[int, int]:
+        """Two 2-part ciphertexts at one level; auto mode drops the higher onto the
+        canonical scale of the lower level."""
+        auto = self.auto if auto is None else auto
+        a, b = self.two_parts(a, loc), self.two_parts(b, loc)
+        ta, tb = self._types[a], self._types[b]
+        if ta.level == tb.level:
+            return a, b
+        if not auto:
+            raise LevelMismatchError(
+                f"cannot multiply {self._describe(a)} by {self._describe(b)}: the operands are at different "
+                f"levels; bring the higher one down with .level_down({min(ta.level, tb.level)}), "
+                f"or use rescale='auto'.",
+                loc,
+            )
+        if ta.level > tb.level:
+            return self.level_down(a, tb.level, None, loc), b
+        return a, self.level_down(b, ta.level, None, loc)
+
+    # -- DSL-level operations (all take the location of the DSL statement) ---------------
+
+    def add(self, a: int, b: int, loc: str | None, subtract: bool = False, auto: bool | None = None) -> int:
+        a, b = self.align_for_add(a, b, loc, auto)
+        return self.emit(HeOp.SUB if subtract else HeOp.ADD, (a, b), (), loc)
+
+    def add_plain(self, a: int, w: int, loc: str | None, subtract: bool = False) -> int:
+        return self.emit(HeOp.SUB_PLAIN if subtract else HeOp.ADD_PLAIN, (a, w), (), loc)
+
+    def add_const(self, a: int, value, loc: str | None, subtract: bool = False) -> int:
+        return self.emit(HeOp.SUB_CONST if subtract else HeOp.ADD_CONST, (a,), attrs_of(value=value), loc)
+
+    def negate(self, a: int, loc: str | None) -> int:
+        return self.emit(HeOp.NEG, (a,), (), loc)
+
+    def multiply(self, a: int, b: int, loc: str | None, auto: bool | None = None) -> int:
+        """ct × ct: align, MUL, and in auto mode RELINEARIZE and RESCALE / MOD_SWITCH."""
+        auto = self.auto if auto is None else auto
+        a, b = self.align_for_mul(a, b, loc, auto)
+        m = self.emit(HeOp.MUL, (a, b), (), loc)
+        if auto:
+            m = self.emit(HeOp.RELINEARIZE, (m,), (), loc)
+        return self.after_multiply(m, loc, auto)
+
+    def _plain_scale(self, a: int):
+        t = self._types[a]
+        return ht.plain_scale_for(self.params, t.level, t.scale) if self.ckks else 1
+
+    def multiply_plain(self, a: int, w: int, loc: str | None, auto: bool | None = None) -> int:
+        m = self.emit(HeOp.MUL_PLAIN, (a, w), attrs_of(plain_scale=self._plain_scale(a)), loc)
+        return self.after_multiply(m, loc, auto)
+
+    def multiply_const(self, a: int, value, loc: str | None, auto: bool | None = None) -> int:
+        """ct × constant. Python integers multiply exactly (no rescale); floats and arrays
+        are encoded (`he_types.plain_scale_for`) and rescaled in auto mode."""
+        if ht.is_int_scalar(value):
+            return self.emit(HeOp.MUL_CONST, (a,), attrs_of(value=int(value), plain_scale=None), loc)
+        m = self.emit(HeOp.MUL_CONST, (a,), attrs_of(value=value, plain_scale=self._plain_scale(a)), loc)
+        return self.after_multiply(m, loc, auto)
+
+    def rotate(self, a: int, step: int, loc: str | None) -> int:
+        if step % ht.row_length(self.params) == 0:
+            return a  # the identity; the evaluator needs no key for it either
+        return self.emit(HeOp.ROTATE, (self.two_parts(a, loc),), attrs_of(step=int(step)), loc)
+
+    def conjugate(self, a: int, loc: str | None) -> int:
+        op = HeOp.CONJUGATE if self.ckks else HeOp.SWAP_ROWS
+        return self.emit(op, (self.two_parts(a, loc),), (), loc)
+
+    def rescale(self, a: int, loc: str | None) -> int:
+        return self.emit(HeOp.RESCALE, (a,), (), loc)
+
+    def mod_switch(self, a: int, loc: str | None) -> int:
+        """Drop one level. In a CKKS auto-mode program this is a LEVEL_DOWN onto the
+        lower level's canonical scale, which keeps the auto invariant (every value at a
+        level has that level's scale)."""
+        t = self._types[a]
+        if self.ckks and self.auto:
+            if t.level == 0:
+                rules.check_level(self.params, 0, "mod_switch", loc)
+            return self.level_down(a, t.level - 1, None, loc)
+        return self.emit(HeOp.MOD_SWITCH, (a,), (), loc)
+
+    def relinearize(self, a: int, loc: str | None) -> int:
+        return self.two_parts(a, loc)
+
+    def sum_slots(self, a: int, n: int, loc: str | None) -> int:
+        return self.emit(HeOp.SUM_SLOTS, (self.two_parts(a, loc),), attrs_of(n=int(n)), loc)
+
+    def linear_transform(self, a: int, diagonals: tuple, loc: str | None) -> int:
+        a = self.two_parts(a, loc)
+        ps = self._plain_scale(a)
+        m = self.emit(HeOp.LINEAR_TRANSFORM, (a,), attrs_of(diagonals=diagonals, plain_scale=ps), loc)
+        return self.after_multiply(m, loc)
+
+    def polynomial(self, a: int, coeffs: tuple, loc: str | None) -> int:
+        return self.emit(HeOp.POLYNOMIAL, (self.two_parts(a, loc),), attrs_of(coeffs=coeffs), loc)
+
+    def check_level_available(self, a: int, levels: int, what: str, loc: str | None) -> None:
+        """Raise `LevelExhaustedError` when `what` needs more levels than `a` has."""
+        t = self._types[a]
+        if t.level < levels:
+            raise LevelExhaustedError(
+                f"{what} needs {levels} level(s) but its operand is at level {t.level}; increase `levels` "
+                f"in the parameters (now {self.params.levels}) or reduce the program's depth.",
+                loc,
+            )
+
+
+def keys_of(nodes: Iterable[HeNode]) -> tuple[Key, ...]:
+    """All keys the given nodes need, in canonical order."""
+    return sorted_keys(k for n in nodes for k in n.type.keys)
+

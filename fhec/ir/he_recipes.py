@@ -1,0 +1,142 @@
+"""How each high-level HE op decomposes into primitives (one recipe per op).
+
+A recipe takes a `HeBuilder`, the operand's value id, the node's attributes and its
+source location, emits primitives and returns the id of the result. The same recipe
+serves two purposes, which is what keeps them consistent:
+
+* typing: `dry_run` replays it on a scratch builder and the high-level node's type is
+  the type of the recipe's result (plus every key the recipe needs);
+* expansion: `fhec.passes.he_expand.expand` replays it into the program being rebuilt.
+
+Recipes (default algorithms; later passes may choose others, e.g. BSGS or hoisting):
+
+* SUM_SLOTS(n): slot i <- sum_{j<n} x[i+j] (cyclic within a CKKS vector / a BGV row).
+  Doubling S_2m = S_m + rot(S_m, m) and S_2m+1 = x + rot(S_2m, 1), read from the bits
+  of n: log2(n) rotate-and-adds for a power of two. BGV n = N also adds the swapped rows.
+* LINEAR_TRANSFORM: the diagonal method, y = sum_k diag_k ⊙ rot(x, k) (with a row swap
+  first for BGV cross-row diagonals); one plaintext multiply per diagonal at one common
+  encoding scale, so the products add without alignment and one rescale follows.
+* POLYNOMIAL: a balanced power tree (x^m = x^(2^k) · x^(m-2^k), depth ceil(log2 m))
+  computing only the powers with a nonzero coefficient, each term scaled by its
+  coefficient (integers exactly, without a level), terms summed from the highest level
+  down with automatic alignment. Depth ceil(log2 d) + 1 for non-integer coefficients.
+  It always applies the auto rescaling policy internally: inside the op there is no
+  place where a manual-mode program could rescale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable
+
+from fhec.ir.he import Const, HeOp, HeType, attrs_of, sorted_keys
+from fhec.ir.he_types import IRTypeError, is_int_scalar, row_length
+
+Recipe = Callable[["HeBuilder", int, dict[str, Any], "str | None"], int]  # noqa: F821
+
+
+def sum_slots_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
+    params = b.params
+    n, row = attrs["n"], row_length(params)
+    whole_bgv = params.scheme == "bgv" and n == params.N
+    m = row if whole_bgv else n
+    if not (isinstance(m, int) and 1 <= m <= row):
+        raise IRTypeError(f"sum_slots n={n!r} out of range for {params.slots} slots")
+    acc, width = x, 1
+    for bit in bin(m)[3:]:  # the bits after the leading one, most significant first
+        acc = b.emit(HeOp.ADD, (acc, b.emit(HeOp.ROTATE, (acc,), attrs_of(step=width), loc)), (), loc)
+        width *= 2
+        if bit == "1":
+            acc = b.emit(HeOp.ADD, (x, b.emit(HeOp.ROTATE, (acc,), attrs_of(step=1), loc)), (), loc)
+            width += 1
+    if whole_bgv:
+        acc = b.emit(HeOp.ADD, (acc, b.emit(HeOp.SWAP_ROWS, (acc,), (), loc)), (), loc)
+    return acc
+
+
+def check_diagonals(params, diagonals: Any) -> None:
+    """Raise IRTypeError unless `diagonals` is a non-empty tuple of distinct
+    (step in [0, row), swap: bool, Const of `slots` values) triples."""
+    row = row_length(params)
+    if not isinstance(diagonals, tuple) or not diagonals:
+        raise IRTypeError("linear_transform needs at least one diagonal")
+    seen = set()
+    for d in diagonals:
+        if not (isinstance(d, tuple) and len(d) == 3):
+            raise IRTypeError(f"bad diagonal {d!r}")
+        step, swap, vec = d
+        ok = isinstance(step, int) and 0 <= step < row and isinstance(swap, bool) and isinstance(vec, Const)
+        if not ok or vec.array.shape != (params.slots,) or (swap and params.scheme != "bgv") or (step, swap) in seen:
+            raise IRTypeError(f"bad diagonal ({step!r}, {swap!r}, ...)")
+        seen.add((step, swap))
+
+
+def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
+    check_diagonals(b.params, attrs["diagonals"])
+    ps = attrs["plain_scale"]
+    acc = None
+    for step, swap, vec in attrs["diagonals"]:
+        r = b.emit(HeOp.SWAP_ROWS, (x,), (), loc) if swap else x
+        if step:
+            r = b.emit(HeOp.ROTATE, (r,), attrs_of(step=step), loc)
+        term = b.emit(HeOp.MUL_CONST, (r,), attrs_of(value=vec, plain_scale=ps), loc)
+        acc = term if acc is None else b.emit(HeOp.ADD, (acc, term), (), loc)
+    return acc
+
+
+def polynomial_degree(coeffs: tuple) -> int:
+    """Index of the highest nonzero coefficient (0 for a constant)."""
+    return max((i for i, c in enumerate(coeffs) if c != 0), default=0)
+
+
+def polynomial_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
+    coeffs = attrs["coeffs"]
+    if not isinstance(coeffs, tuple) or polynomial_degree(coeffs) < 1:
+        raise IRTypeError(f"polynomial needs a nonconstant coefficient tuple, got {coeffs!r}")
+    powers: dict[int, int] = {1: x}
+
+    def power(m: int) -> int:
+        if m not in powers:
+            k = 1 << (m.bit_length() - 1)
+            lo, hi = (m // 2, m // 2) if k == m else (k, m - k)
+            powers[m] = b.multiply(power(lo), power(hi), loc, auto=True)
+        return powers[m]
+
+    terms = []
+    for i, c in enumerate(coeffs):
+        if i == 0 or c == 0:
+            continue
+        p = power(i)
+        if c == 1:
+            terms.append(p)
+        elif c == -1:
+            terms.append(b.negate(p, loc))
+        else:
+            terms.append(b.multiply_const(p, int(c) if is_int_scalar(c) else float(c), loc, auto=True))
+    terms.sort(key=lambda v: -b.type_of(v).level)  # stable: highest level first, fewest alignments
+    acc = terms[0]
+    for t in terms[1:]:
+        acc = b.add(acc, t, loc, auto=True)
+    if coeffs[0] != 0:
+        acc = b.add_const(acc, coeffs[0], loc)
+    return acc
+
+
+RECIPES: dict[HeOp, Recipe] = {
+    HeOp.SUM_SLOTS: sum_slots_recipe,
+    HeOp.LINEAR_TRANSFORM: linear_transform_recipe,
+    HeOp.POLYNOMIAL: polynomial_recipe,
+}
+
+
+def dry_run(params, op: HeOp, attrs: dict[str, Any], arg_type: HeType, loc: str | None) -> HeType:
+    """Type of a high-level node: replay its recipe on a scratch builder."""
+    from fhec.ir.he_build import HeBuilder
+
+    b = HeBuilder(params)
+    x = b.external(arg_type)
+    if not arg_type.is_cipher:
+        raise IRTypeError(f"{op.value}: operand must be a ciphertext")
+    out = RECIPES[op](b, x, attrs, loc)
+    keys = sorted_keys(k for n in b.nodes for k in n.type.keys)
+    return replace(b.type_of(out), keys=keys)

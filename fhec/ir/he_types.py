@@ -1,0 +1,354 @@
+"""Type rules of the primitive HE ops: level, scale, parts, noise and keys of each result.
+
+Each rule mirrors, step by step, what the eager `fhec.Evaluator` does to a ciphertext's
+metadata, using the same `fhec.schemes.rules` and `fhec.schemes.noise` functions, so
+the inferred type of every value equals (``==``, floats included) the level, scale,
+parts and noise of the ciphertext the evaluator produces for it. Tests check this.
+
+A rule raises a `FhecError` for conditions a user program can cause (a level exhausted:
+it comes from `rules` with the DSL location) and `IRTypeError` (an `InternalError`)
+when a node breaks the IR's contract (operands at different levels, a 3-part operand
+of a rotation, ...): the builder never emits such nodes, so that is a bug.
+
+The high-level ops are typed by `fhec.ir.he_build.infer_type`, which dry-runs their
+expansion.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import replace
+from typing import Any, Callable, Mapping
+
+from fhec.errors import InternalError
+from fhec.ir.he import Const, HeOp, HeType, Key, KeyKind, ValueKind
+from fhec.schemes import noise as nz
+from fhec.schemes import rules
+from fhec.schemes.params import Params
+
+
+class IRTypeError(InternalError):
+    """A node violates the HE IR's typing contract."""
+
+
+Rule = Callable[[Params, Mapping[str, Any], tuple[HeType, ...], "str | None"], HeType]
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def row_length(params: Params) -> int:
+    """Slots a rotation cycles through: all N/2 CKKS slots, one BGV row of N/2."""
+    return params.slots if params.scheme == "ckks" else params.N // 2
+
+
+def rotation_key(params: Params, step: int) -> Key:
+    return Key(KeyKind.ROTATION, int(step) % row_length(params))
+
+
+def cipher(params: Params, level: int, scale, parts: int, noise: float, keys: tuple[Key, ...] = ()) -> HeType:
+    return HeType(ValueKind.CIPHER, params.slots, level, scale, parts, noise, keys)
+
+
+def plain(params: Params) -> HeType:
+    return HeType(ValueKind.PLAIN, params.slots)
+
+
+def keyswitch_method(params: Params, attrs: Mapping[str, Any]) -> str:
+    """The key-switching method of a node: its ``keyswitch`` attribute or the parameters' default."""
+    return attrs.get("keyswitch") or params.keyswitch
+
+
+def is_int_scalar(value: Any) -> bool:
+    """Python/numpy integers multiply exactly (scale unchanged); bools are rejected earlier."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def plain_scale_for(params: Params, level: int, scale) -> float:
+    """CKKS: the scale at which a constant or plaintext multiplying a (level, scale)
+    ciphertext is encoded.
+
+    Chosen so that the product, once rescaled, lands exactly on the canonical scale of
+    the level below (``scale * ps / q_level == scale_at(level - 1)`` up to rounding):
+    then every auto-rescaled value at a level has that level's scale and additions never
+    need a correction. When the operand's scale is far from canonical (a manual-mode
+    program that did not rescale), it falls back to the rescale prime, as the evaluator
+    does for floats (`rules.plain_multiply_scale`). At level 0 there is nothing to
+    rescale by: 2**scale_bits.
+    """
+    if level == 0:
+        return rules.plain_multiply_scale(params, 0)
+    q = rules.rescale_prime(params, level)
+    landing = params.scale_at(level - 1) * q / scale
+    if 0.5 <= landing / q <= 2.0:
+        return landing
+    return rules.plain_multiply_scale(params, level)
+
+
+def _same(t: HeType) -> HeType:
+    """The type of an op that leaves level, scale, parts and noise as they are (its own
+    keys, none, replace the operand's)."""
+    return replace(t, keys=()) if t.keys else t
+
+
+def _need(cond: bool, message: str) -> None:
+    if not cond:
+        raise IRTypeError(message)
+
+
+def _ct(t: HeType, op: HeOp, parts: tuple[int, ...] = (2, 3)) -> HeType:
+    _need(t.is_cipher, f"{op.value}: operand must be a ciphertext, got a plaintext")
+    _need(t.parts in parts, f"{op.value}: operand has {t.parts} parts, expected {' or '.join(map(str, parts))}")
+    return t
+
+
+def _pt(t: HeType, op: HeOp) -> None:
+    _need(t.kind is ValueKind.PLAIN, f"{op.value}: second operand must be a plain input")
+
+
+def _scheme(params: Params, op: HeOp, scheme: str) -> None:
+    _need(params.scheme == scheme, f"{op.value} exists only in {scheme.upper()}")
+
+
+def _same_level(a: HeType, b: HeType, op: HeOp) -> None:
+    _need(a.level == b.level, f"{op.value}: operands at levels {a.level} and {b.level}")
+
+
+def _check_value(params: Params, value: Any, op: HeOp) -> None:
+    if isinstance(value, Const):
+        _need(value.array.shape == (params.slots,), f"{op.value}: constant of shape {value.array.shape}")
+    else:
+        _need(isinstance(value, numbers.Real) and not isinstance(value, bool), f"{op.value}: bad constant {value!r}")
+
+
+# -- rules ------------------------------------------------------------------------------
+
+
+def _input(params, attrs, args, loc):
+    level = attrs["level"]
+    _need(isinstance(level, int) and 0 <= level <= params.top_level, f"input level {level!r} out of range")
+    scale = params.scale_at(level) if params.scheme == "ckks" else 1
+    return cipher(params, level, scale, 2, nz.fresh_noise(params, public_key=False))
+
+
+def _plain_input(params, attrs, args, loc):
+    return plain(params)
+
+
+def _output(params, attrs, args, loc):
+    (a,) = args
+    return _same(_ct(a, HeOp.OUTPUT))
+
+
+def _additive(op: HeOp) -> Rule:
+    def rule(params, attrs, args, loc):
+        a, b = args
+        _ct(a, op)
+        _ct(b, op)
+        _same_level(a, b, op)
+        if params.scheme == "ckks":
+            _need(rules.scales_match(params, a.scale, b.scale), f"{op.value}: scales {a.scale} and {b.scale} differ")
+        else:
+            _need(a.scale == b.scale, f"{op.value}: plaintext factors {a.scale} and {b.scale} differ")
+        return cipher(params, a.level, a.scale, max(a.parts, b.parts), nz.add_noise(a.noise, b.noise))
+
+    return rule
+
+
+def _neg(params, attrs, args, loc):
+    (a,) = args
+    return _same(_ct(a, HeOp.NEG))
+
+
+def _with_plain(op: HeOp) -> Rule:
+    def rule(params, attrs, args, loc):
+        a, w = args
+        _ct(a, op)
+        _pt(w, op)
+        return _same(a)
+
+    return rule
+
+
+def _with_const(op: HeOp) -> Rule:
+    def rule(params, attrs, args, loc):
+        (a,) = args
+        _ct(a, op)
+        _check_value(params, attrs["value"], op)
+        return _same(a)
+
+    return rule
+
+
+def _mul(params, attrs, args, loc):
+    a, b = args
+    _ct(a, HeOp.MUL, (2,))
+    _ct(b, HeOp.MUL, (2,))
+    _same_level(a, b, HeOp.MUL)
+    scale = rules.multiply_scale(params, a.scale, b.scale)
+    return cipher(params, a.level, scale, 3, nz.multiply_noise(params, a.noise, a.scale, b.noise, b.scale))
+
+
+def _relinearize(params, attrs, args, loc):
+    (a,) = args
+    _ct(a, HeOp.RELINEARIZE, (3,))
+    noise = nz.add_noise(a.noise, nz.keyswitch_noise(params, a.level, keyswitch_method(params, attrs)))
+    return cipher(params, a.level, a.scale, 2, noise, (Key(KeyKind.RELIN),))
+
+
+def _times_plain(params, a: HeType, plain_scale) -> HeType:
+    """The evaluator's `multiply_plain`: scales multiply, plaintext-multiply noise."""
+    if params.scheme == "ckks":
+        _need(isinstance(plain_scale, float), f"CKKS plaintext multiply needs a float plain_scale, got {plain_scale!r}")
+        noise = nz.plain_multiply_noise(params, a.noise, a.scale, plain_scale)
+    else:
+        _need(plain_scale == 1, f"BGV plaintexts are encoded with factor 1, got {plain_scale!r}")
+        noise = nz.plain_multiply_noise(params, a.noise, a.scale, 1.0)
+    return cipher(params, a.level, rules.multiply_scale(params, a.scale, plain_scale), a.parts, noise)
+
+
+def _times_integer(params, a: HeType, c: int, scale) -> HeType:
+    """The evaluator's `_times_integer`: exact, scale set explicitly."""
+    return cipher(params, a.level, scale, a.parts, nz.scalar_multiply_noise(params, a.noise, c))
+
+
+def _mul_plain(params, attrs, args, loc):
+    a, w = args
+    _ct(a, HeOp.MUL_PLAIN)
+    _pt(w, HeOp.MUL_PLAIN)
+    return _times_plain(params, a, attrs["plain_scale"])
+
+
+def _mul_const(params, attrs, args, loc):
+    (a,) = args
+    _ct(a, HeOp.MUL_CONST)
+    value, plain_scale = attrs["value"], attrs["plain_scale"]
+    _check_value(params, value, HeOp.MUL_CONST)
+    if is_int_scalar(value):
+        _need(plain_scale is None, "mul_const by an integer takes no plain_scale")
+        return _times_integer(params, a, int(value), a.scale)
+    _need(params.scheme == "ckks" or isinstance(value, Const), "BGV constants are integers")
+    return _times_plain(params, a, plain_scale)
+
+
+def _mul_factor(params, attrs, args, loc):
+    (a,) = args
+    _scheme(params, HeOp.MUL_FACTOR, "bgv")
+    _ct(a, HeOp.MUL_FACTOR)
+    c = attrs["value"]
+    _need(is_int_scalar(c), "mul_factor takes an integer")
+    return _times_integer(params, a, int(c), (a.scale * int(c)) % params.plain_modulus)
+
+
+def _rescale(params, attrs, args, loc):
+    (a,) = args
+    _scheme(params, HeOp.RESCALE, "ckks")
+    _ct(a, HeOp.RESCALE)
+    level, scale = rules.rescale_result(params, a.level, a.scale)
+    noise = nz.rescale_noise(params, a.noise, rules.rescale_prime(params, a.level))
+    return cipher(params, level, scale, a.parts, noise)
+
+
+def _mod_switch_type(params, a: HeType, loc) -> HeType:
+    level, scale = rules.mod_switch_result(params, a.level, a.scale)
+    if params.scheme == "ckks":  # dropping a limb leaves the error as it is
+        return cipher(params, level, scale, a.parts, a.noise)
+    return cipher(params, level, scale, a.parts, nz.rescale_noise(params, a.noise, rules.rescale_prime(params, a.level)))
+
+
+def _mod_switch(params, attrs, args, loc):
+    (a,) = args
+    _ct(a, HeOp.MOD_SWITCH)
+    return _mod_switch_type(params, a, loc)
+
+
+def _level_down(params, attrs, args, loc):
+    """Mirrors `Evaluator.level_down`."""
+    (a,) = args
+    _ct(a, HeOp.LEVEL_DOWN)
+    level, target = attrs["level"], attrs["scale"]
+    _need(isinstance(level, int) and 0 <= level < a.level, f"level_down from level {a.level} to {level!r}")
+    t = a
+    if params.scheme == "bgv":
+        _need(target is None, "BGV level_down takes no scale")
+        while t.level > level:
+            t = _mod_switch_type(params, t, loc)
+        return t
+    _need(isinstance(target, float), f"CKKS level_down needs a float target scale, got {target!r}")
+    if rules.scales_match(params, a.scale, target):
+        while t.level > level:
+            t = _mod_switch_type(params, t, loc)
+        return cipher(params, t.level, a.scale, t.parts, t.noise)
+    c = rules.level_down_constant(params, a.scale, a.level, level, target_scale=target, where=loc)
+    while t.level > level + 1:
+        t = _mod_switch_type(params, t, loc)
+    t = _times_integer(params, t, c, t.scale * c)
+    new_level, new_scale = rules.rescale_result(params, t.level, t.scale)
+    noise = nz.rescale_noise(params, t.noise, rules.rescale_prime(params, t.level))
+    return cipher(params, new_level, new_scale, t.parts, noise)
+
+
+def _galois(op: HeOp, key_of: Callable[[Params, Mapping[str, Any]], Key], scheme: str | None) -> Rule:
+    def rule(params, attrs, args, loc):
+        (a,) = args
+        if scheme:
+            _scheme(params, op, scheme)
+        _ct(a, op, (2,))
+        key = key_of(params, attrs)
+        noise = nz.add_noise(a.noise, nz.keyswitch_noise(params, a.level, keyswitch_method(params, attrs)))
+        return cipher(params, a.level, a.scale, 2, noise, (key,))
+
+    return rule
+
+
+def _rotation_key_of(params, attrs) -> Key:
+    step = attrs["step"]
+    _need(isinstance(step, int) and step % row_length(params) != 0, f"rotate by {step!r} is not a rotation")
+    return rotation_key(params, step)
+
+
+PRIMITIVE_RULES: dict[HeOp, Rule] = {
+    HeOp.INPUT: _input,
+    HeOp.PLAIN_INPUT: _plain_input,
+    HeOp.OUTPUT: _output,
+    HeOp.ADD: _additive(HeOp.ADD),
+    HeOp.SUB: _additive(HeOp.SUB),
+    HeOp.NEG: _neg,
+    HeOp.ADD_PLAIN: _with_plain(HeOp.ADD_PLAIN),
+    HeOp.SUB_PLAIN: _with_plain(HeOp.SUB_PLAIN),
+    HeOp.ADD_CONST: _with_const(HeOp.ADD_CONST),
+    HeOp.SUB_CONST: _with_const(HeOp.SUB_CONST),
+    HeOp.MUL: _mul,
+    HeOp.RELINEARIZE: _relinearize,
+    HeOp.MUL_PLAIN: _mul_plain,
+    HeOp.MUL_CONST: _mul_const,
+    HeOp.MUL_FACTOR: _mul_factor,
+    HeOp.RESCALE: _rescale,
+    HeOp.MOD_SWITCH: _mod_switch,
+    HeOp.LEVEL_DOWN: _level_down,
+    HeOp.ROTATE: _galois(HeOp.ROTATE, _rotation_key_of, None),
+    HeOp.CONJUGATE: _galois(HeOp.CONJUGATE, lambda p, a: Key(KeyKind.CONJUGATION), "ckks"),
+    HeOp.SWAP_ROWS: _galois(HeOp.SWAP_ROWS, lambda p, a: Key(KeyKind.CONJUGATION), "bgv"),
+}
+
+ARITY: dict[HeOp, int] = {
+    HeOp.INPUT: 0, HeOp.PLAIN_INPUT: 0, HeOp.ADD: 2, HeOp.SUB: 2, HeOp.MUL: 2,
+    HeOp.ADD_PLAIN: 2, HeOp.SUB_PLAIN: 2, HeOp.MUL_PLAIN: 2,
+}
+"""Number of arguments of each op (1 when not listed)."""
+
+
+def arity(op: HeOp) -> int:
+    return ARITY.get(op, 1)
+
+
+def estimated_bits(params: Params, t: HeType) -> float | None:
+    """CKKS: estimated bits of precision of a value; BGV: its estimated noise budget in
+    bits (the formulas of `fhec.schemes.noise`). None for plaintexts."""
+    if not t.is_cipher:
+        return None
+    import math
+
+    if params.scheme == "ckks":
+        return math.log2(t.scale) - t.noise - 1
+    return sum(math.log2(q) for q in params.moduli_at(t.level)) - 1 - t.noise - 3

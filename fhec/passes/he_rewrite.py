@@ -1,0 +1,41 @@
+"""The one way HE passes build a new program: replay nodes into a fresh builder.
+
+`rebuild(program, rewrite)` walks the nodes in order; `rewrite(builder, node, args)`
+emits the node's replacement (its arguments already mapped to new ids) and returns the
+id that now stands for the node's value. Every emitted node is re-typed, so a pass
+cannot produce stale types, and the result is verified.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from fhec.ir.he import HeNode, HeProgram
+from fhec.ir.he_build import HeBuilder
+from fhec.ir.he_verify import verify_he
+
+Rewrite = Callable[[HeBuilder, HeNode, tuple[int, ...]], int]
+
+
+def as_he(program) -> HeProgram:
+    """An `HeProgram` from a `fhec.Program` (its ``.ir``) or an `HeProgram`."""
+    program = getattr(program, "ir", program)
+    if not isinstance(program, HeProgram):
+        raise TypeError(f"expected an fhec.Program or HeProgram, got {type(program).__name__}")
+    return program
+
+
+def copy_node(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
+    """The identity rewrite: the same op and attributes on the mapped arguments."""
+    return b.emit(node.op, args, node.attrs, node.loc)
+
+
+def rebuild(program: HeProgram, rewrite: Rewrite, keep: Callable[[HeNode], bool] = lambda n: True) -> HeProgram:
+    """Replay `program` through `rewrite` (nodes for which `keep` is false are dropped;
+    nothing kept may use them). Raises `InternalError` if the result does not verify."""
+    b = HeBuilder(program.params, program.options, program.name, program.loc)
+    new: dict[int, int] = {}
+    for n in program.nodes:
+        if keep(n):
+            new[n.id] = rewrite(b, n, tuple(new[a] for a in n.args))
+    return verify_he(b.program())

@@ -1,0 +1,176 @@
+"""The plaintext semantics of an HE program: the spec every other execution path
+(eager evaluator, compiled limb programs, emitted streams) is checked against.
+
+CKKS values are float64 slot vectors (real arithmetic; conjugation is the identity on
+reals); BGV values are int64 slot vectors mod t, arranged as two rows of N/2 that
+rotations cycle separately and `swap_rows` exchanges. Rescaling, modulus switching,
+level changes, relinearization and plaintext-factor alignment do not change a value.
+Inputs shorter than the slot count are zero-padded; a scalar fills every slot.
+
+This module deliberately shares no code with the recipes of `fhec.ir.he_recipes`:
+SUM_SLOTS is a windowed prefix sum, POLYNOMIAL is Horner's rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from fhec.errors import MissingInputError
+from fhec.frontend import constants
+from fhec.ir.he import Const, HeNode, HeOp, HeProgram
+from fhec.ir.he_types import row_length
+from fhec.ir.he_verify import check_complete
+from fhec.passes.he_rewrite import as_he
+from fhec.schemes.params import Params
+
+
+def normalize_inputs(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Every input (encrypted and plain) as a full slot vector: float64 (CKKS) or int64
+    in [0, t) (BGV).
+
+    Raises `MissingInputError` for a missing or unknown name, `TooManyValuesError` for
+    more values than slots and `InvalidPlaintextError` for non-real / non-integer
+    values; errors name the line declaring the input.
+    """
+    program = as_he(program)
+    params = program.params
+    declared = {**program.inputs, **program.plain_inputs}
+    unknown = sorted(set(inputs) - set(declared))
+    if unknown:
+        raise MissingInputError(
+            f"program {program.name!r} has no input named {unknown[0]!r}; its inputs are {sorted(declared)}.",
+            program.loc,
+        )
+    out = {}
+    for name, node in declared.items():
+        if name not in inputs:
+            raise MissingInputError(
+                f"input {name!r} of program {program.name!r} has no value; pass it in inputs={{{name!r}: ...}}.",
+                node.loc,
+            )
+        value = inputs[name]
+        if np.ndim(value) == 0:
+            value = np.full(params.slots, np.asarray(value).item())
+        out[name] = constants.vector(params, value, node.loc, f"input {name!r}")
+    return out
+
+
+# -- modular helpers (BGV) --------------------------------------------------------------
+
+
+def _mod(params: Params, x: np.ndarray) -> np.ndarray:
+    return np.mod(x, params.plain_modulus) if params.scheme == "bgv" else x
+
+
+def _mul(params: Params, a, b) -> np.ndarray:
+    if params.scheme == "ckks":
+        return a * b
+    t = params.plain_modulus
+    # Products of residues below 2^31 fit int64; larger t goes through Python integers.
+    if t < 2**31:
+        return np.mod(np.asarray(a, dtype=np.int64) * np.asarray(b, dtype=np.int64), t)
+    prod = np.asarray(a, dtype=object) * np.asarray(b, dtype=object)
+    return np.mod(prod, t).astype(np.int64)
+
+
+def _const(params: Params, value) -> np.ndarray | int | float:
+    if isinstance(value, Const):
+        return value.array
+    return value % params.plain_modulus if params.scheme == "bgv" else value
+
+
+def _rotate(params: Params, x: np.ndarray, k: int) -> np.ndarray:
+    if params.scheme == "ckks":
+        return np.roll(x, -k)
+    return np.roll(x.reshape(2, -1), -k, axis=1).reshape(-1)
+
+
+def _swap_rows(x: np.ndarray) -> np.ndarray:
+    return x.reshape(2, -1)[::-1].reshape(-1)
+
+
+def _window_sum(params: Params, x: np.ndarray, n: int) -> np.ndarray:
+    """slot i <- sum_{j<n} x[i+j], cyclic within a CKKS vector / each BGV row."""
+    if params.scheme == "bgv" and n == params.N:
+        total = int(np.sum(x.astype(object))) % params.plain_modulus
+        return np.full(params.N, total, dtype=np.int64)
+    rows = x.reshape(1 if params.scheme == "ckks" else 2, -1)
+    width = rows.shape[1]
+    dtype = np.float64 if params.scheme == "ckks" else object
+    ext = np.concatenate([rows, rows], axis=1).astype(dtype)
+    prefix = np.concatenate([np.zeros((rows.shape[0], 1), dtype=dtype), np.cumsum(ext, axis=1)], axis=1)
+    out = prefix[:, n : n + width] - prefix[:, :width]
+    if params.scheme == "bgv":
+        out = np.mod(out, params.plain_modulus).astype(np.int64)
+    return out.reshape(-1)
+
+
+def _linear_transform(params: Params, x: np.ndarray, diagonals) -> np.ndarray:
+    acc = np.zeros_like(x)
+    for step, swap, vec in diagonals:
+        acc = _mod(params, acc + _mul(params, vec.array, _rotate(params, _swap_rows(x) if swap else x, step)))
+    return acc
+
+
+def _polynomial(params: Params, x: np.ndarray, coeffs) -> np.ndarray:
+    acc = np.zeros_like(x)
+    for c in reversed(coeffs):  # Horner
+        acc = _mod(params, _mul(params, acc, x) + _const(params, c))
+    return acc
+
+
+Semantics = Callable[[Params, HeNode, list, dict], np.ndarray]
+
+_IDENTITY: Semantics = lambda p, n, a, env: a[0]  # noqa: E731
+
+SEMANTICS: dict[HeOp, Semantics] = {
+    HeOp.INPUT: lambda p, n, a, env: env[n.attr("name")],
+    HeOp.PLAIN_INPUT: lambda p, n, a, env: env[n.attr("name")],
+    HeOp.OUTPUT: _IDENTITY,
+    HeOp.ADD: lambda p, n, a, env: _mod(p, a[0] + a[1]),
+    HeOp.SUB: lambda p, n, a, env: _mod(p, a[0] - a[1]),
+    HeOp.NEG: lambda p, n, a, env: _mod(p, -a[0]),
+    HeOp.ADD_PLAIN: lambda p, n, a, env: _mod(p, a[0] + a[1]),
+    HeOp.SUB_PLAIN: lambda p, n, a, env: _mod(p, a[0] - a[1]),
+    HeOp.ADD_CONST: lambda p, n, a, env: _mod(p, a[0] + _const(p, n.attr("value"))),
+    HeOp.SUB_CONST: lambda p, n, a, env: _mod(p, a[0] - _const(p, n.attr("value"))),
+    HeOp.MUL: lambda p, n, a, env: _mul(p, a[0], a[1]),
+    HeOp.MUL_PLAIN: lambda p, n, a, env: _mul(p, a[0], a[1]),
+    HeOp.MUL_CONST: lambda p, n, a, env: _mul(p, a[0], _const(p, n.attr("value"))),
+    HeOp.MUL_FACTOR: _IDENTITY,
+    HeOp.RELINEARIZE: _IDENTITY,
+    HeOp.RESCALE: _IDENTITY,
+    HeOp.MOD_SWITCH: _IDENTITY,
+    HeOp.LEVEL_DOWN: _IDENTITY,
+    HeOp.CONJUGATE: _IDENTITY,
+    HeOp.ROTATE: lambda p, n, a, env: _rotate(p, a[0], n.attr("step")),
+    HeOp.SWAP_ROWS: lambda p, n, a, env: _swap_rows(a[0]),
+    HeOp.SUM_SLOTS: lambda p, n, a, env: _window_sum(p, a[0], n.attr("n")),
+    HeOp.LINEAR_TRANSFORM: lambda p, n, a, env: _linear_transform(p, a[0], n.attr("diagonals")),
+    HeOp.POLYNOMIAL: lambda p, n, a, env: _polynomial(p, a[0], n.attr("coeffs")),
+}
+
+
+def reference_values(program: HeProgram, inputs: Mapping[str, Any]) -> dict[int, np.ndarray]:
+    """The plaintext value of every node (id -> slot vector)."""
+    params = program.params
+    env = normalize_inputs(program, inputs)
+    values: dict[int, np.ndarray] = {}
+    for n in program.nodes:
+        values[n.id] = SEMANTICS[n.op](params, n, [values[a] for a in n.args], env)
+    return values
+
+
+def reference(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The outputs of `program` (a `fhec.Program` or `HeProgram`) on plaintext `inputs`
+    (name -> array or scalar, encrypted and plain inputs alike), each a full slot
+    vector: float64 (CKKS) or int64 in [0, t) (BGV).
+
+    Raises `UnsetOutputError` for a program without outputs and the errors of
+    `normalize_inputs`; warns (`UnusedInputWarning`) about inputs no output uses.
+    """
+    program = check_complete(as_he(program))
+    values = reference_values(program, inputs)
+    return {name: np.array(values[vid], copy=True) for name, vid in program.outputs.items()}
