@@ -1,0 +1,273 @@
+"""Cycle-level scheduling (F1 §4.4): every event of a data schedule at an exact cycle
+on an exact unit, producing one instruction stream per unit.
+
+`schedule_cycles` walks a `DataSchedule` (fhec.passes.offchip) in order and places
+each event at the earliest cycle at which everything it needs is available (F1:
+"determining the minimum cycle at which all required on-chip resources are
+available"):
+
+- its sources are readable under the chaining rule of `fhec.backends.streams`
+  (a reader may start once the writer's first chunk has landed and will stay
+  ahead of it);
+- its destination slot is free: every read of the slot's previous value has
+  finished before the first chunk of the new value lands. This is how loads move
+  "as early as capacity allows": a load waits only for its slot and the channel;
+- a unit of the right kind is free. Functional units are append-only timelines;
+  the instruction takes the unit of its kind, over all clusters, that became free
+  most recently but no later than the instruction could start (best fit), else the
+  unit that frees first. This spreads independent work over the clusters and
+  keeps early-free units for later events that are ready early;
+- loads and stores go through the memory controller ``mem0`` in schedule order,
+  one RVec per ``xfer`` = ceil(RVec bytes / off-chip bytes per cycle) cycles, with
+  the target's worst-case latency on loads (F1 §3 plans for the worst case).
+
+No load or store is added or removed: the off-chip traffic is the data
+schedule's. The machine model and what it leaves out (register files and the
+on-chip network are assumed to feed every unit at its rate, as F1 §3 states) are
+described in docs/scheduling.md.
+
+Preserves: the data schedule's events, their slots and their off-chip traffic.
+Every produced `Streams` passes `fhec.sim.check.check_streams`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from numba import njit
+
+from fhec.backends.streams import MEMORY_KIND, OpTiming, Streams, StreamOp, op_timing, unit_layout
+from fhec.backends.target import Target, UnitKind
+from fhec.ir.limb import LimbProgram
+from fhec.passes.offchip import DataSchedule, Event, compulsory_traffic
+
+__all__ = ["schedule_cycles", "Bounds", "lower_bounds"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Bounds:
+    """Lower bounds on the cycles of a program on a target.
+
+    ``compute_cycles``: the busiest unit kind's total occupancy divided by its number
+    of units (``per_kind`` gives every kind). ``bandwidth_cycles``: compulsory off-chip
+    bytes divided by off-chip bytes per cycle. No schedule can be shorter than either.
+    """
+
+    compute_cycles: float
+    busiest_kind: str
+    per_kind: dict[str, float]
+    bandwidth_cycles: float
+
+    @property
+    def cycles(self) -> float:
+        """The larger of the two bounds."""
+        return max(self.compute_cycles, self.bandwidth_cycles)
+
+
+def lower_bounds(program: LimbProgram, target: Target) -> Bounds:
+    """Compute-bound and bandwidth-bound cycles of `program` on `target`."""
+    counts = np.bincount(program.op, minlength=16)
+    per_kind = {k.value: 0.0 for k in UnitKind}
+    for op in np.flatnonzero(counts).tolist():
+        unit = target.unit_for(op)
+        per_kind[unit.kind.value] += counts[op] * target.occupancy_cycles(op, program.N)
+    per_kind = {k: v / target.total_units(UnitKind(k)) for k, v in per_kind.items()}
+    busiest = max(per_kind, key=per_kind.__getitem__)
+    bw = compulsory_traffic(program).total / target.offchip_bytes_per_cycle
+    return Bounds(per_kind[busiest], busiest, per_kind, bw)
+
+
+_GAPS = 16
+"""Idle gaps remembered per unit timeline; when full, the oldest is forgotten."""
+
+
+@njit(cache=True)
+def _earliest(u, t0, length, tail, gap_a, gap_b, gap_n):
+    """Earliest start >= t0 of `length` free cycles on unit u, and the idle cycles
+    it leaves just before it (for best fit): (start, waste, gap index or -1)."""
+    for g in range(gap_n[u]):
+        a = gap_a[u, g]
+        b = gap_b[u, g]
+        t = max(a, t0)
+        if t + length <= b:
+            return t, t - a, g
+    t = max(tail[u], t0)
+    return t, t - tail[u], -1
+
+
+@njit(cache=True)
+def _drop_gap(u, g, gap_a, gap_b, gap_n):
+    for h in range(g, gap_n[u] - 1):
+        gap_a[u, h] = gap_a[u, h + 1]
+        gap_b[u, h] = gap_b[u, h + 1]
+    gap_n[u] -= 1
+
+
+@njit(cache=True)
+def _add_gap(u, a, b, gap_a, gap_b, gap_n):
+    """Insert idle interval [a, b) keeping gaps sorted by start."""
+    if gap_n[u] == gap_a.shape[1]:
+        _drop_gap(u, 0, gap_a, gap_b, gap_n)
+    h = gap_n[u]
+    while h > 0 and gap_a[u, h - 1] > a:
+        gap_a[u, h] = gap_a[u, h - 1]
+        gap_b[u, h] = gap_b[u, h - 1]
+        h -= 1
+    gap_a[u, h] = a
+    gap_b[u, h] = b
+    gap_n[u] += 1
+
+
+@njit(cache=True)
+def _book(u, t, length, g, min_len, tail, gap_a, gap_b, gap_n):
+    """Reserve [t, t+length) on unit u, found by `_earliest` in gap g (or the tail)."""
+    if g >= 0:
+        a = gap_a[u, g]
+        b = gap_b[u, g]
+        _drop_gap(u, g, gap_a, gap_b, gap_n)
+        if t - a >= min_len:
+            _add_gap(u, a, t, gap_a, gap_b, gap_n)
+        if b - (t + length) >= min_len:
+            _add_gap(u, t + length, b, gap_a, gap_b, gap_n)
+    else:
+        if t - tail[u] >= min_len:
+            _add_gap(u, tail[u], t, gap_a, gap_b, gap_n)
+        tail[u] = t + length
+
+
+@njit(cache=True)
+def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, num_rvecs, slots,
+                  occ, lat, rd, wr, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit):
+    ne = len(ev_kind)
+    num_units = len(unit_min_occ)
+    out_unit = np.empty(ne, dtype=np.int16)
+    out_cycle = np.empty(ne, dtype=np.int64)
+    avail = np.zeros(num_rvecs, dtype=np.int64)  # first chunk of the current copy lands
+    wdur = np.zeros(num_rvecs, dtype=np.int64)  # cycles that copy takes to be written
+    mem_ready = np.zeros(num_rvecs, dtype=np.int64)  # the memory vector holds the value
+    slot_free = np.zeros(slots, dtype=np.int64)  # a new value may land from here on
+    tail = np.zeros(num_units, dtype=np.int64)  # each unit is idle from here on ...
+    gap_a = np.zeros((num_units, _GAPS), dtype=np.int64)  # ... and in these gaps
+    gap_b = np.zeros((num_units, _GAPS), dtype=np.int64)
+    gap_n = np.zeros(num_units, dtype=np.int64)
+    total = np.int64(0)
+    LOAD = 16
+    STORE = 17
+    for e in range(ne):
+        k = ev_kind[e]
+        s = ev_slot[e]
+        if k == 0:
+            i = ev_arg[e]
+            o = op[i]
+            t0 = np.int64(0)
+            v = src0[i]
+            t0 = max(t0, avail[v] + max(0, wdur[v] - rd[o]))
+            v = src1[i]
+            if v >= 0:
+                t0 = max(t0, avail[v] + max(0, wdur[v] - rd[o]))
+            t0 = max(t0, slot_free[s] - lat[o])
+            kk = kind_of_op[o]
+            best = -1
+            best_t = np.int64(2**62)
+            best_w = np.int64(2**62)
+            best_g = -1
+            for j in range(kind_ptr[kk], kind_ptr[kk + 1]):
+                u = kind_units[j]
+                t, w, g = _earliest(u, t0, occ[o], tail, gap_a, gap_b, gap_n)
+                if t < best_t or (t == best_t and w < best_w):
+                    best, best_t, best_w, best_g = u, t, w, g
+            t = best_t
+            _book(best, t, occ[o], best_g, unit_min_occ[best], tail, gap_a, gap_b, gap_n)
+            slot_free[ev_s0[e]] = max(slot_free[ev_s0[e]], t + rd[o])
+            if ev_s1[e] >= 0:
+                slot_free[ev_s1[e]] = max(slot_free[ev_s1[e]], t + rd[o])
+            d = dst[i]
+            avail[d] = t + lat[o]
+            wdur[d] = wr[o]
+            end = t + lat[o] + wr[o]
+            slot_free[s] = max(slot_free[s], end)
+            out_unit[e] = best
+        elif k == 1:
+            v = ev_arg[e]
+            t0 = max(mem_ready[v], slot_free[s] - lat[LOAD])
+            t, w, g = _earliest(mem_unit, t0, occ[LOAD], tail, gap_a, gap_b, gap_n)
+            _book(mem_unit, t, occ[LOAD], g, unit_min_occ[mem_unit], tail, gap_a, gap_b, gap_n)
+            avail[v] = t + lat[LOAD]
+            wdur[v] = wr[LOAD]
+            end = t + lat[LOAD] + wr[LOAD]
+            slot_free[s] = max(slot_free[s], end)
+            out_unit[e] = mem_unit
+        else:
+            v = ev_arg[e]
+            t0 = avail[v] + max(0, wdur[v] - rd[STORE])
+            t, w, g = _earliest(mem_unit, t0, occ[STORE], tail, gap_a, gap_b, gap_n)
+            _book(mem_unit, t, occ[STORE], g, unit_min_occ[mem_unit], tail, gap_a, gap_b, gap_n)
+            slot_free[s] = max(slot_free[s], t + rd[STORE])
+            end = t + lat[STORE]
+            mem_ready[v] = end
+            out_unit[e] = mem_unit
+        out_cycle[e] = t
+        total = max(total, end)
+    return out_unit, out_cycle, total
+
+
+def _kind_tables(target: Target, timing: OpTiming, units) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    kinds = sorted({u.kind for u in units if u.kind != MEMORY_KIND})
+    kind_index = {k: i for i, k in enumerate(kinds)}
+    ptr = [0]
+    members: list[int] = []
+    for k in kinds:
+        members += [i for i, u in enumerate(units) if u.kind == k]
+        ptr.append(len(members))
+    kind_of_op = np.zeros(len(timing.unit_kind), dtype=np.int64)
+    for op, k in enumerate(timing.unit_kind):
+        if k in kind_index:
+            kind_of_op[op] = kind_index[k]
+    mem_unit = next(i for i, u in enumerate(units) if u.kind == MEMORY_KIND)
+    # the shortest op a unit runs: shorter idle gaps can never be used
+    unit_min_occ = np.zeros(len(units), dtype=np.int64)
+    for i, u in enumerate(units):
+        occs = [int(timing.occupancy[op]) for op, k in enumerate(timing.unit_kind) if k == u.kind]
+        unit_min_occ[i] = min(occs) if occs else 1
+    return kind_of_op, np.array(ptr, dtype=np.int64), np.array(members, dtype=np.int64), unit_min_occ, mem_unit
+
+
+def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
+    """Place every event of `data` at a cycle on a unit of `target` (F1 §4.4).
+
+    Returns the per-unit `Streams`; ``total_cycles`` is when the last result
+    (including the last store) is complete. `data` must have been scheduled for
+    this target (same scratchpad slots). Raises TargetError if the target does not
+    support the program's ring degree.
+    """
+    program = data.program
+    N = program.N
+    target.check_ring_degree(N)
+    timing = op_timing(target, N)
+    units = unit_layout(target)
+    kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit = _kind_tables(target, timing, units)
+    out_unit, out_cycle, total = _place_kernel(
+        data.kind, data.arg.astype(np.int64), data.slot.astype(np.int64),
+        data.src0_slot.astype(np.int64), data.src1_slot.astype(np.int64),
+        program.op.astype(np.int64), program.src0.astype(np.int64), program.src1.astype(np.int64),
+        program.dst.astype(np.int64), program.num_rvecs, data.slots,
+        timing.occupancy, timing.latency, timing.read_cycles, timing.write_cycles,
+        kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit,
+    )
+    ne = len(data)
+    comp = data.kind == Event.COMPUTE
+    load = data.kind == Event.LOAD
+    store = data.kind == Event.STORE
+    instr = np.where(comp, data.arg, 0)
+    op = np.where(comp, program.op[instr], np.where(load, StreamOp.LOAD, StreamOp.STORE))
+    mod = np.where(comp, program.mod[instr].astype(np.int64), -1)
+    imm = np.where(comp, program.imm[instr], -1)
+    dst = np.where(store, data.arg, data.slot)
+    src0 = np.where(comp, data.src0_slot, np.where(load, data.arg, data.slot))
+    src1 = np.where(comp, data.src1_slot, -1)
+    return Streams.from_entries(
+        target=target.name, N=N, slots=data.slots, units=units, total_cycles=int(total) if ne else 0,
+        unit=out_unit, cycle=out_cycle, op=op, dst=dst, src0=src0, src1=src1, mod=mod, imm=imm,
+        tag=data.arg,
+    )
