@@ -51,3 +51,4 @@ from fhec.errors import (
 from fhec.frontend import Cipher, Plain, Program, program
 from fhec.reference import reference
 from fhec.evaluate import evaluate
+from fhec.errors import ScaleOverflowError

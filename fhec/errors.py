@@ -120,3 +120,8 @@ class LevelMismatchError(FhecError):
 
 class UnusedInputWarning(UserWarning):
     """An input of a program is never used by any output."""
+
+
+class ScaleOverflowError(FhecError):
+    """A CKKS value's scale has grown to the size of its remaining modulus: it could not
+    be decrypted (typically products that were never rescaled)."""

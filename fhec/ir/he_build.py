@@ -26,7 +26,13 @@ import math
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
-from fhec.errors import LevelExhaustedError, LevelMismatchError, MissingRotationKeyError, ScaleMismatchError
+from fhec.errors import (
+    LevelExhaustedError,
+    LevelMismatchError,
+    MissingRotationKeyError,
+    ScaleMismatchError,
+    ScaleOverflowError,
+)
 from fhec.ir.he import (
     HIGH_LEVEL_OPS,
     HeNode,
@@ -101,6 +107,7 @@ class HeBuilder:
         args = tuple(args)
         typ = infer_type(self.params, op, dict(attrs), tuple(self._types[a] for a in args), loc)
         self._check_allowed_keys(typ, op, loc)
+        self._check_scale_fits(typ, loc)
         vid = len(self.nodes)
         self.nodes.append(HeNode(vid, op, args, attrs, typ, loc))
         self._types[vid] = typ
@@ -119,6 +126,19 @@ class HeBuilder:
                     f"allowed steps, or use max_rotation_keys= to let the compiler decompose rotations.",
                     loc,
                 )
+
+    def _check_scale_fits(self, typ: HeType, loc: str | None) -> None:
+        """CKKS: a message of magnitude ~1 at this scale must stay below Q_level / 2."""
+        if not (self.ckks and typ.is_cipher):
+            return
+        log_q = sum(math.log2(q) for q in self.params.moduli_at(typ.level))
+        if math.log2(typ.scale) + 1 >= log_q:
+            raise ScaleOverflowError(
+                f"the scale of this value, {_log2(typ.scale)}, reaches the modulus left at level {typ.level} "
+                f"(2^{log_q:.1f}): it would not decrypt. Rescale products before multiplying them again "
+                f"(x.rescale()), or use rescale='auto'.",
+                loc,
+            )
 
     def program(self) -> HeProgram:
         """The nodes so far as an immutable program."""

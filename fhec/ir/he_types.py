@@ -244,12 +244,14 @@ def _rescale(params, attrs, args, loc):
     (a,) = args
     _scheme(params, HeOp.RESCALE, "ckks")
     _ct(a, HeOp.RESCALE)
+    rules.check_level(params, a.level, "rescale", loc)
     level, scale = rules.rescale_result(params, a.level, a.scale)
     noise = nz.rescale_noise(params, a.noise, rules.rescale_prime(params, a.level))
     return cipher(params, level, scale, a.parts, noise)
 
 
 def _mod_switch_type(params, a: HeType, loc) -> HeType:
+    rules.check_level(params, a.level, "mod_switch", loc)
     level, scale = rules.mod_switch_result(params, a.level, a.scale)
     if params.scheme == "ckks":  # dropping a limb leaves the error as it is
         return cipher(params, level, scale, a.parts, a.noise)

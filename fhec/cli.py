@@ -1,0 +1,180 @@
+"""The ``fhec`` command line: a thin click layer over importable functions.
+
+    fhec show FILE.py[:NAME]          print the typed HE IR of a program
+    fhec check FILE.py[:NAME] ...     evaluate under encryption vs fhec.reference
+
+A program file exposes `fhec.Program` objects (``p = fhec.Program(...)``, or functions
+decorated with ``@fhec.program``, which are Programs once decorated). ``:NAME`` picks
+one by variable or program name; without it the file must hold exactly one.
+
+A `FhecError` prints as ``error: <message>`` on stderr, without a traceback, exit 2.
+``check`` exits 1 when an output does not match the reference.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import zlib
+from dataclasses import dataclass
+
+import click
+
+from fhec.errors import FhecError
+
+
+class ProgramNotFoundError(FhecError):
+    """A program file does not hold the requested program."""
+
+
+@dataclass(frozen=True)
+class ProgramRef:
+    """``FILE.py[:NAME]`` split into its parts."""
+
+    path: str
+    name: str | None
+
+    @staticmethod
+    def parse(spec: str) -> "ProgramRef":
+        path, sep, name = spec.rpartition(":")
+        if sep and path.endswith(".py") and name and os.sep not in name:
+            return ProgramRef(path, name)
+        return ProgramRef(spec, None)
+
+
+def load_module(path: str):
+    """Execute a program file as a fresh module (its directory importable)."""
+    if not os.path.isfile(path):
+        raise ProgramNotFoundError(f"no such file: {path}")
+    mod_name = f"_fhec_program_{zlib.crc32(os.path.abspath(path).encode()):08x}"
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    module = importlib.util.module_from_spec(spec)
+    directory = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, directory)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if sys.path and sys.path[0] == directory:
+            sys.path.pop(0)
+    return module
+
+
+def find_programs(module) -> dict[str, "object"]:
+    """Variable name -> Program for every Program a module defines (first binding wins)."""
+    from fhec.frontend import Program
+
+    found: dict[str, Program] = {}
+    for var, value in vars(module).items():
+        if isinstance(value, Program) and not any(value is p for p in found.values()):
+            found[var] = value
+    return found
+
+
+def load_program(spec: str):
+    """The Program named by ``FILE.py[:NAME]`` (see module doc).
+
+    Raises `ProgramNotFoundError` when the file is missing, holds no program, holds
+    several and no NAME was given, or NAME matches none; and whatever tracing raises.
+    """
+    ref = ProgramRef.parse(spec)
+    programs = find_programs(load_module(ref.path))
+    if not programs:
+        raise ProgramNotFoundError(
+            f"{ref.path} defines no fhec.Program; create one with fhec.Program(...) or @fhec.program."
+        )
+    if ref.name is None:
+        if len(programs) > 1:
+            raise ProgramNotFoundError(
+                f"{ref.path} defines {len(programs)} programs ({', '.join(programs)}); pick one with {ref.path}:NAME."
+            )
+        return next(iter(programs.values()))
+    for var, prog in programs.items():
+        if ref.name in (var, prog.name):
+            return prog
+    raise ProgramNotFoundError(f"{ref.path} has no program {ref.name!r}; it defines {', '.join(programs)}.")
+
+
+def show_text(spec: str) -> str:
+    """What ``fhec show`` prints."""
+    return str(load_program(spec))
+
+
+def load_programs(spec: str) -> list:
+    """Like `load_program`, but a file with several programs and no NAME gives all of them."""
+    ref = ProgramRef.parse(spec)
+    if ref.name is not None:
+        return [load_program(spec)]
+    programs = find_programs(load_module(ref.path))
+    if not programs:
+        raise ProgramNotFoundError(
+            f"{ref.path} defines no fhec.Program; create one with fhec.Program(...) or @fhec.program."
+        )
+    return list(programs.values())
+
+
+def check_program(spec: str, seed: int = 0, rel_bits: float | None = None) -> tuple[bool, list[str]]:
+    """Run ``fhec check`` on ``FILE.py[:NAME]`` (every program of the file without NAME):
+    (all outputs match, report lines)."""
+    from fhec.evaluate import check_against_reference, random_inputs
+
+    all_ok, lines = True, []
+    for program in load_programs(spec):
+        results = check_against_reference(program, random_inputs(program, seed), seed, rel_bits)
+        scheme = program.params.scheme
+        ok = all(r.ok for r in results)
+        all_ok &= ok
+        lines.append(f"{spec} [{program.name}, {scheme}, N={program.params.N}]: {'OK' if ok else 'MISMATCH'}")
+        lines += [f"  {r.describe(scheme)}" for r in results]
+    return all_ok, lines
+
+
+def _fail(e: FhecError) -> None:
+    click.echo(f"error: {e}", err=True)
+    sys.exit(2)
+
+
+@click.group()
+def main() -> None:
+    """fhec: compile CKKS/BGV programs written in a Python DSL for FHE accelerators."""
+
+
+@main.command()
+@click.argument("program")
+def show(program: str) -> None:
+    """Print the typed HE-level IR of PROGRAM (FILE.py or FILE.py:NAME)."""
+    try:
+        click.echo(show_text(program))
+    except FhecError as e:
+        _fail(e)
+
+
+@main.command()
+@click.argument("programs", nargs=-1, required=True)
+@click.option("--seed", default=0, show_default=True, help="Seed of the random inputs, keys and encryptions.")
+@click.option("--rel-bits", type=float, default=None, help="CKKS precision required (default: per output, from its noise estimate).")
+def check(programs: tuple[str, ...], seed: int, rel_bits: float | None) -> None:
+    """Evaluate each PROGRAM under encryption on random inputs and compare with the
+    plaintext reference: max error (CKKS) or exactness (BGV). Exit 1 on a mismatch.
+
+    PROGRAM is FILE.py (all its programs) or FILE.py:NAME. When several files are
+    given, a file that defines no program is reported and skipped."""
+    all_ok = True
+    for spec in programs:
+        try:
+            ok, lines = check_program(spec, seed, rel_bits)
+        except ProgramNotFoundError as e:
+            if len(programs) == 1 or ProgramRef.parse(spec).name is not None:
+                _fail(e)
+            # A glob such as examples/*.py may catch helper scripts: report, do not fail.
+            click.echo(f"{spec}: skipped ({e})")
+            continue
+        except FhecError as e:
+            _fail(e)
+        all_ok &= ok
+        click.echo("\n".join(lines))
+    sys.exit(0 if all_ok else 1)
+
+
+if __name__ == "__main__":
+    main()

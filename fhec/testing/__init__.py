@@ -1,0 +1,59 @@
+"""Public testing helpers for fhec programs and for fhec itself.
+
+* hypothesis strategies (need the ``hypothesis`` package): `params`, `programs`,
+  `inputs_for`, `with_inputs` (see `fhec.testing.strategies`);
+* `assert_matches_reference`: an execution of a program against `fhec.reference`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from fhec.testing.strategies import inputs_for, params, programs, with_inputs
+
+
+def assert_matches_reference(
+    program,
+    inputs: Mapping[str, Any] | None = None,
+    target: str | None = None,
+    rel_bits: float | None = None,
+    seed: int = 0,
+) -> None:
+    """Run `program` under encryption and assert it matches `fhec.reference`.
+
+    Today the execution is `fhec.evaluate` (the eager evaluator); `target` selects
+    compiled execution once `fhec.compile` exists. CKKS outputs must agree to
+    `rel_bits` bits relative to max(1, max|expected|) (default: per output, from its
+    estimated precision, `fhec.evaluate.default_required_bits`); BGV outputs exactly.
+    `inputs` default to random ones (`fhec.evaluate.random_inputs`).
+
+    Raises AssertionError naming each failing output, its worst slots and the bits
+    reached versus required.
+    """
+    from fhec.evaluate import compare_outputs, evaluate, random_inputs
+    from fhec.reference import reference
+
+    if target is not None:
+        raise NotImplementedError(
+            f"compiled execution on target {target!r} is not available yet; call without target= "
+            f"to check the eager evaluator"
+        )
+    inputs = random_inputs(program, seed) if inputs is None else inputs
+    results = compare_outputs(program, evaluate(program, inputs, seed), reference(program, inputs), rel_bits)
+    failures = [r for r in results if not r.ok]
+    if failures:
+        scheme = getattr(program, "params").scheme
+        lines = [f"program {getattr(program, 'name', '?')!r} does not match fhec.reference:"]
+        for r in failures:
+            if scheme == "bgv":
+                lines.append(f"  output {r.name!r}: {int(r.max_error)} slots differ, e.g. slots {list(r.bad_slots)}")
+            else:
+                lines.append(
+                    f"  output {r.name!r}: max error {r.max_error:.3g} = {r.bits:.1f} bits of precision, "
+                    f"{r.required_bits - r.bits:.1f} bits short of the {r.required_bits:.1f} required; "
+                    f"worst slots {list(r.bad_slots)}"
+                )
+        raise AssertionError("\n".join(lines))
+
+
+__all__ = ["params", "programs", "inputs_for", "with_inputs", "assert_matches_reference"]

@@ -1,0 +1,328 @@
+"""Hypothesis strategies for fhec: parameter sets, random DSL programs, their inputs.
+
+    from hypothesis import given
+    import fhec.testing as ft
+
+    @given(ft.programs(scheme="ckks", max_depth=3).flatmap(ft.with_inputs))
+    def test_eval(case):
+        program, inputs = case
+        ft.assert_matches_reference(program, inputs)
+
+Programs are random DAGs of the DSL operations (arithmetic with ciphertexts, plain
+inputs and constants, rotations, conjugation / row swap, level changes, sum_slots,
+linear transforms, polynomials) over small insecure rings (N = 2^5..2^7,
+``security=None``) within a multiplicative depth budget. They are built through the
+DSL itself, so every program is one a user could write; an operation the DSL rejects
+(level exhausted, a manual-mode mismatch) is simply skipped, since a failed DSL
+operation leaves the program unchanged.
+
+Magnitudes are kept decryptable: CKKS inputs are in [-1, 1] and the generator tracks a
+bound on every value, refusing operations whose result could exceed the parameter
+set's headroom (q_0 / scale, at most `MAX_CKKS_BOUND`). Values whose estimated
+precision (CKKS) or noise budget (BGV) runs low are not used further.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from fhec.errors import LevelExhaustedError, LevelMismatchError, ScaleMismatchError, ScaleOverflowError
+from fhec.frontend import Cipher, Program
+from fhec.ir.he_types import row_length
+from fhec.schemes.params import BGVParams, CKKSParams
+
+MAX_CKKS_BOUND = 4.0
+"""Largest magnitude a random CKKS program lets a value reach."""
+
+MIN_BITS = {"ckks": 14.0, "bgv": 16.0}
+"""Values whose estimated precision / noise budget falls below this are not used further."""
+
+BGV_PLAIN_MODULI = (257, 7681, 12289, 65537)
+"""Primes t with t ≡ 1 mod 2N for small N (257: N <= 128; 7681: N <= 256; 12289: N <= 2048)."""
+
+_SKIPPED = (LevelExhaustedError, LevelMismatchError, ScaleMismatchError, ScaleOverflowError)
+
+
+# -- parameters ---------------------------------------------------------------------------------
+
+
+@st.composite
+def params(
+    draw,
+    scheme: str = "ckks",
+    *,
+    min_levels: int = 1,
+    max_levels: int = 4,
+    log_n: tuple[int, int] = (5, 7),
+    base_limbs: int | None = None,
+    keyswitch: str | None = None,
+):
+    """Small, insecure (``security=None``) parameter sets.
+
+    CKKS: scale 2^30 on 32-bit words with a 2-prime q_0 by default (decryption headroom
+    2^33, so values up to `MAX_CKKS_BOUND` are far from wrapping). BGV: t from
+    `BGV_PLAIN_MODULI` compatible with N.
+    """
+    N = 2 ** draw(st.integers(*log_n))
+    levels = draw(st.integers(min_levels, max_levels))
+    ks = keyswitch or draw(st.sampled_from(["hybrid", "bv"]))
+    special = draw(st.integers(1, 2))
+    if scheme == "ckks":
+        base = base_limbs or 2
+        return CKKSParams(N=N, levels=levels, scale_bits=30, word_bits=32, base_limbs=base,
+                          special_primes=special, keyswitch=ks, security=None)
+    t = draw(st.sampled_from([t for t in BGV_PLAIN_MODULI if (t - 1) % (2 * N) == 0]))
+    return BGVParams(N=N, levels=levels, plain_modulus=t, word_bits=32, base_limbs=base_limbs or 1,
+                     special_primes=special, keyswitch=ks, security=None)
+
+
+params_strategy = params  # `programs` has an argument named params
+
+
+def _headroom(p) -> float:
+    """Largest CKKS magnitude the random programs allow for these parameters."""
+    q0_bits = sum(math.log2(q) for q in p.moduli[: p.base_limbs])
+    return min(MAX_CKKS_BOUND, 2.0 ** (q0_bits - p.scale_bits - 2))
+
+
+# -- programs ------------------------------------------------------------------------------------
+
+
+class _Gen:
+    """State of one random program: its values and a magnitude bound for each."""
+
+    def __init__(self, draw, program: Program):
+        self.draw = draw
+        self.p = program
+        self.params = program.params
+        self.ckks = self.params.scheme == "ckks"
+        self.limit = _headroom(self.params) if self.ckks else math.inf
+        self.values: list[tuple[Cipher, float]] = []
+        self.plains: list = []
+
+    def pick(self) -> tuple[Cipher, float]:
+        return self.draw(st.sampled_from(self.values))
+
+    def keep(self, value, bound: float) -> None:
+        if not isinstance(value, Cipher) or bound > self.limit:
+            return
+        if value.estimated_bits < MIN_BITS[self.params.scheme]:
+            return
+        if self.ckks and math.log2(value.scale * max(bound, 1.0)) + 3 > sum(
+            math.log2(q) for q in self.params.moduli_at(value.level)
+        ):
+            return  # the scaled message would come too close to the modulus to decrypt
+        self.values.append((value, bound))
+
+    def small_float(self) -> float:
+        return self.draw(st.floats(-1.0, 1.0, allow_nan=False, width=32).map(float))
+
+    def small_int(self) -> int:
+        return self.draw(st.integers(-3, 3))
+
+    def constant(self):
+        """(constant, its magnitude bound): an int, a float (CKKS) or a short vector."""
+        kind = self.draw(st.sampled_from(["int", "float", "vector"] if self.ckks else ["int", "vector"]))
+        if kind == "int":
+            c = self.small_int()
+            return c, abs(c)
+        if kind == "float":
+            c = self.small_float()
+            return c, abs(c)
+        n = self.draw(st.integers(1, self.params.slots))
+        if self.ckks:
+            vec = np.array(self.draw(st.lists(st.floats(-1, 1, width=32), min_size=n, max_size=n)), dtype=np.float64)
+            return vec, float(np.max(np.abs(vec), initial=0.0))
+        t = self.params.plain_modulus
+        return np.array(self.draw(st.lists(st.integers(0, t - 1), min_size=n, max_size=n)), dtype=np.int64), 0.0
+
+    # Each op: draw operands, apply, keep the result. A DSL error in _SKIPPED drops it.
+
+    def op_add(self):
+        (a, ba), (b, bb) = self.pick(), self.pick()
+        sub = self.draw(st.booleans())
+        self.keep(a - b if sub else a + b, ba + bb)
+
+    def op_add_other(self):
+        a, ba = self.pick()
+        if self.plains and self.draw(st.booleans()):
+            w = self.draw(st.sampled_from(self.plains))
+            form = self.draw(st.integers(0, 2))
+            self.keep((a + w, a - w, w - a)[form], ba + 1.0)
+        else:
+            c, bc = self.constant()
+            form = self.draw(st.integers(0, 2))
+            self.keep((a + c, a - c, c - a)[form], ba + bc)
+
+    def op_mul(self):
+        (a, ba), (b, bb) = self.pick(), self.pick()
+        m = a * b
+        if self.p.options.rescale == "manual" and self.draw(st.booleans()):
+            m = m.relinearize()
+            if self.ckks:
+                m = m.rescale()
+        self.keep(m, ba * bb)
+
+    def op_mul_other(self):
+        a, ba = self.pick()
+        if self.plains and self.draw(st.booleans()):
+            m, bound = a * self.draw(st.sampled_from(self.plains)), ba
+        else:
+            c, bc = self.constant()
+            m, bound = (c * a if self.draw(st.booleans()) else a * c), ba * bc
+        if self.p.options.rescale == "manual" and self.ckks and m.scale > 2.0 ** 45 and self.draw(st.booleans()):
+            m = m.rescale()
+        self.keep(m, bound)
+
+    def op_neg(self):
+        a, ba = self.pick()
+        self.keep(-a, ba)
+
+    def op_rotate(self):
+        a, ba = self.pick()
+        row = row_length(self.params)
+        k = self.draw(st.integers(-row + 1, row - 1))
+        self.keep(a.rotate(k), ba)
+
+    def op_conjugate(self):
+        a, ba = self.pick()
+        self.keep(a.conjugate() if self.ckks else a.swap_rows(), ba)
+
+    def op_level(self):
+        a, ba = self.pick()
+        choice = self.draw(st.integers(0, 2))
+        if choice == 0 and self.p.options.rescale == "manual" and self.ckks:
+            self.keep(a.rescale(), ba)
+        elif choice == 1 or a.level == 0:
+            self.keep(a.mod_switch(), ba)
+        else:
+            self.keep(a.level_down(self.draw(st.integers(0, a.level - 1))), ba)
+
+    def op_sum_slots(self):
+        a, ba = self.pick()
+        row = row_length(self.params)
+        cap = row if not self.ckks else max(1, min(row, int(self.limit / max(ba, 1e-9))))
+        choices = [n for n in range(2, cap + 1)] + ([self.params.N] if not self.ckks else [])
+        if not choices:
+            return
+        n = self.draw(st.sampled_from(choices))
+        self.keep(a.sum_slots(n), ba * n)
+
+    def op_linear_transform(self):
+        a, ba = self.pick()
+        row, slots = row_length(self.params), self.params.slots
+        if self.draw(st.booleans()):
+            m = self.draw(st.integers(1, min(8, slots)))
+            n = self.draw(st.integers(1, min(8, slots)))
+            if self.ckks:
+                mat = np.array(self.draw(st.lists(st.floats(-1, 1, width=32), min_size=m * n, max_size=m * n)))
+                mat = mat.reshape(m, n) / n
+                bound = ba * float(np.max(np.sum(np.abs(mat), axis=1)))
+            else:
+                t = self.params.plain_modulus
+                mat = np.array(self.draw(st.lists(st.integers(0, t - 1), min_size=m * n, max_size=m * n)), dtype=np.int64)
+                mat, bound = mat.reshape(m, n), 0.0
+            if not np.any(mat):
+                return
+            self.keep(a.linear_transform(mat), bound)
+            return
+        steps = self.draw(st.lists(st.integers(0, row - 1), min_size=1, max_size=3, unique=True))
+        diag = {}
+        for k in steps:
+            c, _ = self.constant()
+            vec = np.full(slots, c) if np.ndim(c) == 0 else c
+            if self.ckks:
+                vec = np.asarray(vec, dtype=np.float64) / len(steps)
+            diag[k] = vec
+        if not any(np.any(np.asarray(v)) for v in diag.values()):
+            return
+        bound = ba * sum(float(np.max(np.abs(v))) for v in diag.values()) if self.ckks else 0.0
+        self.keep(a.linear_transform(diag), bound)
+
+    def op_polynomial(self):
+        a, ba = self.pick()
+        degree = self.draw(st.integers(1, 4 if self.ckks else 8))
+        if self.ckks:
+            coeffs = [self.draw(st.sampled_from([0, 1, -1, 2])) if self.draw(st.booleans()) else self.small_float()
+                      for _ in range(degree + 1)]
+        else:
+            coeffs = [self.draw(st.integers(-5, 5)) for _ in range(degree + 1)]
+        if all(c == 0 for c in coeffs[1:]):
+            coeffs[-1] = 1
+        bound = sum(abs(c) * max(ba, 1.0) ** i for i, c in enumerate(coeffs))
+        self.keep(a.polynomial(coeffs), bound)
+
+
+_OPS = (
+    _Gen.op_add, _Gen.op_add_other, _Gen.op_mul, _Gen.op_mul_other, _Gen.op_neg, _Gen.op_rotate,
+    _Gen.op_conjugate, _Gen.op_level, _Gen.op_sum_slots, _Gen.op_linear_transform, _Gen.op_polynomial,
+)
+
+
+@st.composite
+def programs(
+    draw,
+    scheme: str = "ckks",
+    max_depth: int = 3,
+    params=None,
+    max_ops: int = 10,
+    rescale: str | None = None,
+):
+    """Random `fhec.Program`s (see module doc).
+
+    Args:
+        scheme: "ckks" or "bgv" (ignored when `params` is given).
+        max_depth: the multiplicative depth budget: the parameter sets have at most this
+            many levels (at least 1).
+        params: a fixed parameter set instead of drawn ones.
+        max_ops: number of DSL operations attempted.
+        rescale: "auto", "manual" or None (drawn).
+    """
+    if params is None:
+        params = draw(params_strategy(scheme, max_levels=max(1, max_depth)))
+    policy = rescale or draw(st.sampled_from(["auto", "auto", "manual"]))
+    p = Program("random", params, rescale=policy, loc="<random program>")
+    g = _Gen(draw, p)
+    for i in range(draw(st.integers(1, 3))):
+        level = params.top_level if draw(st.integers(0, 3)) else draw(st.integers(0, params.top_level))
+        g.values.append((p.input(f"x{i}", level=level), 1.0))
+    for i in range(draw(st.integers(0, 2))):
+        g.plains.append(p.plain(f"w{i}"))
+    for _ in range(draw(st.integers(1, max_ops))):
+        op = draw(st.sampled_from(_OPS))
+        try:
+            op(g)
+        except _SKIPPED:
+            pass
+    # Outputs: the most recent value, plus a few others.
+    chosen = [len(g.values) - 1] + draw(st.lists(st.integers(0, len(g.values) - 1), max_size=2))
+    for j, idx in enumerate(dict.fromkeys(chosen)):
+        p.output(f"y{j}", g.values[idx][0])
+    return p
+
+
+def inputs_for(program, *, full: bool = False):
+    """A strategy of input dicts for `program`: CKKS floats in [-1, 1], BGV integers in
+    [0, t), for every encrypted and plain input; vectors of 1..slots values (all slots
+    when `full`)."""
+    program = getattr(program, "ir", program)
+    p = program.params
+    names = list(program.inputs) + list(program.plain_inputs)
+    if p.scheme == "ckks":
+        elements = st.floats(-1.0, 1.0, allow_nan=False, width=64)
+        dtype = np.float64
+    else:
+        elements = st.integers(0, p.plain_modulus - 1)
+        dtype = np.int64
+    sizes = st.just(p.slots) if full else st.integers(1, p.slots)
+    vector = sizes.flatmap(lambda n: hnp.arrays(dtype, n, elements=elements))
+    return st.fixed_dictionaries({n: vector for n in names})
+
+
+def with_inputs(program):
+    """A strategy of (program, inputs) pairs (use with ``programs(...).flatmap``)."""
+    return inputs_for(program).map(lambda inputs: (program, inputs))
