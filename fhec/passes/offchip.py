@@ -24,8 +24,10 @@ The algorithm (F1 §4.3; docs/scheduling.md walks through it):
   (the smallest priority among its unissued users is the largest; F1's
   approximation of Belady's MIN), or, for ``policy="lru"``, the least recently
   used value. A dirty victim (an intermediate or output never stored) is stored
-  first. A prefetch may evict only a value needed later than the prefetched one
-  (LRU prefetches only into free slots); a load that an instruction is stalled on
+  first. Loads ahead of need (prefetches) only fill free slots: letting them evict
+  was measured to raise both traffic and cycles, because evicting early decides
+  with less information and `fhec.passes.cycle` hoists every load to the moment
+  its slot frees anyway. A load that the most urgent instruction is stalled on
   may evict anything except that instruction's other operand.
 - Free slots are reused first-in first-out, so that the cycle scheduler finds the
   previous occupant of a slot long finished with.
@@ -290,6 +292,32 @@ def _best_victim(vict, vsz, pin_a, pin_b, resident, vkey, lru, uptr, users_ptr, 
 
 
 @njit(cache=True)
+def _emit(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev, kind, arg, slot, s0, s1):
+    ev_kind[nev] = kind
+    ev_arg[nev] = arg
+    ev_slot[nev] = slot
+    ev_s0[nev] = s0
+    ev_s1[nev] = s1
+    return nev + 1
+
+
+@njit(cache=True)
+def _evict(victim, vnu, slot_of, resident, vkey, stored, avail, tmem, xfer, pend, psz,
+           ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev):
+    """Take `victim` off chip (storing it first if dirty); returns (its slot, tmem, psz, nev)."""
+    vkey[victim] = -1
+    slot = slot_of[victim]
+    resident[victim] = False
+    if not stored[victim]:
+        tmem = max(tmem, avail[victim]) + xfer
+        stored[victim] = True
+        nev = _emit(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev, 2, victim, slot, -1, -1)
+    if vnu != _NEVER:
+        psz = _hpush(pend, psz, (vnu << 32) | victim)
+    return slot, tmem, psz, nev
+
+
+@njit(cache=True)
 def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, loaded, is_output,
                      deps, capacity, xfer, mem_lat, lru):
     n = len(s0)
@@ -388,41 +416,19 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
         if lv >= 0:
             tl = max(tmem, now)
             if c < 0 or tl <= tc:
-                demand = c < 0
                 slot = -1
                 if fcount > 0:
                     slot = fifo[fhead]
                     fhead = (fhead + 1) % capacity
                     fcount -= 1
-                elif demand or not lru:
-                    pa = -1
-                    pb = -1
-                    if demand:
-                        pa = s0[lnu]
-                        pb = s1[lnu]
-                    victim, vnu, vk, vsz = _best_victim(vict, vsz, pa, pb, resident, vkey, lru,
+                elif c < 0:
+                    # nothing can run without a load: evict anything but its user's operands
+                    victim, vnu, vk, vsz = _best_victim(vict, vsz, s0[lnu], s1[lnu], resident, vkey, lru,
                                                         uptr, users_ptr, users, issued, held)
-                    if victim >= 0 and not (demand or vnu > lnu):
-                        vsz = _hpush(vict, vsz, vk)  # the prefetch may not evict it
-                        victim = -1
-                    if victim >= 0:
-                        vkey[victim] = -1
-                        slot = slot_of[victim]
-                        resident[victim] = False
-                        if not stored[victim]:
-                            ts = max(tmem, avail[victim])
-                            tmem = ts + xfer
-                            stored[victim] = True
-                            ev_kind[nev] = 2
-                            ev_arg[nev] = victim
-                            ev_slot[nev] = slot
-                            ev_s0[nev] = -1
-                            ev_s1[nev] = -1
-                            nev += 1
-                        if vnu != _NEVER:
-                            psz = _hpush(pend, psz, (vnu << 32) | victim)
-                    elif demand:
+                    if victim < 0:
                         return ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev, peak, _ERR_CAPACITY
+                    slot, tmem, psz, nev = _evict(victim, vnu, slot_of, resident, vkey, stored, avail, tmem, xfer,
+                                                  pend, psz, ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev)
                 if slot >= 0:
                     psz = _hpop(pend, psz)
                     resident[lv] = True
@@ -432,12 +438,7 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
                     touch[lv] = clock
                     clock += 1
                     vsz = _push_victim(vict, vsz, vkey, lv, lnu, touch, lru)
-                    ev_kind[nev] = 1
-                    ev_arg[nev] = lv
-                    ev_slot[nev] = slot
-                    ev_s0[nev] = -1
-                    ev_s1[nev] = -1
-                    nev += 1
+                    nev = _emit(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev, 1, lv, slot, -1, -1)
                     peak = max(peak, capacity - fcount)
                     r = park_head[lv]
                     park_head[lv] = -1
@@ -460,31 +461,14 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
                                                 uptr, users_ptr, users, issued, held)
             if victim < 0:
                 return ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev, peak, _ERR_CAPACITY
-            vkey[victim] = -1
-            slot = slot_of[victim]
-            resident[victim] = False
-            if not stored[victim]:
-                ts = max(tmem, avail[victim])
-                tmem = ts + xfer
-                stored[victim] = True
-                ev_kind[nev] = 2
-                ev_arg[nev] = victim
-                ev_slot[nev] = slot
-                ev_s0[nev] = -1
-                ev_s1[nev] = -1
-                nev += 1
-            if vnu != _NEVER:
-                psz = _hpush(pend, psz, (vnu << 32) | victim)
+            slot, tmem, psz, nev = _evict(victim, vnu, slot_of, resident, vkey, stored, avail, tmem, xfer,
+                                          pend, psz, ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev)
         rsz = _hpop(ready, rsz)
         issued[c] = True
         done += 1
         d = dstv[c]
-        ev_kind[nev] = 0
-        ev_arg[nev] = c
-        ev_slot[nev] = slot
-        ev_s0[nev] = slot_of[s0[c]]
-        ev_s1[nev] = slot_of[s1_raw[c]] if s1_raw[c] >= 0 else -1
-        nev += 1
+        nev = _emit(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev, 0, c, slot, slot_of[s0[c]],
+                    slot_of[s1_raw[c]] if s1_raw[c] >= 0 else -1)
         now = max(now, tc)
         kclock[kind[c]] = tc + cost[c]
         resident[d] = True
@@ -506,16 +490,10 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
                 continue
             nu = _next_use(v, uptr, users_ptr, users, issued)
             if nu == _NEVER:
-                if is_output[v] and not stored[v]:
-                    ts = max(tmem, avail[v])
-                    tmem = ts + xfer
+                if is_output[v] and not stored[v]:  # its final, compulsory store
+                    tmem = max(tmem, avail[v]) + xfer
                     stored[v] = True
-                    ev_kind[nev] = 2
-                    ev_arg[nev] = v
-                    ev_slot[nev] = slot_of[v]
-                    ev_s0[nev] = -1
-                    ev_s1[nev] = -1
-                    nev += 1
+                    nev = _emit(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev, 2, v, slot_of[v], -1, -1)
                 resident[v] = False
                 vkey[v] = -1
                 fifo[(fhead + fcount) % capacity] = slot_of[v]

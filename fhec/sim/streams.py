@@ -1,0 +1,164 @@
+"""Functional execution of per-unit instruction streams on real data.
+
+`execute_streams` runs `Streams` (fhec.backends.streams) the way the machine would:
+a modeled off-chip memory and scratchpad, every entry issued at its cycle, reading
+its source locations at that cycle and its result landing in its destination
+``latency`` cycles later (the timing contract of `fhec.backends.streams.op_timing`).
+It reads only what the hardware would: op, operand locations, modulus, immediate
+and cycle. The ``tag`` column (provenance) is ignored. So a schedule that reads a
+slot too early, overwrites a value still needed, or names the wrong slot computes
+a wrong answer, which the tests compare with `fhec.sim.functional.execute`.
+
+Granularity: a value moves as a whole vector. A read sees the contents of its
+location at its issue cycle; a write replaces them at its landing cycle
+(``issue + latency``; a STORE's memory vector at ``issue + xfer``). Writes landing
+at or before a cycle are visible to reads issued at that cycle. A slot or memory
+vector never written reads as zeros. (Chunk-level races, such as a write landing
+in the middle of a read, are what `fhec.sim.check` reports; this model does not
+mix chunks.)
+
+Every op first reduces its sources mod its modulus, as the limb IR specifies
+(fhec.ir.limb_ops.LimbOp), then applies the same `fhec.ring` kernel as
+`fhec.sim.functional`.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from fhec.backends.streams import Streams, StreamOp, op_timing
+from fhec.backends.target import Target
+from fhec.errors import InternalError
+from fhec.ir.limb import LimbProgram
+from fhec.ir.limb_ops import IS_LOADED, RVecClass
+from fhec.ring import automorphism, modarith, ntt
+
+__all__ = ["execute_streams"]
+
+# kernel(a, b, q, constant, galois element, N) -> result; a, b already reduced mod q
+_Kernel = Callable[[np.ndarray, "np.ndarray | None", int, int, int, int], np.ndarray]
+
+_KERNELS: dict[StreamOp, _Kernel] = {
+    StreamOp.NTT: lambda a, b, q, c, k, N: ntt.ntt(a, (q,)),
+    StreamOp.INTT: lambda a, b, q, c, k, N: ntt.intt(a, (q,)),
+    StreamOp.MUL: lambda a, b, q, c, k, N: modarith.mul_mod(a, b, q),
+    StreamOp.ADD: lambda a, b, q, c, k, N: modarith.add_mod(a, b, q),
+    StreamOp.SUB: lambda a, b, q, c, k, N: modarith.sub_mod(a, b, q),
+    StreamOp.NEG: lambda a, b, q, c, k, N: modarith.neg_mod(a, q),
+    StreamOp.MUL_CONST: lambda a, b, q, c, k, N: modarith.mul_const_mod(a, c, q),
+    StreamOp.BCONV: lambda a, b, q, c, k, N: modarith.mul_const_mod(a, c, q),
+    StreamOp.AUT: lambda a, b, q, c, k, N: automorphism.automorphism_ntt(a, k, N),
+}
+
+
+def execute_streams(
+    streams: Streams,
+    target: Target,
+    program: LimbProgram,
+    loaded: Mapping[int, np.ndarray],
+) -> dict[int, np.ndarray]:
+    """Execute `streams` on `target` and return ``{OUTPUT rvec id: N words}`` as read
+    from off-chip memory after the last entry (the OUTPUT rvec's memory vector).
+
+    `program` supplies N, the moduli, the constant table and which rvecs are
+    outputs; `loaded` maps every INPUT, KSH and CONST rvec id to its words (placed
+    in off-chip memory at the rvec's memory vector before cycle 0), as for
+    `fhec.sim.functional.execute`.
+
+    Raises InternalError if a loaded value is missing or malformed, an entry names a
+    slot outside the scratchpad, a modulus or constant that does not exist, or an
+    OUTPUT is never stored.
+    """
+    N = program.N
+    if streams.N != N:
+        raise InternalError(f"streams are for N = {streams.N}, the program has N = {N}")
+    tm = op_timing(target, N)
+    slots = target.scratchpad_rvecs(N)
+    memory = _initial_memory(program, loaded)
+    scratch: list[np.ndarray | None] = [None] * slots
+    zeros = np.zeros(N, dtype=np.uint64)
+    moduli = program.moduli
+    consts = program.constants
+
+    order = np.lexsort((streams.unit, streams.cycle))
+    cycle = streams.cycle[order].tolist()
+    op = streams.op[order].tolist()
+    dst = streams.dst[order].tolist()
+    src0 = streams.src0[order].tolist()
+    src1 = streams.src1[order].tolist()
+    mod = streams.mod[order].tolist()
+    imm = streams.imm[order].tolist()
+    latency = tm.latency.tolist()
+
+    pending: list[tuple[int, int, bool, int, np.ndarray]] = []  # (lands, seq, to_memory, location, value)
+    seq = 0
+
+    def slot(loc: int) -> int:
+        if not 0 <= loc < slots:
+            raise InternalError(f"stream entry names slot {loc}, outside the scratchpad's {slots} slots")
+        return loc
+
+    for e in range(len(order)):
+        t = cycle[e]
+        while pending and pending[0][0] <= t:
+            _, _, to_memory, loc, value = heapq.heappop(pending)
+            if to_memory:
+                memory[loc] = value
+            else:
+                scratch[loc] = value
+        o = StreamOp(op[e])
+        if o == StreamOp.LOAD:
+            value, to_memory, loc = memory.get(src0[e], zeros), False, slot(dst[e])
+        elif o == StreamOp.STORE:
+            value, to_memory, loc = scratch[slot(src0[e])], True, dst[e]
+            value = zeros if value is None else value
+        else:
+            m = mod[e]
+            if not 0 <= m < len(moduli):
+                raise InternalError(f"stream entry uses modulus index {m}; the program has {len(moduli)}")
+            q = moduli[m]
+            a = scratch[slot(src0[e])]
+            a = modarith.reduce_mod(zeros if a is None else a, q)
+            b = None
+            if src1[e] >= 0:
+                b = scratch[slot(src1[e])]
+                b = modarith.reduce_mod(zeros if b is None else b, q)
+            c = 0
+            if o in (StreamOp.MUL_CONST, StreamOp.BCONV):
+                if not 0 <= imm[e] < len(consts):
+                    raise InternalError(f"stream entry uses constant {imm[e]}; the table has {len(consts)}")
+                c = int(consts[imm[e]]) % moduli[m]
+            value = _KERNELS[o](a, b, q, c, imm[e], N)
+            to_memory, loc = False, slot(dst[e])
+        heapq.heappush(pending, (t + latency[o], seq, to_memory, loc, value))
+        seq += 1
+    for _, _, to_memory, loc, value in sorted(pending):
+        if to_memory:
+            memory[loc] = value
+        else:
+            scratch[loc] = value
+
+    out = {}
+    for r in program.rvec_ids(RVecClass.OUTPUT).tolist():
+        if r not in memory:
+            raise InternalError(f"output {program.rvec_label(r)} was never stored to memory")
+        out[r] = memory[r]
+    return out
+
+
+def _initial_memory(program: LimbProgram, loaded: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+    ids = np.flatnonzero(IS_LOADED[program.rvec_class]).tolist()
+    missing = [r for r in ids if r not in loaded]
+    if missing:
+        raise InternalError(f"execute_streams: no value for {len(missing)} loaded rvec(s), e.g. "
+                            f"{program.rvec_label(missing[0])}")
+    memory = {}
+    for r in ids:
+        arr = np.asarray(loaded[r])
+        if arr.shape != (program.N,) or arr.dtype.kind not in "ui":
+            raise InternalError(f"execute_streams: {program.rvec_label(r)} must be {program.N} integer words")
+        memory[r] = arr.astype(np.uint64)
+    return memory
