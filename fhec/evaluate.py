@@ -37,7 +37,8 @@ SWAP_ROWS          ``ev.swap_rows(a)``
 OUTPUT             ``a``
 =================  ====================================================================
 
-Key-switching nodes pass their ``keyswitch`` attribute (when set) to the evaluator.
+Key-switching nodes use the method given to `run_he` (``methods=``: one for all or per
+node id), else their ``keyswitch`` attribute, else the evaluator's default.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from fhec.errors import InternalError
-from fhec.ir.he import Const, HeNode, HeOp, HeProgram, HeType
+from fhec.ir.he import KEY_SWITCHING_OPS, Const, HeNode, HeOp, HeProgram, HeType
 from fhec.ir.he_types import estimated_bits, is_int_scalar
 from fhec.ir.he_verify import check_complete
 from fhec.passes import key_requirements, prepare_he
@@ -86,7 +87,8 @@ def prepare(program) -> HeProgram:
 
 
 def make_keys(program, seed: int = 0, keyswitch: str | None = None) -> KeySet:
-    """`fhec.keygen` with exactly the keys `program` needs (`key_requirements`)."""
+    """`fhec.keygen` with exactly the keys `program` needs (`key_requirements`);
+    `keyswitch`: "bv", "hybrid" or "both" (default: the parameters' method)."""
     program = as_he(program)
     req = key_requirements(program)
     return keygen(program.params, seed=key_seed(seed), keyswitch=keyswitch, **req.keygen_kwargs())
@@ -124,18 +126,14 @@ def plaintext_operand(params: Params, node: HeNode, level: int, scale, values) -
     return encode(params, vec, level, scale)
 
 
-Executor = Callable[[Evaluator, HeNode, list], Any]
-
-
-def _ks(node: HeNode) -> dict:
-    method = node.attr("keyswitch", None)
-    return {"keyswitch": method} if method else {}
+Executor = Callable[[Evaluator, HeNode, list, dict], Any]
+"""(evaluator, node, argument values, extra evaluator kwargs) -> value."""
 
 
 def _with_plain(method: Callable) -> Executor:
     """ct (+ - ×) an encoded plain input; `method` is an unbound `Evaluator` method."""
 
-    def run(ev: Evaluator, node: HeNode, args: list):
+    def run(ev: Evaluator, node: HeNode, args: list, kw: dict):
         ct, w = args
         return method(ev, ct, plaintext_operand(ev.params, node, ct.level, ct.scale, w))
 
@@ -145,7 +143,7 @@ def _with_plain(method: Callable) -> Executor:
 def _with_const(method: Callable) -> Executor:
     """ct (+ - ×) a constant; Python integers multiply exactly (no encoding)."""
 
-    def run(ev: Evaluator, node: HeNode, args: list):
+    def run(ev: Evaluator, node: HeNode, args: list, kw: dict):
         (ct,) = args
         value = node.attr("value")
         if method is Evaluator.multiply and is_int_scalar(value):
@@ -155,7 +153,7 @@ def _with_const(method: Callable) -> Executor:
     return run
 
 
-def _mul_factor(ev: Evaluator, node: HeNode, args: list):
+def _mul_factor(ev: Evaluator, node: HeNode, args: list, kw: dict):
     (ct,) = args
     c = int(node.attr("value"))
     # The evaluator aligns BGV factors inside `add` by this very multiply (`_align`);
@@ -164,33 +162,51 @@ def _mul_factor(ev: Evaluator, node: HeNode, args: list):
 
 
 EXECUTORS: dict[HeOp, Executor] = {
-    HeOp.OUTPUT: lambda ev, n, a: a[0],
-    HeOp.ADD: lambda ev, n, a: ev.add(a[0], a[1]),
-    HeOp.SUB: lambda ev, n, a: ev.sub(a[0], a[1]),
-    HeOp.NEG: lambda ev, n, a: ev.negate(a[0]),
+    HeOp.OUTPUT: lambda ev, n, a, kw: a[0],
+    HeOp.ADD: lambda ev, n, a, kw: ev.add(a[0], a[1]),
+    HeOp.SUB: lambda ev, n, a, kw: ev.sub(a[0], a[1]),
+    HeOp.NEG: lambda ev, n, a, kw: ev.negate(a[0]),
     HeOp.ADD_PLAIN: _with_plain(Evaluator.add),
     HeOp.SUB_PLAIN: _with_plain(Evaluator.sub),
     HeOp.MUL_PLAIN: _with_plain(Evaluator.multiply),
     HeOp.ADD_CONST: _with_const(Evaluator.add),
     HeOp.SUB_CONST: _with_const(Evaluator.sub),
     HeOp.MUL_CONST: _with_const(Evaluator.multiply),
-    HeOp.MUL: lambda ev, n, a: ev.multiply(a[0], a[1], relinearize=False),
-    HeOp.RELINEARIZE: lambda ev, n, a: ev.relinearize(a[0], **_ks(n)),
+    HeOp.MUL: lambda ev, n, a, kw: ev.multiply(a[0], a[1], relinearize=False),
+    HeOp.RELINEARIZE: lambda ev, n, a, kw: ev.relinearize(a[0], **kw),
     HeOp.MUL_FACTOR: _mul_factor,
-    HeOp.RESCALE: lambda ev, n, a: ev.rescale(a[0]),
-    HeOp.MOD_SWITCH: lambda ev, n, a: ev.mod_switch(a[0]),
-    HeOp.LEVEL_DOWN: lambda ev, n, a: ev.level_down(a[0], n.attr("level"), n.attr("scale")),
-    HeOp.ROTATE: lambda ev, n, a: ev.rotate(a[0], n.attr("step"), **_ks(n)),
-    HeOp.CONJUGATE: lambda ev, n, a: ev.conjugate(a[0], **_ks(n)),
-    HeOp.SWAP_ROWS: lambda ev, n, a: ev.swap_rows(a[0], **_ks(n)),
+    HeOp.RESCALE: lambda ev, n, a, kw: ev.rescale(a[0]),
+    HeOp.MOD_SWITCH: lambda ev, n, a, kw: ev.mod_switch(a[0]),
+    HeOp.LEVEL_DOWN: lambda ev, n, a, kw: ev.level_down(a[0], n.attr("level"), n.attr("scale")),
+    HeOp.ROTATE: lambda ev, n, a, kw: ev.rotate(a[0], n.attr("step"), **kw),
+    HeOp.CONJUGATE: lambda ev, n, a, kw: ev.conjugate(a[0], **kw),
+    HeOp.SWAP_ROWS: lambda ev, n, a, kw: ev.swap_rows(a[0], **kw),
 }
 
 
+def _keyswitch_kwargs(node: HeNode, methods: Mapping[int, str] | str | None) -> dict:
+    """The key-switching method of a node: `methods` (one for all, or per node id), else
+    the node's ``keyswitch`` attribute, else the evaluator's default."""
+    if node.op not in KEY_SWITCHING_OPS:
+        return {}
+    if isinstance(methods, str):
+        return {"keyswitch": methods}
+    method = (methods or {}).get(node.id) or node.attr("keyswitch", None)
+    return {"keyswitch": method} if method else {}
+
+
 def execute_nodes(
-    program: HeProgram, keys: KeySet, ciphertexts: Mapping[str, Ciphertext], plains: Mapping[str, np.ndarray] | None = None
+    program: HeProgram,
+    keys: KeySet,
+    ciphertexts: Mapping[str, Ciphertext],
+    plains: Mapping[str, np.ndarray] | None = None,
+    methods: Mapping[int, str] | str | None = None,
 ) -> dict[int, Ciphertext | np.ndarray]:
     """Every value of an expanded program: id -> Ciphertext (plain inputs: their vector).
 
+    `methods`: key-switching method for every key switch ("bv" / "hybrid"), or a map
+    node id -> method (e.g. `fhec.passes.keyswitch_choice.choose_methods`); the keys
+    must exist for the methods used (`make_keys(..., keyswitch="both")`).
     Raises `InternalError` for a program that still holds high-level ops.
     """
     program = as_he(program)
@@ -205,16 +221,21 @@ def execute_nodes(
         elif n.op is HeOp.PLAIN_INPUT:
             values[n.id] = plains[n.attr("name")]
         else:
-            values[n.id] = EXECUTORS[n.op](ev, n, [values[a] for a in n.args])
+            values[n.id] = EXECUTORS[n.op](ev, n, [values[a] for a in n.args], _keyswitch_kwargs(n, methods))
     return values
 
 
 def run_he(
-    program, keys: KeySet, ciphertexts: Mapping[str, Ciphertext], plains: Mapping[str, np.ndarray] | None = None
+    program,
+    keys: KeySet,
+    ciphertexts: Mapping[str, Ciphertext],
+    plains: Mapping[str, np.ndarray] | None = None,
+    methods: Mapping[int, str] | str | None = None,
 ) -> dict[str, Ciphertext]:
-    """Interpret an expanded program with the eager evaluator; output name -> Ciphertext."""
+    """Interpret an expanded program with the eager evaluator (one call per node, see
+    the module table); output name -> Ciphertext. `methods` as in `execute_nodes`."""
     program = as_he(program)
-    values = execute_nodes(program, keys, ciphertexts, plains)
+    values = execute_nodes(program, keys, ciphertexts, plains, methods)
     return {name: values[vid] for name, vid in program.outputs.items()}
 
 

@@ -1,0 +1,319 @@
+"""Every user error of the DSL: its class, its message, and the DSL line it names.
+
+Each offending statement is written on the line that calls `here()`, so the test knows
+which ``test_errors.py:LINE`` the message must name.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import fhec
+from fhec.errors import (
+    InvalidPlaintextError,
+    LevelExhaustedError,
+    LevelMismatchError,
+    MissingInputError,
+    MissingRotationKeyError,
+    MixedProgramsError,
+    PlaintextOperandError,
+    ProgramError,
+    ScaleMismatchError,
+    ScaleOverflowError,
+    SchemeMismatchError,
+    TooManyValuesError,
+    UnsetOutputError,
+    UnusedInputWarning,
+)
+
+
+def here() -> int:
+    """The caller's line number."""
+    return sys._getframe(1).f_lineno
+
+
+def names_line(err: pytest.ExceptionInfo, line: int) -> None:
+    where = f"test_errors.py:{line}"
+    assert err.value.where is not None and err.value.where.endswith(where), (err.value.where, where)
+    assert str(err.value).startswith(err.value.where)
+
+
+# -- levels and scales ---------------------------------------------------------------------------
+
+
+def test_level_exhausted_names_the_multiply(ckks):
+    p = fhec.Program("deep", ckks)
+    x = p.input("x", level=0)
+    with pytest.raises(LevelExhaustedError) as e:
+        line = here(); x * x  # noqa: E702
+    names_line(e, line)
+    assert "increase `levels`" in str(e.value)
+
+
+def test_level_exhausted_by_a_polynomial(ckks):
+    p = fhec.Program("poly", ckks)
+    x = p.input("x", level=1)
+    with pytest.raises(LevelExhaustedError) as e:
+        line = here(); x.polynomial([0, 0.5, 0, 0, 0.1])  # noqa: E702
+    names_line(e, line)
+    assert "degree 4" in str(e.value) and "level 1" in str(e.value)
+
+
+def test_failed_operation_leaves_the_program_unchanged(ckks):
+    p = fhec.Program("tx", ckks)
+    x = p.input("x", level=0)
+    before = p.ir
+    with pytest.raises(LevelExhaustedError):
+        x * x  # the MUL and RELINEARIZE were emitted before the RESCALE failed
+    assert p.ir == before
+
+
+def test_scale_mismatch_in_manual_mode(ckks):
+    p = fhec.Program("manual", ckks, rescale="manual")
+    x = p.input("x")
+    y = (x * x).relinearize()
+    with pytest.raises(ScaleMismatchError) as e:
+        line = here(); y + x  # noqa: E702
+    names_line(e, line)
+    assert "rescale()" in str(e.value) and "test_errors.py" in e.value.bare_message  # names the operands too
+
+
+def test_level_mismatch_in_manual_mode(ckks):
+    p = fhec.Program("manual", ckks, rescale="manual")
+    x = p.input("x")
+    y = (x * x).rescale()
+    with pytest.raises(LevelMismatchError) as e:
+        line = here(); y + x  # noqa: E702
+    names_line(e, line)
+    assert f".level_down({y.level})" in str(e.value)
+    with pytest.raises(LevelMismatchError):
+        y * x
+
+
+def test_scale_overflow_of_unrescaled_products(ckks):
+    p = fhec.Program("overflow", ckks, rescale="manual")
+    x = p.input("x", level=1)  # Q_1 is 2^94: x^3 (scale 2^90) fits, x^4 does not
+    y = (x * x).relinearize() * x
+    with pytest.raises(ScaleOverflowError) as e:
+        line = here(); y.relinearize() * x  # noqa: E702
+    names_line(e, line)
+
+
+def test_rescale_in_auto_mode_is_rejected(ckks):
+    p = fhec.Program("auto", ckks)
+    x = p.input("x")
+    with pytest.raises(ProgramError) as e:
+        line = here(); x.rescale()  # noqa: E702
+    names_line(e, line)
+    assert "rescale='manual'" in str(e.value)
+
+
+# -- keys ---------------------------------------------------------------------------------------
+
+
+def test_forbidden_rotation(ckks):
+    p = fhec.Program("keys", ckks, rotation_keys=[1, 2])
+    x = p.input("x")
+    x.rotate(1)
+    with pytest.raises(MissingRotationKeyError) as e:
+        line = here(); x.rotate(3)  # noqa: E702
+    names_line(e, line)
+    assert "step 3" in str(e.value) and "rotation_keys=[1, 2]" in str(e.value)
+    with pytest.raises(MissingRotationKeyError) as e:
+        line = here(); x.sum_slots(8)  # noqa: E702  (needs rotations by 1, 2 and 4)
+    names_line(e, line)
+    assert "step 4" in str(e.value)
+
+
+def test_rotation_key_cap_too_small(ckks):
+    p = fhec.Program("cap", ckks, max_rotation_keys=1)
+    x = p.input("x")
+    p.output("y", x.rotate(3) + x.rotate(5))
+    with pytest.raises(ProgramError) as e:
+        fhec.evaluate(p, {"x": np.zeros(4)})
+    assert "max_rotation_keys=1 is too small" in str(e.value)
+    assert e.value.where.endswith(f"test_errors.py:{here() - 6}")  # the line creating the program
+
+
+# -- programs, plaintexts, outputs, inputs ------------------------------------------------------
+
+
+def test_mixing_two_programs(ckks):
+    p, q = fhec.Program("p", ckks), fhec.Program("q", ckks)
+    x, y = p.input("x"), q.input("y")
+    with pytest.raises(MixedProgramsError) as e:
+        line = here(); x + y  # noqa: E702
+    names_line(e, line)
+    assert "'p'" in str(e.value) and "'q'" in str(e.value)
+    with pytest.raises(MixedProgramsError) as e:
+        line = here(); p.output("y", y)  # noqa: E702
+    names_line(e, line)
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda x, w: w.rotate(1),
+        lambda x, w: w * w,
+        lambda x, w: w + 1,
+        lambda x, w: -w,
+        lambda x, w: w.sum_slots(),
+    ],
+    ids=["rotate", "plain*plain", "plain+const", "neg", "sum_slots"],
+)
+def test_plaintext_where_a_ciphertext_is_needed(ckks, use):
+    p = fhec.Program("pt", ckks)
+    x, w = p.input("x"), p.plain("w")
+    with pytest.raises(PlaintextOperandError) as e:
+        use(x, w)
+    assert e.value.where.endswith(".py:" + str(e.value.where.rpartition(":")[2]))
+    assert "test_errors.py" in e.value.where
+    assert "'w'" in str(e.value) and "p.input" in str(e.value)
+
+
+def test_plaintext_output(ckks):
+    p = fhec.Program("pt", ckks)
+    w = p.plain("w")
+    with pytest.raises(PlaintextOperandError) as e:
+        line = here(); p.output("y", w)  # noqa: E702
+    names_line(e, line)
+
+
+def test_output_never_set(ckks):
+    p = fhec.Program("unset", ckks)
+    out = [None] * 2
+    with pytest.raises(UnsetOutputError) as e:
+        line = here(); p.output("y", out[0])  # noqa: E702
+    names_line(e, line)
+
+
+def test_program_without_outputs(ckks):
+    line = here(); p = fhec.Program("empty", ckks)  # noqa: E702
+    p.input("x")
+    with pytest.raises(UnsetOutputError) as e:
+        fhec.evaluate(p, {"x": [1.0]})
+    names_line(e, line)
+    with pytest.raises(UnsetOutputError):
+        fhec.reference(p, {"x": [1.0]})
+
+
+def test_decorated_function_returning_none(ckks):
+    with pytest.raises(UnsetOutputError) as e:
+        line = here() + 2
+
+        @fhec.program(ckks)
+        def f(x):
+            x * 2
+
+    names_line(e, line)
+    assert "'f' returned None" in str(e.value)
+
+
+def test_unused_input_warns_at_its_line(ckks):
+    p = fhec.Program("unused", ckks)
+    x = p.input("x")
+    line = here(); p.input("spare")  # noqa: E702
+    p.output("y", x + 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fhec.reference(p, {"x": [1.0], "spare": [0.0]})
+    [w] = [c for c in caught if issubclass(c.category, UnusedInputWarning)]
+    assert "'spare'" in str(w.message)
+    assert w.filename.endswith("test_errors.py") and w.lineno == line
+
+
+def test_more_values_than_slots(ckks):
+    p = fhec.Program("big", ckks)
+    x = p.input("x")
+    with pytest.raises(TooManyValuesError) as e:
+        line = here(); x * np.ones(ckks.slots + 1)  # noqa: E702
+    names_line(e, line)
+    line = here(); y = p.input("y")  # noqa: E702
+    p.output("z", x + y)
+    with pytest.raises(TooManyValuesError) as e:
+        fhec.evaluate(p, {"x": [1.0], "y": np.ones(ckks.slots + 1)})
+    names_line(e, line)
+    assert "'y'" in str(e.value)
+    with pytest.raises(TooManyValuesError):
+        x.linear_transform(np.ones((2, ckks.slots + 1)))
+
+
+def test_missing_and_unknown_inputs(ckks):
+    p = fhec.Program("inputs", ckks)
+    line = here(); x = p.input("x")  # noqa: E702
+    p.output("y", x + 1)
+    with pytest.raises(MissingInputError) as e:
+        fhec.evaluate(p, {})
+    names_line(e, line)
+    with pytest.raises(MissingInputError) as e:
+        fhec.reference(p, {"x": [1.0], "typo": [2.0]})
+    assert "'typo'" in str(e.value)
+
+
+# -- scheme and argument errors ----------------------------------------------------------------
+
+
+def test_scheme_specific_operations(ckks, bgv):
+    x = fhec.Program("c", ckks).input("x")
+    b = fhec.Program("b", bgv).input("b")
+    for call, fix in ((lambda: x.swap_rows(), "conjugate()"), (lambda: b.conjugate(), "swap_rows()"),
+                      (lambda: b.rescale(), "mod_switch()")):
+        with pytest.raises(SchemeMismatchError) as e:
+            call()
+        assert fix in str(e.value) and "test_errors.py" in e.value.where
+
+
+def test_bgv_constants_are_integers(bgv):
+    x = fhec.Program("b", bgv).input("x")
+    with pytest.raises(InvalidPlaintextError) as e:
+        line = here(); x * 0.5  # noqa: E702
+    names_line(e, line)
+    with pytest.raises(InvalidPlaintextError):
+        x.linear_transform(np.eye(3) * 0.5)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda p, x: p.input("x"),                 # duplicate name
+        lambda p, x: p.input("z", level=99),       # level out of range
+        lambda p, x: p.plain("x"),                 # name taken by an encrypted input
+        lambda p, x: x.sum_slots(0),
+        lambda p, x: x.sum_slots(1000),
+        lambda p, x: x.polynomial([3.0]),          # constant
+        lambda p, x: x.linear_transform(np.zeros((2, 2))),
+        lambda p, x: x.level_down(x.level),
+        lambda p, x: x.rotate(1.5),
+        lambda p, x: x ** 0,
+        lambda p, x: bool(x),                      # branching on an encrypted value
+        lambda p, x: x * True,
+    ],
+    ids=["dup-input", "level", "dup-plain", "sum0", "sum-big", "const-poly", "zero-matrix", "level-down",
+         "float-rotation", "pow0", "bool", "bool-constant"],
+)
+def test_program_errors_name_the_line(ckks, bad):
+    p = fhec.Program("bad", ckks)
+    x = p.input("x")
+    with pytest.raises((ProgramError, TypeError)) as e:
+        bad(p, x)
+    if isinstance(e.value, ProgramError):
+        assert e.value.where and "test_errors.py:" in e.value.where
+
+
+def test_duplicate_output_and_bad_program_arguments(ckks):
+    p = fhec.Program("dup", ckks)
+    x = p.input("x")
+    p.output("y", x)
+    with pytest.raises(ProgramError) as e:
+        line = here(); p.output("y", x)  # noqa: E702
+    names_line(e, line)
+    with pytest.raises(ProgramError):
+        fhec.Program("p", ckks, rescale="sometimes")
+    with pytest.raises(ProgramError):
+        fhec.Program("p", {"N": 64})
+    with pytest.raises(ProgramError):
+        fhec.Program("p", ckks, max_rotation_keys=0)
