@@ -31,7 +31,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fhec.errors import LevelExhaustedError, LevelMismatchError, ScaleMismatchError, ScaleOverflowError
-from fhec.frontend import Cipher, Program
+from fhec.frontend import Cipher, Plain, Program
+from fhec.ir.he import HeOp
+from fhec.ir.he_verify import used_values
 from fhec.ir.he_types import row_length
 from fhec.schemes.params import BGVParams, CKKSParams
 
@@ -298,10 +300,17 @@ def programs(
             op(g)
         except _SKIPPED:
             pass
-    # Outputs: the most recent value, plus a few others.
+    # Outputs: the most recent value, plus a few others; then every input no output uses
+    # gets an output of its own, so that programs never warn about unused inputs.
     chosen = [len(g.values) - 1] + draw(st.lists(st.integers(0, len(g.values) - 1), max_size=2))
     for j, idx in enumerate(dict.fromkeys(chosen)):
         p.output(f"y{j}", g.values[idx][0])
+    live = used_values(p.ir)
+    first = p.ir.inputs["x0"].id
+    for node in list(p.ir.nodes_of(HeOp.INPUT, HeOp.PLAIN_INPUT)):
+        if node.id not in live:
+            x0 = Cipher(p, first)
+            p.output(f"use_{node.attr('name')}", x0 + Plain(p, node.id) if node.op is HeOp.PLAIN_INPUT else Cipher(p, node.id))
     return p
 
 

@@ -1,0 +1,151 @@
+"""The HE IR data structures, the verifier and the JSON round trip."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+import fhec
+import fhec.testing as ft
+from fhec.errors import InternalError
+from fhec.ir.he import Const, HeOp, HeProgram
+from fhec.ir.he_verify import verify_he
+
+CKKS = fhec.CKKSParams(N=2**6, levels=3, base_limbs=2, security=None)
+BGV = fhec.BGVParams(N=2**6, levels=3, plain_modulus=257, security=None)
+
+
+def every_op_program(params) -> fhec.Program:
+    """A program using every DSL operation of the scheme (and so every HeOp)."""
+    p = fhec.Program("every", params)
+    x, y, w = p.input("x"), p.input("y", level=params.top_level - 1), p.plain("w")
+    a = x * y + x * w - w + (x - 3) + np.arange(4) - (-x) + w
+    b = a.rotate(3) + (a.conjugate() if params.scheme == "ckks" else a.swap_rows())
+    c = b.sum_slots(4) + x.linear_transform(np.eye(4, dtype=np.int64)) + x.polynomial([1, 2, 1])
+    p.output("c", c)
+    p.output("d", x.mod_switch() * 2)
+    p.output("e", (x * y) * x + x.mod_switch())  # BGV: plaintext factors differ, aligned by mul_factor
+    return p
+
+
+@pytest.fixture(params=[CKKS, BGV], ids=["ckks", "bgv"])
+def program(request):
+    return every_op_program(request.param)
+
+
+def test_const_compares_and_hashes_by_value():
+    a, b = Const(np.arange(4.0)), Const(np.arange(4.0))
+    assert a == b and hash(a) == hash(b)
+    assert a != Const(np.arange(4)) and a != Const(np.arange(5.0))
+    with pytest.raises(ValueError):
+        a.array[0] = 1.0  # read-only
+
+
+def test_nodes_and_programs_are_immutable(program):
+    ir = program.ir
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ir.nodes[0].op = HeOp.NEG
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ir.name = "other"
+
+
+def test_program_lookups(program):
+    ir = program.ir
+    assert list(ir.inputs) == ["x", "y"] and list(ir.plain_inputs) == ["w"]
+    assert list(ir.outputs) == ["c", "d", "e"]
+    g = ir.graph()
+    assert g.number_of_nodes() == len(ir.nodes)
+    users = ir.users()
+    assert all(n.id in users[a] for n in ir.nodes for a in n.args)
+    assert ir.node(ir.outputs["c"]).type.is_cipher
+
+
+def test_every_op_appears_in_the_expanded_programs():
+    seen = set()
+    for params in (CKKS, BGV):
+        p = every_op_program(params)
+        seen |= {n.op for n in p.ir.nodes} | {n.op for n in fhec.passes.expand(p).nodes}
+    assert seen == set(HeOp)
+
+
+def test_json_round_trip(program):
+    text = program.to_json()
+    back = fhec.Program.from_json(text)
+    assert back == program
+    assert back.ir == program.ir and str(back) == str(program)
+    assert json.loads(text)["format"] == "fhec.he/1"
+    expanded = fhec.passes.expand(program)
+    assert HeProgram.from_json(expanded.to_json()) == expanded
+
+
+@given(ft.programs(scheme="ckks", max_depth=3))
+def test_json_round_trip_random_ckks(p):
+    assert fhec.Program.from_json(p.to_json()) == p
+
+
+@given(ft.programs(scheme="bgv", max_depth=3))
+def test_json_round_trip_random_bgv(p):
+    assert fhec.Program.from_json(p.to_json()) == p
+
+
+def test_from_json_continues_tracing(program):
+    back = fhec.Program.from_json(program.to_json())
+    from fhec.frontend.values import Cipher
+
+    c = Cipher(back, back.ir.outputs["c"])
+    back.output("f", c + 1)
+    assert list(back.ir.outputs) == ["c", "d", "e", "f"]
+
+
+def _corrupt(ir: HeProgram, index: int, **changes) -> HeProgram:
+    nodes = list(ir.nodes)
+    nodes[index] = dataclasses.replace(nodes[index], **changes)
+    return dataclasses.replace(ir, nodes=tuple(nodes))
+
+
+def test_verifier_accepts_traced_programs(program):
+    assert verify_he(program.ir) is program.ir
+
+
+@pytest.mark.parametrize(
+    "corruption",
+    [
+        lambda ir, i: _corrupt(ir, i, args=(i + 5,)),                         # argument defined later
+        lambda ir, i: _corrupt(ir, i, type=dataclasses.replace(ir.nodes[i].type, level=0)),  # wrong type
+        lambda ir, i: _corrupt(ir, i, op=HeOp.MUL),                           # arity
+        lambda ir, i: _corrupt(ir, 1, attrs=(("level", 2), ("name", "x"))),   # duplicate input name
+        lambda ir, i: _corrupt(ir, i, args=(2,)),                             # the plain input as a ciphertext
+        lambda ir, i: dataclasses.replace(ir, options=dataclasses.replace(ir.options, rescale="never")),
+    ],
+    ids=["forward-arg", "wrong-type", "arity", "dup-name", "plain-as-cipher", "options"],
+)
+def test_verifier_rejects_corrupted_programs(program, corruption):
+    ir = program.ir
+    neg = next(n for n in ir.nodes if n.op is HeOp.NEG)
+    with pytest.raises(InternalError) as e:
+        verify_he(corruption(ir, ir.nodes.index(neg)))
+    assert "invalid HE program" in str(e.value)
+
+
+def test_verifier_enforces_the_primitive_contract():
+    """An ADD of operands at different levels is not a primitive (the builder aligns them)."""
+    p = fhec.Program("c", CKKS)
+    x = p.input("x")
+    y = x * x
+    z = y + x
+    ir = p.ir
+    add = ir.node(z.id)
+    bad = _corrupt(ir, ir.nodes.index(add), args=(y.id, x.id))
+    with pytest.raises(InternalError, match="levels"):
+        verify_he(bad)
+
+
+def test_from_json_rejects_garbage():
+    with pytest.raises(InternalError):
+        HeProgram.from_json('{"format": "something else"}')
+    with pytest.raises(InternalError):
+        HeProgram.from_json('{"format": "fhec.he/1", "nodes": []}')

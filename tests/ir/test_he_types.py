@@ -1,0 +1,63 @@
+"""Type inference agrees exactly with the eager evaluator.
+
+For every value of random programs, the inferred (level, scale, parts, noise) equals
+the metadata of the ciphertext the evaluator computes for it, floats compared with ==.
+This is what lets the compiler trust its types (and the lowering its levels).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+
+import fhec
+import fhec.testing as ft
+from fhec.evaluate import encrypt_inputs, execute_nodes, make_keys, plain_inputs, prepare, random_inputs
+from fhec.ir.he_types import estimated_bits
+from fhec.schemes.ciphertext import Ciphertext
+
+
+def assert_types_match_evaluator(program, seed=0):
+    prepared = prepare(program)
+    inputs = random_inputs(prepared, seed)
+    keys = make_keys(prepared, seed)
+    values = execute_nodes(prepared, keys, encrypt_inputs(prepared, keys, inputs, seed), plain_inputs(prepared, inputs))
+    for n in prepared.nodes:
+        v = values[n.id]
+        if isinstance(v, Ciphertext):
+            t = n.type
+            assert (v.level, v.scale, v.parts, v.noise) == (t.level, t.scale, t.parts, t.noise), n
+
+
+@given(ft.programs(scheme="ckks", max_depth=3))
+def test_ckks_types_equal_evaluator_metadata(p):
+    assert_types_match_evaluator(p)
+
+
+@given(ft.programs(scheme="bgv", max_depth=3))
+def test_bgv_types_equal_evaluator_metadata(p):
+    assert_types_match_evaluator(p)
+
+
+def test_estimated_precision_is_close_to_measured():
+    """The noise estimate of a typed value predicts the measured CKKS error to a few bits."""
+    params = fhec.CKKSParams(N=2**10, levels=3, base_limbs=2, security=None)
+    p = fhec.Program("prec", params)
+    x, y = p.input("x"), p.input("y")
+    z = (x * y).rotate(1) + x
+    p.output("z", z)
+    inputs = random_inputs(p, 1)
+    got = fhec.evaluate(p, inputs)["z"]
+    measured = fhec.measure_precision(fhec.reference(p, inputs)["z"], got)["min_bits"]
+    est = estimated_bits(params, z.type)
+    assert abs(measured - est) < 4, (measured, est)
+
+
+def test_keys_belong_to_the_op_that_needs_them():
+    params = fhec.CKKSParams(N=2**6, levels=2, base_limbs=2, security=None)
+    p = fhec.Program("keys", params)
+    x = p.input("x")
+    r = x.rotate(3)
+    s = r + 1
+    assert [str(k) for k in r.type.keys] == ["rot(3)"]
+    assert s.type.keys == ()
+    assert [str(k) for k in x.sum_slots(4).type.keys] == ["rot(1)", "rot(2)"]

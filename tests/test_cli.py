@@ -1,0 +1,119 @@
+"""The ``fhec`` command: show, check, program selection, error reporting, the examples."""
+
+from __future__ import annotations
+
+import pathlib
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from fhec.cli import load_program, main
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+
+ONE = """
+import fhec
+
+@fhec.program(fhec.CKKSParams(N=2**6, levels=2, security=None))
+def f(x: fhec.Cipher, w: fhec.Plain):
+    return x * w + x.rotate(2)
+"""
+
+TWO = """
+import fhec
+
+params = fhec.BGVParams(N=2**5, levels=1, plain_modulus=257, security=None)
+first = fhec.Program("first", params)
+first.output("y", first.input("x") * 3)
+second = fhec.Program("second_name", params)
+second.output("y", second.input("x").rotate(1))
+"""
+
+DEEP = """
+import fhec
+
+p = fhec.Program("deep", fhec.CKKSParams(N=2**6, levels=1, security=None))
+x = p.input("x")
+p.output("y", x * x * x)
+"""
+
+
+@pytest.fixture
+def write(tmp_path):
+    def make(name: str, text: str) -> str:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text))
+        return str(path)
+
+    return make
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_help_lists_the_commands():
+    r = run("--help")
+    assert r.exit_code == 0 and "show" in r.output and "check" in r.output
+
+
+def test_show_prints_the_typed_ir(write):
+    r = run("show", write("one.py", ONE))
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith('program "f" (ckks N=64')
+    assert "mul_plain %0, %1" in r.output and "needs rot(2)" in r.output and "one.py:6" in r.output
+
+
+def test_check_reports_max_error_and_exactness(write):
+    r = run("check", write("one.py", ONE), write("two.py", TWO))
+    assert r.exit_code == 0, r.output
+    assert "[f, ckks, N=64]: OK" in r.output and "out: max error" in r.output
+    assert "[first, bgv, N=32]: OK" in r.output and "y: exact" in r.output
+    assert "[second_name, bgv, N=32]: OK" in r.output
+
+
+def test_check_exits_1_on_a_mismatch(write):
+    r = run("check", "--rel-bits", "60", write("one.py", ONE))  # no CKKS result has 60 bits
+    assert r.exit_code == 1 and "MISMATCH" in r.output
+
+
+def test_program_selection(write):
+    two = write("two.py", TWO)
+    assert load_program(two + ":first").name == "first"
+    assert load_program(two + ":second").name == "second_name"  # by variable name
+    assert load_program(two + ":second_name").name == "second_name"  # by program name
+    r = run("show", two)
+    assert r.exit_code == 2 and "defines 2 programs (first, second)" in r.output
+    r = run("show", two + ":third")
+    assert r.exit_code == 2 and "no program 'third'" in r.output
+
+
+def test_user_errors_print_without_traceback(write):
+    deep = write("deep.py", DEEP)
+    r = run("check", deep)
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error: ") and "deep.py:6" in r.stderr and "Traceback" not in r.stderr
+    r = run("show", str(pathlib.Path(deep).with_name("missing.py")))
+    assert r.exit_code == 2 and "no such file" in r.output
+
+
+def test_files_without_programs_are_skipped_in_a_batch(write):
+    helper = write("helper.py", "X = 1\n")
+    r = run("check", helper, write("one.py", ONE))
+    assert r.exit_code == 0 and "helper.py: skipped" in r.output
+    assert run("check", helper).exit_code == 2
+
+
+@pytest.mark.parametrize("name", ["logistic_regression.py", "private_lookup.py", "lola_mnist.py"])
+def test_examples_pass_check(name):
+    r = run("check", str(EXAMPLES / name))
+    assert r.exit_code == 0, r.output
+    assert ": OK" in r.output
+
+
+@pytest.mark.slow
+def test_f1_matvec_example_passes_check():
+    r = run("check", str(EXAMPLES / "matvec.py"))
+    assert r.exit_code == 0, r.output
+    assert r.output.count(": max error") == 4
