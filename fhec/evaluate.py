@@ -50,7 +50,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from fhec.errors import InternalError
+from fhec.errors import InternalError, NoiseBudgetExhaustedError
 from fhec.ir.he import KEY_SWITCHING_OPS, Const, HeNode, HeOp, HeProgram, HeType
 from fhec.ir.he_types import estimated_bits, is_int_scalar
 from fhec.ir.he_verify import check_complete
@@ -239,8 +239,19 @@ def run_he(
     return {name: values[vid] for name, vid in program.outputs.items()}
 
 
-def decrypt_outputs(keys: KeySet, ciphertexts: Mapping[str, Ciphertext]) -> dict[str, np.ndarray]:
-    return {name: decrypt(keys, ct) for name, ct in ciphertexts.items()}
+def decrypt_outputs(keys: KeySet, ciphertexts: Mapping[str, Ciphertext], program=None) -> dict[str, np.ndarray]:
+    """Decrypt every output. With `program`, a BGV output whose noise overflowed raises
+    `NoiseBudgetExhaustedError` naming the DSL line that computed it."""
+    out = {}
+    for name, ct in ciphertexts.items():
+        try:
+            out[name] = decrypt(keys, ct)
+        except NoiseBudgetExhaustedError as e:
+            if program is None:
+                raise
+            node = as_he(program).node(as_he(program).outputs[name])
+            raise NoiseBudgetExhaustedError(f"output {name!r}: {e.bare_message}", node.loc) from None
+    return out
 
 
 def evaluate(program, inputs: Mapping[str, Any], seed: int = 0) -> dict[str, np.ndarray]:
@@ -256,7 +267,7 @@ def evaluate(program, inputs: Mapping[str, Any], seed: int = 0) -> dict[str, np.
     prepared = prepare(program)
     keys = make_keys(prepared, seed)
     cts = encrypt_inputs(prepared, keys, inputs, seed)
-    return decrypt_outputs(keys, run_he(prepared, keys, cts, plain_inputs(prepared, inputs)))
+    return decrypt_outputs(keys, run_he(prepared, keys, cts, plain_inputs(prepared, inputs)), prepared)
 
 
 # -- comparing with the reference -------------------------------------------------------------

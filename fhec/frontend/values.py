@@ -26,7 +26,7 @@ from fhec.errors import (
 )
 from fhec.frontend import constants
 from fhec.frontend.location import caller_location
-from fhec.ir.he import Const, HeType
+from fhec.ir.he import HeType
 from fhec.ir.he_recipes import polynomial_degree
 from fhec.ir.he_types import estimated_bits, row_length
 
@@ -346,9 +346,9 @@ class Plain(_Handle):
     def __repr__(self) -> str:
         return f"<Plain {self._name!r} of {self._program.name!r}>"
 
-    def _with_cipher(self, other, reflected: str):
+    def _with_cipher(self, other, reflected: Callable[[Cipher, "Plain"], Cipher]):
         if isinstance(other, Cipher):
-            return getattr(other, reflected)(self)
+            return reflected(other, self)
         if isinstance(other, _Handle) or constants.is_constant(other):
             raise PlaintextOperandError(
                 f"at least one operand must be a ciphertext, but this combines the plain input {self._name!r} "
@@ -359,18 +359,18 @@ class Plain(_Handle):
         return NotImplemented
 
     def __add__(self, other):
-        return self._with_cipher(other, "__radd__")
+        return self._with_cipher(other, Cipher.__radd__)
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        return self._with_cipher(other, "__rsub__")
+        return self._with_cipher(other, Cipher.__rsub__)
 
     def __rsub__(self, other):
-        return self._with_cipher(other, "__sub__")
+        return self._with_cipher(other, Cipher.__sub__)
 
     def __mul__(self, other):
-        return self._with_cipher(other, "__rmul__")
+        return self._with_cipher(other, Cipher.__rmul__)
 
     __rmul__ = __mul__
 
@@ -389,4 +389,4 @@ class Plain(_Handle):
     polynomial = _plain_error("polynomial()")
 
 
-__all__ = ["Cipher", "Plain", "Const"]
+__all__ = ["Cipher", "Plain"]

@@ -317,3 +317,17 @@ def test_duplicate_output_and_bad_program_arguments(ckks):
         fhec.Program("p", {"N": 64})
     with pytest.raises(ProgramError):
         fhec.Program("p", ckks, max_rotation_keys=0)
+
+
+def test_bgv_noise_overflow_names_the_output_line():
+    from fhec.errors import NoiseBudgetExhaustedError
+
+    params = fhec.BGVParams(N=2**5, levels=0, plain_modulus=65537, security=None)
+    p = fhec.Program("noisy", params, rescale="manual")
+    x = p.input("x")
+    line = here(); y = (x * x).relinearize()  # noqa: E702  one 32-bit prime cannot hold this product's noise
+    p.output("y", y)
+    with pytest.raises(NoiseBudgetExhaustedError) as e:
+        fhec.evaluate(p, {"x": np.arange(32)})
+    names_line(e, line)
+    assert "output 'y'" in str(e.value)
