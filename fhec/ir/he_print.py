@@ -55,6 +55,9 @@ def _attrs(node: HeNode) -> str:
             shown = [f"{'swap+' if swap else ''}{step}" for step, swap, _ in v[:_MAX_DIAGONALS]]
             more = f", … {len(v)} diagonals" if len(v) > _MAX_DIAGONALS else ""
             parts.append(f"diagonals=[{', '.join(shown)}{more}]")
+        elif k == "coeffs" and len(v) > _MAX_DIAGONALS:  # long and usually sparse: nonzero terms only
+            terms = [f"{i}: {_num(c)}" for i, c in enumerate(v) if c != 0]
+            parts.append(f"coeffs={{{', '.join(terms)}}}")
         elif k == "coeffs":
             parts.append(f"coeffs=({', '.join(_num(c) for c in v)})")
         else:
