@@ -172,11 +172,14 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
             best_t = np.int64(2**62)
             best_w = np.int64(2**62)
             best_g = -1
+            best_cost = np.int64(2**62)
             for j in range(kind_ptr[kk], kind_ptr[kk + 1]):
                 u = kind_units[j]
                 t, w, g = _earliest(u, t0, occ[o], tail, gap_a, gap_b, gap_n)
-                if t < best_t or (t == best_t and w < best_w):
-                    best, best_t, best_w, best_g = u, t, w, g
+                # an idle hole too short for any op is lost for good: count it as time
+                cost = t + (w if w < unit_min_occ[u] else 0)
+                if cost < best_cost or (cost == best_cost and w < best_w):
+                    best, best_t, best_w, best_g, best_cost = u, t, w, g, cost
             t = best_t
             _book(best, t, occ[o], best_g, unit_min_occ[best], tail, gap_a, gap_b, gap_n)
             slot_free[ev_s0[e]] = max(slot_free[ev_s0[e]], t + rd[o])
