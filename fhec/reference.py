@@ -20,7 +20,6 @@ import numpy as np
 from fhec.errors import MissingInputError
 from fhec.frontend import constants
 from fhec.ir.he import Const, HeNode, HeOp, HeProgram
-from fhec.ir.he_types import row_length
 from fhec.ir.he_verify import check_complete
 from fhec.passes.he_rewrite import as_he
 from fhec.schemes.params import Params

@@ -27,7 +27,6 @@ from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
 from fhec.errors import (
-    LevelExhaustedError,
     LevelMismatchError,
     MissingRotationKeyError,
     ScaleMismatchError,
@@ -40,10 +39,8 @@ from fhec.ir.he import (
     HeOptions,
     HeProgram,
     HeType,
-    Key,
     KeyKind,
     attrs_of,
-    sorted_keys,
 )
 from fhec.ir import he_types as ht
 from fhec.schemes import rules
@@ -322,19 +319,3 @@ class HeBuilder:
 
     def polynomial(self, a: int, coeffs: tuple, loc: str | None) -> int:
         return self.emit(HeOp.POLYNOMIAL, (self.two_parts(a, loc),), attrs_of(coeffs=coeffs), loc)
-
-    def check_level_available(self, a: int, levels: int, what: str, loc: str | None) -> None:
-        """Raise `LevelExhaustedError` when `what` needs more levels than `a` has."""
-        t = self._types[a]
-        if t.level < levels:
-            raise LevelExhaustedError(
-                f"{what} needs {levels} level(s) but its operand is at level {t.level}; increase `levels` "
-                f"in the parameters (now {self.params.levels}) or reduce the program's depth.",
-                loc,
-            )
-
-
-def keys_of(nodes: Iterable[HeNode]) -> tuple[Key, ...]:
-    """All keys the given nodes need, in canonical order."""
-    return sorted_keys(k for n in nodes for k in n.type.keys)
-
