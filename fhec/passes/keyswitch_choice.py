@@ -4,9 +4,11 @@ Two implementations of key switching exist (`fhec.schemes.keyswitch`): BV digits
 Listing 1: hints of L² limb pairs, no special primes, error ∝ q_i) and hybrid (hints of
 d·(L+α) pairs, error divided by P). `choose_methods` picks one per key-switching node:
 
-* methods whose noise would break the value are ruled out: a CKKS result needs at
-  least half of its scale's bits of precision, a BGV result at least 8 bits of budget
-  (both from `fhec.schemes.noise`, evaluated on the node's inferred type);
+* BV is only considered where its key-switching error is no larger than the error the
+  value already carries (at most one bit of growth, from `fhec.schemes.noise` on the
+  node's inferred type). That is the case for relinearization (the product's error is
+  already large) and rarely for rotations, whose BV error (∝ q_i, no division by P)
+  would otherwise propagate through every later multiply;
 * among the rest, the cheaper one wins, by a data-movement-aware cost:
   limb instructions plus the hint limbs it loads (each weighted by `hint_weight`,
   default 4: on F1 a hint limb costs about as much off-chip bandwidth as four RVec ops).
@@ -16,8 +18,6 @@ returned map, which both the eager evaluator and the lowering read.
 """
 
 from __future__ import annotations
-
-import math
 
 from fhec.ir.he import HeOp, HeProgram
 from fhec.passes.counts import bv_keyswitch_counts, hybrid_keyswitch_counts
@@ -38,14 +38,9 @@ def keyswitch_cost(params, level: int, method: str, hint_weight: float = 4.0) ->
     return ops + hint_weight * hints
 
 
-def method_is_precise_enough(params, node_type, method: str) -> bool:
-    """Whether a key switch by `method` leaves a usable value of the given input type."""
-    level = node_type.level
-    n = nz.add_noise(node_type.noise, nz.keyswitch_noise(params, level, method))
-    if params.scheme == "ckks":
-        return math.log2(node_type.scale) - n - 1 >= params.scale_bits / 2
-    logq = sum(math.log2(q) for q in params.moduli_at(level))
-    return logq - 1 - n - 3 >= 8
+def method_is_noise_neutral(params, node_type, method: str) -> bool:
+    """Whether a key switch by `method` grows the value's error by at most one bit."""
+    return nz.keyswitch_noise(params, node_type.level, method) <= node_type.noise + 1
 
 
 def choose_methods(program: HeProgram, policy: str = "auto", hint_weight: float = 4.0) -> dict[int, str]:
@@ -62,6 +57,6 @@ def choose_methods(program: HeProgram, policy: str = "auto", hint_weight: float 
             out[node.id] = policy
             continue
         t = program.node(node.args[0]).type
-        ok = [m for m in ("bv", "hybrid") if method_is_precise_enough(params, t, m)] or ["hybrid"]
+        ok = ["hybrid"] + (["bv"] if method_is_noise_neutral(params, t, "bv") else [])
         out[node.id] = min(ok, key=lambda m: keyswitch_cost(params, t.level, m, hint_weight))
     return out

@@ -14,7 +14,6 @@ key switch, one digit at a time.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -27,20 +26,20 @@ from fhec.passes.lower_ops import LimbEmitter
 from fhec.passes.lower_outputs import finalize_outputs
 from fhec.schemes import rules
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
-from fhec.schemes.evaluator import encode_addend, encode_multiplier
+from fhec.ir.he_types import is_int_scalar
+from fhec.schemes.encryption import encode
 from fhec.schemes.keys import RELIN, KeySet, galois_for_conjugation, galois_for_rotation
 
 
 @dataclass(frozen=True)
 class ConstRecipe:
-    """How to encode one plaintext operand at run time.
-
-    role "add": encoded at (level, scale) to be added; "mul": encoded to multiply a
-    level-`level` ciphertext (`encode_multiplier`). `source` is ("plain", input name) or
-    ("value", Python scalar or `Const`).
+    """How to encode one plaintext operand at run time, exactly as
+    `fhec.evaluate.plaintext_operand` does: the slot vector of `source` at `level`
+    with `scale` (an addend: the ciphertext's scale; a CKKS multiplier: the node's
+    ``plain_scale``; a BGV multiplier: None, factor 1).
+    `source` is ("plain", input name) or ("value", Python scalar or `Const`).
     """
 
-    role: str
     source: tuple[str, Any]
     level: int
     scale: float | int | None
@@ -78,12 +77,8 @@ class LoweredProgram:
             kind, value = r.source
             if kind == "plain":
                 value = plain_inputs[value]
-            elif isinstance(value, Const):
-                value = value.array
-            if r.role == "mul":
-                out[name] = encode_multiplier(params, value, r.level)
-            else:
-                out[name] = encode_addend(params, value, r.level, r.scale)
+            vec = value.array if isinstance(value, Const) else np.full(params.slots, value) if np.ndim(value) == 0 else value
+            out[name] = encode(params, vec, r.level, r.scale)
         return out
 
     def loaded_values(
@@ -166,6 +161,9 @@ def lower(program: HeProgram, methods: Mapping[int, str] | str = "hybrid", *, ve
     def value_source(v: Any) -> tuple[str, Any]:
         return ("value", v)
 
+    def mul_scale(node: HeNode):
+        return node.attr("plain_scale") if params.scheme == "ckks" else None
+
     for node in program.nodes:
         em.he_node = node.id
         op, a = node.op, [vals.get(i) for i in node.args]
@@ -184,23 +182,23 @@ def lower(program: HeProgram, methods: Mapping[int, str] | str = "hybrid", *, ve
         elif op is HeOp.NEG:
             r = em.negate(a[0])
         elif op in (HeOp.ADD_PLAIN, HeOp.SUB_PLAIN):
-            pt = const(ConstRecipe("add", plain_source(node.args[1]), t_in.level, t_in.scale))
+            pt = const(ConstRecipe(plain_source(node.args[1]), t_in.level, t_in.scale))
             r = em.add_plain(a[0], pt, subtract=op is HeOp.SUB_PLAIN)
         elif op in (HeOp.ADD_CONST, HeOp.SUB_CONST):
-            pt = const(ConstRecipe("add", value_source(node.attr("value")), t_in.level, t_in.scale))
+            pt = const(ConstRecipe(value_source(node.attr("value")), t_in.level, t_in.scale))
             r = em.add_plain(a[0], pt, subtract=op is HeOp.SUB_CONST)
         elif op is HeOp.MUL:
             r = em.multiply(a[0], a[1])
         elif op is HeOp.MUL_PLAIN:
-            r = em.mul_plain(a[0], const(ConstRecipe("mul", plain_source(node.args[1]), t_in.level, None)))
+            r = em.mul_plain(a[0], const(ConstRecipe(plain_source(node.args[1]), t_in.level, mul_scale(node))))
         elif op is HeOp.MUL_CONST:
             v = node.attr("value")
-            if isinstance(v, Const) or (params.scheme == "ckks" and not isinstance(v, numbers.Integral)):
-                r = em.mul_plain(a[0], const(ConstRecipe("mul", value_source(v), t_in.level, None)))
-            else:
+            if is_int_scalar(v):
                 r = em.mul_integer(a[0], int(v))
+            else:
+                r = em.mul_plain(a[0], const(ConstRecipe(value_source(v), t_in.level, mul_scale(node))))
         elif op is HeOp.MUL_FACTOR:
-            r = em.mul_integer(a[0], int(node.attr("factor")))
+            r = em.mul_integer(a[0], int(node.attr("value")))
         elif op is HeOp.RESCALE:
             r = em.divide_last(a[0], None)
         elif op is HeOp.MOD_SWITCH:
