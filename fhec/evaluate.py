@@ -27,7 +27,7 @@ MUL                ``ev.multiply(a, b, relinearize=False)``
 RELINEARIZE        ``ev.relinearize(a)``
 MUL_PLAIN          ``ev.multiply(a, encode(w, a.level, plain_scale))`` (BGV factor 1)
 MUL_CONST          int: ``ev.multiply(a, value)``; else ``ev.multiply(a, encode(value, a.level, plain_scale))``
-MUL_FACTOR (BGV)   ``ev.multiply(a, c)`` relabelled with factor ``a.scale * c mod t``
+MUL_FACTOR (BGV)   ``ev.multiply_integer(a, c, scale=a.scale * c mod t)``
 RESCALE            ``ev.rescale(a)``
 MOD_SWITCH         ``ev.mod_switch(a)``
 LEVEL_DOWN         ``ev.level_down(a, level, scale)``
@@ -35,6 +35,11 @@ ROTATE             ``ev.rotate(a, step)``
 CONJUGATE          ``ev.conjugate(a)``
 SWAP_ROWS          ``ev.swap_rows(a)``
 OUTPUT             ``a``
+AUTOMORPHISM       ``ev.automorphism(a, galois)``
+MOD_UP             ``keyswitch.decompose(params, a.data[part], a.level, method)``
+KEY_MULT           ``keyswitch.key_mult(params, digits, keys.key(source, method), level)``
+MOD_DOWN           ``keyswitch.mod_down`` of both polynomials
+KS_ADD             ``(a0 + u0, a1 + u1)`` for a 3-part a, else ``(a0 + u0, u1)``
 =================  ====================================================================
 
 Key-switching nodes use the method given to `run_he` (``methods=``: one for all or per
@@ -60,7 +65,9 @@ from fhec.reference import normalize_inputs, reference
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.encryption import decrypt, encode, encrypt
 from fhec.schemes.evaluator import Evaluator
-from fhec.schemes.keys import KeySet, keygen
+from fhec.ring.modarith import add_mod
+from fhec.schemes import keyswitch as ks
+from fhec.schemes.keys import RELIN, KeySet, keygen
 from fhec.schemes.params import Params
 
 # -- seeds --------------------------------------------------------------------------------
@@ -158,7 +165,32 @@ def _mul_factor(ev: Evaluator, node: HeNode, args: list, kw: dict):
     c = int(node.attr("value"))
     # The evaluator aligns BGV factors inside `add` by this very multiply (`_align`);
     # here it is an explicit node, so the factor is relabelled after the integer multiply.
-    return ev.multiply(ct, c).with_(scale=(ct.scale * c) % ev.params.plain_modulus)
+    return ev.multiply_integer(ct, c, scale=(ct.scale * c) % ev.params.plain_modulus)
+
+
+def _mod_up(ev: Evaluator, node: HeNode, args: list, kw: dict):
+    (ct,) = args
+    return ks.decompose(ev.params, ct.data[node.attr("part")], ct.level, node.attr("method")), ct.level
+
+
+def _key_mult(ev: Evaluator, node: HeNode, args: list, kw: dict):
+    (digits, level) = args[0]
+    source = RELIN if node.attr("source") == "relin" else node.attr("source")
+    key = ev.keys.key(source, node.attr("method"))
+    return np.stack(ks.key_mult(ev.params, digits, key, level)), level
+
+
+def _mod_down(ev: Evaluator, node: HeNode, args: list, kw: dict):
+    (u, level) = args[0]
+    return np.stack([ks.mod_down(ev.params, p, level) for p in u]), level
+
+
+def _ks_add(ev: Evaluator, node: HeNode, args: list, kw: dict):
+    ct, (u, level) = args
+    q = np.array(ct.moduli, dtype=np.uint64)
+    c0 = add_mod(ct.data[0], u[0], q)
+    c1 = add_mod(ct.data[1], u[1], q) if ct.parts == 3 else u[1]
+    return Ciphertext(ev.params, np.stack([c0, c1]), ct.level, ct.scale, ct.key_id, node.type.noise)
 
 
 EXECUTORS: dict[HeOp, Executor] = {
@@ -181,6 +213,13 @@ EXECUTORS: dict[HeOp, Executor] = {
     HeOp.ROTATE: lambda ev, n, a, kw: ev.rotate(a[0], n.attr("step"), **kw),
     HeOp.CONJUGATE: lambda ev, n, a, kw: ev.conjugate(a[0], **kw),
     HeOp.SWAP_ROWS: lambda ev, n, a, kw: ev.swap_rows(a[0], **kw),
+    # the pieces of an expanded key switch (fhec.passes.he_keyswitch): digits and pairs
+    # travel as (arrays, level)
+    HeOp.AUTOMORPHISM: lambda ev, n, a, kw: ev.automorphism(a[0], n.attr("galois")),
+    HeOp.MOD_UP: _mod_up,
+    HeOp.KEY_MULT: _key_mult,
+    HeOp.MOD_DOWN: _mod_down,
+    HeOp.KS_ADD: _ks_add,
 }
 
 

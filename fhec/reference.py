@@ -120,6 +120,13 @@ def _polynomial(params: Params, x: np.ndarray, coeffs) -> np.ndarray:
     return acc
 
 
+def _automorphism(params: Params, x: np.ndarray, step: int | None) -> np.ndarray:
+    """A rotation by `step`, or (step None) conjugation (CKKS, identity on reals) / row swap (BGV)."""
+    if step is not None:
+        return _rotate(params, x, step)
+    return _swap_rows(x) if params.scheme == "bgv" else x
+
+
 Semantics = Callable[[Params, HeNode, list, dict], np.ndarray]
 
 _IDENTITY: Semantics = lambda p, n, a, env: a[0]  # noqa: E731
@@ -149,6 +156,13 @@ SEMANTICS: dict[HeOp, Semantics] = {
     HeOp.SUM_SLOTS: lambda p, n, a, env: _window_sum(p, a[0], n.attr("n")),
     HeOp.LINEAR_TRANSFORM: lambda p, n, a, env: _linear_transform(p, a[0], n.attr("diagonals")),
     HeOp.POLYNOMIAL: lambda p, n, a, env: _polynomial(p, a[0], n.attr("coeffs")),
+    # key-switch pieces: the automorphism moves the slots; the rest carries no message
+    # of its own (ks_add's value is its ciphertext operand's, now under the right key)
+    HeOp.AUTOMORPHISM: lambda p, n, a, env: _automorphism(p, a[0], n.attr("step")),
+    HeOp.MOD_UP: lambda p, n, a, env: None,
+    HeOp.KEY_MULT: lambda p, n, a, env: None,
+    HeOp.MOD_DOWN: lambda p, n, a, env: None,
+    HeOp.KS_ADD: _IDENTITY,
 }
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from fhec.errors import ParameterError
 from fhec.evaluate import decrypt_outputs, encrypt_inputs, make_keys, plain_inputs, prepare, run_he
 from fhec.ir.he import HeProgram
+from fhec.passes.he_keyswitch import expand_key_switches
 from fhec.passes.keyswitch_choice import choose_methods
 from fhec.passes.lower import LoweredProgram, lower
 from fhec.schemes.ciphertext import Ciphertext
@@ -33,7 +34,8 @@ class RunResult:
         outputs: output name -> decrypted slot vector.
         ciphertexts: output name -> Ciphertext assembled from the executed limbs.
         lowered: the `LoweredProgram` that was executed.
-        program: the prepared (expanded) HE program.
+        program: the prepared HE program (primitives; `lowered.he` is the same program
+            with its key switches expanded into pieces, which is what was lowered).
         keys: the key set (with the secret key) used for the run.
         inputs: input name -> the encrypted input Ciphertexts.
         plains: plain input name -> slot vector.
@@ -84,7 +86,7 @@ def run_detailed(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: s
     keys = make_keys(prepared, seed, keyswitch=_keygen_methods(methods, keyswitch))
     cts = encrypt_inputs(prepared, keys, inputs, seed)
     plains = plain_inputs(prepared, inputs)
-    lowered = lower(prepared, methods)
+    lowered = lower(expand_key_switches(prepared, methods))
     words = execute(lowered.limb, lowered.loaded_values(cts, keys, plains))
     compiled = lowered.output_ciphertexts(words, keys.key_id)
     return RunResult(decrypt_outputs(keys, compiled), compiled, lowered, prepared, keys, cts, plains, methods)

@@ -75,3 +75,23 @@ def test_unknown_keyswitch_policy():
     p.output("y", p.input("x") + 1.0)
     with pytest.raises(fhec.ParameterError, match="keyswitch"):
         fhec.run(p, {"x": [0.5]}, keyswitch="fast")
+
+
+@pytest.mark.parametrize("scheme", ["ckks", "bgv"])
+@given(data=st.data())
+def test_key_switch_pieces_evaluate_like_whole_key_switches(scheme, data):
+    """mod_up → key_mult → mod_down → ks_add, run by the eager evaluator, gives the very
+    ciphertexts of Evaluator.rotate / relinearize."""
+    from fhec.evaluate import encrypt_inputs, make_keys, plain_inputs, prepare, run_he
+    from fhec.passes.he_keyswitch import expand_key_switches
+
+    program = data.draw(ft.programs(scheme=scheme, max_depth=3))
+    inputs = data.draw(ft.inputs_for(program))
+    method = program.params.keyswitch
+    prepared = prepare(program)
+    keys = make_keys(prepared, 0, keyswitch=method)
+    cts, plains = encrypt_inputs(prepared, keys, inputs, 0), plain_inputs(prepared, inputs)
+    whole = run_he(prepared, keys, cts, plains, method)
+    pieces = run_he(expand_key_switches(prepared, method), keys, cts, plains)
+    for name, ct in whole.items():
+        assert np.array_equal(pieces[name].data, ct.data), name

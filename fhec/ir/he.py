@@ -57,12 +57,19 @@ class HeOp(enum.Enum):
     SUM_SLOTS = "sum_slots"                # high level: slot i <- sum of slots i..i+n-1 (attrs: n)
     LINEAR_TRANSFORM = "linear_transform"  # high level: sum_k diag_k ⊙ rot(x, k) (attrs: diagonals, plain_scale)
     POLYNOMIAL = "polynomial"              # high level: sum_i c_i x^i (attrs: coeffs)
+    # The pieces of a key switch (fhec.passes.he_keyswitch.expand_key_switches):
+    AUTOMORPHISM = "automorphism"          # σ_g on both parts, no key switch (attrs: galois, step)
+    MOD_UP = "mod_up"                      # digits of one part over the key-switching basis (attrs: part, method)
+    KEY_MULT = "key_mult"                  # Σ digit_d · hint_d (attrs: source "relin"|galois, step, method)
+    MOD_DOWN = "mod_down"                  # hybrid: divide a key-switch pair by P
+    KS_ADD = "ks_add"                      # ct + pair: (c0+u0, c1+u1) from 3 parts, (c0+u0, u1) from 2
 
     def __repr__(self) -> str:
         return f"HeOp.{self.name}"
 
 
 HIGH_LEVEL_OPS = frozenset({HeOp.SUM_SLOTS, HeOp.LINEAR_TRANSFORM, HeOp.POLYNOMIAL})
+KEY_SWITCH_PIECES = frozenset({HeOp.AUTOMORPHISM, HeOp.MOD_UP, HeOp.KEY_MULT, HeOp.MOD_DOWN, HeOp.KS_ADD})
 KEY_SWITCHING_OPS = frozenset({HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS})
 INPUT_OPS = frozenset({HeOp.INPUT, HeOp.PLAIN_INPUT})
 
@@ -108,6 +115,8 @@ def format_values(arr: np.ndarray, shown: int = 4) -> str:
 class ValueKind(enum.Enum):
     CIPHER = "ct"
     PLAIN = "pt"
+    DIGITS = "digits"  # key-switch digits over the key-switching basis (after MOD_UP)
+    KS_PAIR = "kspair"  # a key-switch result (u0, u1); over Q·P before MOD_DOWN of a hybrid switch
 
 
 class KeyKind(enum.Enum):

@@ -18,7 +18,7 @@ import math
 import os
 from typing import Any
 
-from fhec.ir.he import Const, HeNode, HeOp, HeProgram, HeType, format_values
+from fhec.ir.he import ValueKind, Const, HeNode, HeOp, HeProgram, HeType, format_values
 from fhec.ir.he_types import estimated_bits
 
 _COLUMN = 44
@@ -67,8 +67,11 @@ def _attrs(node: HeNode) -> str:
 
 def format_type(program: HeProgram, t: HeType) -> str:
     """``ct L3 s=2^30.000 prec=21.4b`` / ``ct L2 f=1 budget=40.2b`` / ``pt``."""
-    if not t.is_cipher:
+    if t.kind is ValueKind.PLAIN:
         return "pt"
+    if not t.is_cipher:  # key-switch pieces: digits, or a (u0, u1) pair
+        keys = f" needs {','.join(str(k) for k in t.keys)}" if t.keys else ""
+        return f"{t.kind.value} L{t.level}{keys}"
     kind = "ct" if t.parts == 2 else f"ct{t.parts}"
     bits = estimated_bits(program.params, t)
     if program.params.scheme == "ckks":

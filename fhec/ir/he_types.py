@@ -309,6 +309,54 @@ def _rotation_key_of(params, attrs) -> Key:
     return rotation_key(params, step)
 
 
+def _ks_input(t: HeType, op: HeOp, kinds: tuple[ValueKind, ...]) -> None:
+    _need(t.kind in kinds, f"{op.value}: operand must be {' or '.join(k.value for k in kinds)}, got {t.kind.value}")
+
+
+def _automorphism(params, attrs, args, loc):
+    (a,) = args
+    _ct(a, HeOp.AUTOMORPHISM, (2,))
+    g = attrs["galois"]
+    _need(isinstance(g, int) and g % 2 == 1 and 0 < g < 2 * params.N, f"automorphism: bad Galois element {g!r}")
+    return cipher(params, a.level, a.scale, 2, a.noise)
+
+
+def _mod_up(params, attrs, args, loc):
+    (a,) = args
+    _ct(a, HeOp.MOD_UP)
+    _need(attrs["part"] == a.parts - 1, f"mod_up: part {attrs['part']!r} is not the last of {a.parts}")
+    _need(attrs["method"] in ("bv", "hybrid"), f"mod_up: method {attrs['method']!r}")
+    return HeType(ValueKind.DIGITS, params.slots, a.level, None, 1, a.noise)
+
+
+def _key_mult(params, attrs, args, loc):
+    (d,) = args
+    _ks_input(d, HeOp.KEY_MULT, (ValueKind.DIGITS,))
+    source, step = attrs["source"], attrs["step"]
+    if source == "relin":
+        key = Key(KeyKind.RELIN)
+    elif step is not None:
+        key = rotation_key(params, step)
+    else:
+        key = Key(KeyKind.CONJUGATION)
+    noise = nz.keyswitch_noise(params, d.level, attrs["method"])
+    return HeType(ValueKind.KS_PAIR, params.slots, d.level, None, 2, noise, (key,))
+
+
+def _mod_down(params, attrs, args, loc):
+    (u,) = args
+    _ks_input(u, HeOp.MOD_DOWN, (ValueKind.KS_PAIR,))
+    return HeType(ValueKind.KS_PAIR, params.slots, u.level, None, 2, u.noise)
+
+
+def _ks_add(params, attrs, args, loc):
+    a, u = args
+    _ct(a, HeOp.KS_ADD)
+    _ks_input(u, HeOp.KS_ADD, (ValueKind.KS_PAIR,))
+    _need(a.level == u.level, f"ks_add: levels {a.level} and {u.level} differ")
+    return cipher(params, a.level, a.scale, 2, nz.add_noise(a.noise, u.noise))
+
+
 PRIMITIVE_RULES: dict[HeOp, Rule] = {
     HeOp.INPUT: _input,
     HeOp.PLAIN_INPUT: _plain_input,
@@ -331,11 +379,16 @@ PRIMITIVE_RULES: dict[HeOp, Rule] = {
     HeOp.ROTATE: _galois(HeOp.ROTATE, _rotation_key_of, None),
     HeOp.CONJUGATE: _galois(HeOp.CONJUGATE, lambda p, a: Key(KeyKind.CONJUGATION), "ckks"),
     HeOp.SWAP_ROWS: _galois(HeOp.SWAP_ROWS, lambda p, a: Key(KeyKind.CONJUGATION), "bgv"),
+    HeOp.AUTOMORPHISM: _automorphism,
+    HeOp.MOD_UP: _mod_up,
+    HeOp.KEY_MULT: _key_mult,
+    HeOp.MOD_DOWN: _mod_down,
+    HeOp.KS_ADD: _ks_add,
 }
 
 ARITY: dict[HeOp, int] = {
     HeOp.INPUT: 0, HeOp.PLAIN_INPUT: 0, HeOp.ADD: 2, HeOp.SUB: 2, HeOp.MUL: 2,
-    HeOp.ADD_PLAIN: 2, HeOp.SUB_PLAIN: 2, HeOp.MUL_PLAIN: 2,
+    HeOp.ADD_PLAIN: 2, HeOp.SUB_PLAIN: 2, HeOp.MUL_PLAIN: 2, HeOp.KS_ADD: 2,
 }
 """Number of arguments of each op (1 when not listed)."""
 

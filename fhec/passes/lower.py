@@ -131,8 +131,10 @@ def key_switch_source(params, node: HeNode) -> int | str | None:
 def lower(program: HeProgram, methods: Mapping[int, str] | str = "hybrid", *, verify: bool = True) -> LoweredProgram:
     """Lower an expanded HE program to limb instructions.
 
-    `methods`: one key-switching method for all key switches ("bv" or "hybrid"), or a
-    map node id -> method (see `fhec.passes.he_keyswitch.choose_methods`).
+    Key switches may be whole nodes (relinearize, rotate, ...) or already split into
+    pieces by `fhec.passes.he_keyswitch.expand_key_switches` (which carry their method).
+    `methods`: for whole key-switching nodes, one method ("bv" or "hybrid") for all, or a
+    map node id -> method (see `fhec.passes.keyswitch_choice.choose_methods`).
     Raises `InternalError` if the program still holds high-level ops.
     """
     if not program.is_expanded:
@@ -160,6 +162,8 @@ def lower(program: HeProgram, methods: Mapping[int, str] | str = "hybrid", *, ve
 
     def value_source(v: Any) -> tuple[str, Any]:
         return ("value", v)
+
+    users = program.users()
 
     def mul_scale(node: HeNode):
         return node.attr("plain_scale") if params.scheme == "ckks" else None
@@ -218,6 +222,32 @@ def lower(program: HeProgram, methods: Mapping[int, str] | str = "hybrid", *, ve
                     r = em.relinearize(a[0], name, t_in.level, method)
                 else:
                     r = em.rotate(a[0], source, name, t_in.level, method)
+        elif op is HeOp.AUTOMORPHISM:
+            r = em.automorphism(a[0], int(node.attr("galois")))
+        elif op is HeOp.MOD_UP:
+            x = a[0][node.attr("part")]
+            if len(users[node.id]) == 1:
+                # Emitted fused with its key_mult, one digit at a time (see LimbEmitter.key_switch).
+                r = _PendingDigits(x, node.type.level, node.attr("method"), node.id)
+            else:
+                r = em.mod_up(x, node.type.level, node.attr("method"))
+        elif op is HeOp.KEY_MULT:
+            method, level = node.attr("method"), node.type.level
+            src = node.attr("source")
+            source = RELIN if src == "relin" else int(src)
+            name = _key_label(source, method)
+            key_sources[name] = (source, method)
+            chosen[node.id] = method
+            r = _key_mult(em, a[0], name, level, method, node.id)
+        elif op is HeOp.MOD_DOWN:
+            r = em.mod_down(a[0], node.type.level)
+        elif op is HeOp.KS_ADD:
+            ct, u = a
+            if ct.shape[0] == 3:
+                r = em.add(ct[:2], u)
+            else:
+                c0 = em.add(ct[:1], u[:1])[0]
+                r = np.stack([c0, u[1]])
         else:
             raise InternalError(f"lower(): no lowering for {op}")
         vals[node.id] = r
@@ -226,6 +256,28 @@ def lower(program: HeProgram, methods: Mapping[int, str] | str = "hybrid", *, ve
     if verify:
         verify_limb_program(limb)
     return LoweredProgram(limb, program, inputs, final, output_types, key_sources, consts, chosen)
+
+
+@dataclass(frozen=True, eq=False)
+class _PendingDigits:
+    """A mod_up whose only user is a key_mult: lowered together with it."""
+
+    x: np.ndarray
+    level: int
+    method: str
+    node_id: int
+
+
+def _key_mult(em: LimbEmitter, digits, key_name: str, level: int, method: str, node_id: int) -> np.ndarray:
+    if isinstance(digits, _PendingDigits):
+        acc = [None, None]
+        for d, group in enumerate(em._digit_groups(level, method)):
+            em.he_node = digits.node_id
+            digit = em.mod_up_digit(digits.x, group, level, method)
+            em.he_node = node_id
+            acc = em.key_mult_digit(acc, d, digit, key_name, level, method)
+        return np.stack(acc)
+    return em.key_mult(digits, key_name, level, method)
 
 
 def _level_down(em: LimbEmitter, params, x: np.ndarray, t_in: HeType, level: int, scale) -> np.ndarray:

@@ -421,8 +421,11 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
                     slot = fifo[fhead]
                     fhead = (fhead + 1) % capacity
                     fcount -= 1
+                    psz = _hpop(pend, psz)
                 elif c < 0:
-                    # nothing can run without a load: evict anything but its user's operands
+                    # nothing can run without a load: evict anything but its user's operands.
+                    # Take lv off the heap first: the victim's own entry may go on top.
+                    psz = _hpop(pend, psz)
                     victim, vnu, vk, vsz = _best_victim(vict, vsz, s0[lnu], s1[lnu], resident, vkey, lru,
                                                         uptr, users_ptr, users, issued, held)
                     if victim < 0:
@@ -430,7 +433,6 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
                     slot, tmem, psz, nev = _evict(victim, vnu, slot_of, resident, vkey, stored, avail, tmem, xfer,
                                                   pend, psz, ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev)
                 if slot >= 0:
-                    psz = _hpop(pend, psz)
                     resident[lv] = True
                     slot_of[lv] = slot
                     avail[lv] = tl + mem_lat + xfer

@@ -328,6 +328,20 @@ class Evaluator:
         g = galois_for_conjugation(self.params)
         return self.apply_galois(ct, g, keyswitch=keyswitch, what="swap_rows", fix="conjugation=True")
 
+    def automorphism(self, ct: Ciphertext, g: int) -> Ciphertext:
+        """σ_g on both parts, without key switching: the result decrypts under σ_g(s).
+        The first piece of an expanded rotation (`fhec.passes.he_keyswitch`)."""
+        self._check(ct)
+        N = self.params.N
+        return ct.with_(data=np.stack([automorphism_ntt(p, g, N) for p in ct.data]))
+
+    def multiply_integer(self, ct: Ciphertext, c: int, scale=None) -> Ciphertext:
+        """ct × c for an integer c, exactly (every limb times c mod its prime). The
+        result's scale / BGV factor is `scale` (default: unchanged), so BGV can relabel
+        its plaintext factor instead of changing the message."""
+        self._check(ct)
+        return self._times_integer(ct, int(c), ct.scale if scale is None else scale)
+
     def apply_galois(
         self, ct: Ciphertext, g: int, *, keyswitch: str | None = None, what: str | None = None, fix: str | None = None
     ) -> Ciphertext:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 
 import fhec
+from fhec.passes.he_keyswitch import expand_key_switches
 import fhec.testing as ft
 from fhec.errors import InternalError
 from fhec.ir.he import Const, HeOp, HeProgram
@@ -68,7 +69,9 @@ def test_every_op_appears_in_the_expanded_programs():
     seen = set()
     for params in (CKKS, BGV):
         p = every_op_program(params)
-        seen |= {n.op for n in p.ir.nodes} | {n.op for n in fhec.passes.expand(p).nodes}
+        expanded = fhec.passes.expand(p)
+        pieces = expand_key_switches(expanded, "hybrid")
+        seen |= {n.op for n in p.ir.nodes} | {n.op for n in expanded.nodes} | {n.op for n in pieces.nodes}
     assert seen == set(HeOp)
 
 
@@ -80,6 +83,9 @@ def test_json_round_trip(program):
     assert json.loads(text)["format"] == "fhec.he/1"
     expanded = fhec.passes.expand(program)
     assert HeProgram.from_json(expanded.to_json()) == expanded
+    for method in ("bv", "hybrid"):
+        pieces = expand_key_switches(expanded, method)
+        assert HeProgram.from_json(pieces.to_json()) == pieces
 
 
 @given(ft.programs(scheme="ckks", max_depth=3))
