@@ -52,4 +52,4 @@ from fhec.frontend import Cipher, Plain, Program, program
 from fhec.reference import reference
 from fhec.evaluate import evaluate
 from fhec.errors import ScaleOverflowError
-from fhec.run import run
+from fhec.run import run, lower_program as lower, stats

@@ -2,6 +2,7 @@
 
     fhec show FILE.py[:NAME]          print the typed HE IR of a program
     fhec check FILE.py[:NAME] ...     evaluate under encryption vs fhec.reference
+    fhec stats FILE.py[:NAME]         limb-instruction counts and data sizes
 
 A program file exposes `fhec.Program` objects (``p = fhec.Program(...)``, or functions
 decorated with ``@fhec.program``, which are Programs once decorated). ``:NAME`` picks
@@ -178,3 +179,50 @@ def check(programs: tuple[str, ...], seed: int, rel_bits: float | None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def stats_tables(spec: str, keyswitch: str | None = None):
+    """The rich tables ``fhec stats`` prints: per LimbOp, per HE op, per value class."""
+    from rich.table import Table
+
+    from fhec.run import stats
+
+    program = load_program(spec)
+    s = stats(program, keyswitch)
+    summary = (f"{program.name}: {s['instructions']:,} limb instructions, {s['rvecs']:,} RVecs "
+               f"(N={program.params.N}, {program.params.scheme})")
+    head = Table(title="per LimbOp")
+    head.add_column("LimbOp")
+    head.add_column("count", justify="right")
+    for op, n in s["ops"].items():
+        head.add_row(op, f"{n:,}")
+    by_he = Table(title="per HE op")
+    ops = list(s["ops"])
+    by_he.add_column("HE op")
+    for op in ops:
+        by_he.add_column(op, justify="right")
+    for he_op, counts in sorted(s["by_he_op"].items()):
+        by_he.add_row(he_op, *[f"{counts.get(op, 0):,}" for op in ops])
+    data = Table(title="data by value class")
+    data.add_column("class")
+    data.add_column("RVecs", justify="right")
+    data.add_column("bytes", justify="right")
+    for cls, n in s["rvecs_by_class"].items():
+        data.add_row(cls, f"{n:,}", f"{s['bytes'][cls]:,}")
+    return [summary, head, by_he, data]
+
+
+@main.command(name="stats")
+@click.argument("program")
+@click.option("--keyswitch", type=click.Choice(["bv", "hybrid", "auto"]), default=None,
+              help="Key-switching method (default: the parameters').")
+def stats_command(program: str, keyswitch: str | None) -> None:
+    """Limb-instruction statistics of PROGRAM: counts per LimbOp and per HE op, bytes per value class."""
+    from rich.console import Console
+
+    try:
+        console = Console()
+        for table in stats_tables(program, keyswitch):
+            console.print(table)
+    except FhecError as e:
+        _fail(e)

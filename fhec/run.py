@@ -65,6 +65,32 @@ def _keygen_methods(methods: Mapping[int, str], policy: str) -> str:
     return "hybrid" if policy == "auto" else policy
 
 
+def lower_program(program, keyswitch: str | None = None) -> LoweredProgram:
+    """Compile `program` to the limb level without running it: prepare (expand, CSE,
+    DCE, rotation planning), choose each key switch's method, expand key switches into
+    their pieces, lower. Data-free: it scales to N = 2^16 and millions of instructions.
+
+    `keyswitch`: "bv", "hybrid", "auto" or None (the parameters' method).
+    Raises `ParameterError` for an unknown policy.
+    """
+    prepared = prepare(program)
+    methods = choose_methods(prepared, _policy(prepared, keyswitch))
+    return lower(expand_key_switches(prepared, methods))
+
+
+def stats(program, keyswitch: str | None = None) -> dict[str, Any]:
+    """Limb-instruction statistics of `program` (see `LoweredProgram.stats`): counts per
+    LimbOp ("ops") and per HE op ("by_he_op"), rvecs and bytes per value class."""
+    return lower_program(program, keyswitch).stats()
+
+
+def _policy(prepared: HeProgram, keyswitch: str | None) -> str:
+    keyswitch = keyswitch or prepared.params.keyswitch
+    if keyswitch not in KEYSWITCH_POLICIES:
+        raise ParameterError(f"keyswitch={keyswitch!r}: choose one of {', '.join(KEYSWITCH_POLICIES)}.")
+    return keyswitch
+
+
 def run_detailed(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: str | None = None) -> RunResult:
     """Compile `program` to limb instructions, execute them on real ciphertexts, decrypt.
 
@@ -79,9 +105,7 @@ def run_detailed(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: s
     Raises `ParameterError` for an unknown keyswitch policy, and what `fhec.evaluate` raises.
     """
     prepared = prepare(program)
-    keyswitch = keyswitch or prepared.params.keyswitch
-    if keyswitch not in KEYSWITCH_POLICIES:
-        raise ParameterError(f"keyswitch={keyswitch!r}: choose one of {', '.join(KEYSWITCH_POLICIES)}.")
+    keyswitch = _policy(prepared, keyswitch)
     methods = choose_methods(prepared, keyswitch)
     keys = make_keys(prepared, seed, keyswitch=_keygen_methods(methods, keyswitch))
     cts = encrypt_inputs(prepared, keys, inputs, seed)

@@ -95,3 +95,29 @@ def test_key_switch_pieces_evaluate_like_whole_key_switches(scheme, data):
     pieces = run_he(expand_key_switches(prepared, method), keys, cts, plains)
     for name, ct in whole.items():
         assert np.array_equal(pieces[name].data, ct.data), name
+
+
+def test_users_property_test_on_compiled_limbs():
+    """The five-line user test from docs/testing.md."""
+    from hypothesis import given, settings
+
+    @settings(max_examples=5, deadline=None)
+    @given(ft.programs(scheme="ckks", max_depth=2))
+    def test_my_programs(program):
+        ft.assert_matches_reference(program, target="limbs")
+
+    test_my_programs()
+
+
+def test_assert_matches_reference_on_limbs_names_output_and_bits(monkeypatch):
+    params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=30, word_bits=32, base_limbs=2, security=None)
+    p = fhec.Program("t", params)
+    p.output("y", p.input("x") * 0.5)
+    import sys
+
+    run_mod = sys.modules["fhec.run"]  # the module (fhec.run itself is the function)
+
+    real = run_mod.run
+    monkeypatch.setattr(run_mod, "run", lambda *a, **k: {"y": real(*a, **k)["y"] + 1e-2})
+    with pytest.raises(AssertionError, match=r"output 'y'.*bits"):
+        ft.assert_matches_reference(p, target="limbs")

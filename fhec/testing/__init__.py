@@ -21,8 +21,10 @@ def assert_matches_reference(
 ) -> None:
     """Run `program` under encryption and assert it matches `fhec.reference`.
 
-    Today the execution is `fhec.evaluate` (the eager evaluator); `target` selects
-    compiled execution once `fhec.compile` exists. CKKS outputs must agree to
+    `target` picks the execution: None, the eager evaluator (`fhec.evaluate`);
+    ``"limbs"``, the compiled limb-level program run by the functional model
+    (`fhec.run`); a target name or TOML path (``"f1"``, ``"tiny"``), the program compiled
+    for that accelerator with its streams executed (`fhec.compile(...).run`). CKKS outputs must agree to
     `rel_bits` bits relative to max(1, max|expected|) (default: per output, from its
     estimated precision, `fhec.evaluate.default_required_bits`); BGV outputs exactly.
     `inputs` default to random ones (`fhec.evaluate.random_inputs`).
@@ -33,13 +35,8 @@ def assert_matches_reference(
     from fhec.evaluate import compare_outputs, evaluate, random_inputs
     from fhec.reference import reference
 
-    if target is not None:
-        raise NotImplementedError(
-            f"compiled execution on target {target!r} is not available yet; call without target= "
-            f"to check the eager evaluator"
-        )
     inputs = random_inputs(program, seed) if inputs is None else inputs
-    results = compare_outputs(program, evaluate(program, inputs, seed), reference(program, inputs), rel_bits)
+    results = compare_outputs(program, _execute(program, inputs, target, seed), reference(program, inputs), rel_bits)
     failures = [r for r in results if not r.ok]
     if failures:
         scheme = getattr(program, "params").scheme
@@ -54,6 +51,21 @@ def assert_matches_reference(
                     f"worst slots {list(r.bad_slots)}"
                 )
         raise AssertionError("\n".join(lines))
+
+
+def _execute(program, inputs, target, seed: int):
+    """Decrypted outputs of `program` on `inputs` by the execution `target` names."""
+    from fhec.evaluate import evaluate
+
+    if target is None:
+        return evaluate(program, inputs, seed)
+    if target == "limbs":
+        from fhec.run import run
+
+        return run(program, inputs, seed)
+    from fhec import compile as compile_program
+
+    return compile_program(program, target=target).run(inputs, seed=seed)
 
 
 __all__ = ["params", "programs", "inputs_for", "with_inputs", "assert_matches_reference"]
