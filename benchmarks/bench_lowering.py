@@ -57,7 +57,7 @@ def _lowering_rows(quick: bool) -> list[dict]:
     from pathlib import Path
 
     rows = []
-    sizes = [1, 10, 100] if quick else [1, 10, 100, 300]
+    sizes = [1, 10, 100] if quick else [1, 10, 100, 1000]
     for steps in sizes:
         code = _CHILD.format(bench_dir=str(Path(__file__).parent), steps=steps)
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

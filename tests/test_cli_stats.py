@@ -1,0 +1,28 @@
+"""`fhec stats`: limb-instruction counts from the command line."""
+
+from click.testing import CliRunner
+
+from fhec.cli import main
+
+PROGRAM = '''
+import fhec
+params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=30, word_bits=32, security=None)
+p = fhec.Program("rot", params)
+p.output("y", p.input("x").rotate(1))
+'''
+
+
+def test_stats_prints_counts_per_op_and_class(tmp_path):
+    f = tmp_path / "prog.py"
+    f.write_text(PROGRAM)
+    out = CliRunner().invoke(main, ["stats", str(f), "--keyswitch", "bv"])
+    assert out.exit_code == 0, out.output
+    assert "limb instructions" in out.output and "KSH" in out.output and "key_mult" in out.output
+    # BV rotation at L = 3 limbs: 2L AUT + L INTT + L(L−1) NTT + 2L² MUL + 2L(L−1) + L ADD
+    assert "│ AUT       │     6 │" in out.output
+    assert "│ MUL       │    18 │" in out.output
+
+
+def test_stats_of_a_missing_file_is_a_clean_error(tmp_path):
+    out = CliRunner().invoke(main, ["stats", str(tmp_path / "none.py")])
+    assert out.exit_code == 2 and "error: no such file" in out.output and "Traceback" not in out.output
