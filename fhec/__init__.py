@@ -53,3 +53,4 @@ from fhec.reference import reference
 from fhec.evaluate import evaluate
 from fhec.errors import ScaleOverflowError
 from fhec.run import run, lower_program as lower, stats
+from fhec.compiler import Compiled, compile

@@ -1,0 +1,225 @@
+"""The timing, traffic and energy report of a compiled program (F1 §4.4, §8).
+
+The static cycle-level schedule *is* the performance model: the cycles reported are the
+streams' total cycles. Beside them the report gives the two lower bounds no schedule can
+beat: compute-bound (the busiest unit kind's total occupancy over its unit count) and
+bandwidth-bound (compulsory off-chip bytes over the off-chip bandwidth). Their ratio to
+the cycles shows how far the schedule is from the limit.
+
+Everything here is read from the streams, the data schedule and the target; no
+ciphertext data is touched.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, STREAM_ARITY, Streams, op_timing
+from fhec.backends.target import Target
+from fhec.ir.limb import LimbOp
+from fhec.passes.cycle import Bounds
+from fhec.passes.offchip import DataSchedule
+
+
+class Energy(BaseModel):
+    """Energy in microjoules by where it is spent (present when the target has energy data)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    compute_uj: float
+    onchip_uj: float
+    offchip_uj: float
+
+    @property
+    def total_uj(self) -> float:
+        return self.compute_uj + self.onchip_uj + self.offchip_uj
+
+
+class Report(BaseModel):
+    """Cycles, utilization, traffic and energy of one program compiled for one target.
+
+    Attributes:
+        program, target, scheme, N: what was compiled for what.
+        limb_instructions, stream_entries: sizes of the limb program and its streams.
+        cycles, time_us: the schedule's length (cycles at the target's clock).
+        compute_bound_cycles, bandwidth_bound_cycles, busiest_kind: the lower bounds.
+        bound_ratio: cycles / max(bounds) (1.0 = at the limit).
+        utilization: unit kind -> busy fraction of its units over the schedule
+            (``mem`` is the off-chip channel).
+        offchip_bytes: traffic class -> bytes (F1 Fig. 9a: ksh, input, const and output
+            compulsory / non-compulsory, intermediate loads and stores, and totals).
+        onchip_bytes: bytes read and written in the scratchpad by all units.
+        peak_scratchpad_slots, scratchpad_slots: RVec slots at the peak and available.
+        policy: the off-chip eviction policy.
+        keyswitch: key-switching method -> number of key switches using it.
+        energy: when the target has energy data.
+        compile_seconds: time of each compile stage.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    program: str
+    target: str
+    scheme: str
+    N: int
+    limb_instructions: int
+    stream_entries: int
+    cycles: int
+    time_us: float
+    compute_bound_cycles: float
+    bandwidth_bound_cycles: float
+    busiest_kind: str
+    bound_ratio: float
+    utilization: dict[str, float]
+    offchip_bytes: dict[str, int]
+    onchip_bytes: int
+    peak_scratchpad_slots: int
+    scratchpad_slots: int
+    policy: str
+    keyswitch: dict[str, int]
+    energy: Energy | None = None
+    compile_seconds: dict[str, float] = {}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as JSON (``Report.model_validate_json`` reads it back)."""
+        return self.model_dump_json(indent=indent)
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        """(label, value) rows shared by the text, rich and HTML views."""
+        mb = 1 / 2**20
+        off = self.offchip_bytes
+        rows = [
+            ("program", f"{self.program} ({self.scheme}, N={self.N})"),
+            ("target", self.target),
+            ("limb instructions", f"{self.limb_instructions:,}"),
+            ("cycles", f"{self.cycles:,} ({self.time_us:,.1f} µs)"),
+            ("compute bound", f"{self.compute_bound_cycles:,.0f} cycles ({self.busiest_kind})"),
+            ("bandwidth bound", f"{self.bandwidth_bound_cycles:,.0f} cycles"),
+            ("cycles / bound", f"{self.bound_ratio:.2f}×"),
+            ("utilization", ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items())),
+            ("off-chip traffic", f"{off['total'] * mb:,.2f} MiB (compulsory {off['compulsory'] * mb:,.2f} MiB)"),
+            (
+                "  by class",
+                f"KSH {(off['ksh_compulsory'] + off['ksh_noncompulsory']) * mb:,.2f}, "
+                f"inputs {(off['input_compulsory'] + off['input_noncompulsory']) * mb:,.2f}, "
+                f"consts {(off['const_compulsory'] + off['const_noncompulsory']) * mb:,.2f}, "
+                f"outputs {(off['output_compulsory'] + off['output_noncompulsory']) * mb:,.2f}, "
+                f"intermediates {(off['intermediate_loads'] + off['intermediate_stores']) * mb:,.2f} MiB",
+            ),
+            ("on-chip traffic", f"{self.onchip_bytes * mb:,.1f} MiB"),
+            ("scratchpad", f"peak {self.peak_scratchpad_slots} of {self.scratchpad_slots} RVec slots ({self.policy})"),
+            ("key switching", ", ".join(f"{k}: {v}" for k, v in self.keyswitch.items()) or "none"),
+        ]
+        if self.energy is not None:
+            e = self.energy
+            rows.append(
+                ("energy", f"{e.total_uj:,.1f} µJ (compute {e.compute_uj:,.1f}, on-chip {e.onchip_uj:,.1f}, "
+                 f"off-chip {e.offchip_uj:,.1f})")
+            )
+        return rows
+
+    def __str__(self) -> str:
+        width = max(len(k) for k, _ in self.summary_rows())
+        return "\n".join(f"{k:<{width}}  {v}" for k, v in self.summary_rows())
+
+    def rich_table(self):
+        """A `rich.table.Table` of the summary (what the CLI prints)."""
+        from rich.table import Table
+
+        t = Table(title=f"fhec report: {self.program} on {self.target}", show_header=False)
+        t.add_column(style="bold")
+        t.add_column()
+        for k, v in self.summary_rows():
+            t.add_row(k, v)
+        return t
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{html.escape(v)}</td></tr>"
+            for k, v in self.summary_rows()
+        )
+        return f"<table><caption>fhec report: {html.escape(self.program)} on {html.escape(self.target)}</caption>{rows}</table>"
+
+
+def unit_busy_cycles(streams: Streams, target: Target) -> np.ndarray:
+    """Busy (occupied) cycles of every unit of `streams`."""
+    tm = op_timing(target, streams.N)
+    occ = tm.occupancy[streams.op]
+    return np.bincount(streams.unit, weights=occ, minlength=len(streams.units))
+
+
+def utilization(streams: Streams, target: Target) -> dict[str, float]:
+    """Unit kind -> busy cycles of its units / (units × total cycles)."""
+    busy = unit_busy_cycles(streams, target)
+    total = max(streams.total_cycles, 1)
+    out: dict[str, list[float]] = {}
+    for u, b in zip(streams.units, busy):
+        out.setdefault(u.kind, []).append(b)
+    return {k: float(sum(v) / (len(v) * total)) for k, v in out.items()}
+
+
+def onchip_bytes(streams: Streams, rvec_bytes: int) -> int:
+    """Scratchpad bytes read and written by every entry (each touches whole RVecs)."""
+    touched = STREAM_ARITY[streams.op].astype(np.int64) + 1  # sources read + one destination written
+    return int(touched.sum()) * rvec_bytes
+
+
+def energy(streams: Streams, target: Target, data: DataSchedule, onchip: int) -> Energy | None:
+    """Energy from the target's per-element op energies and per-byte data-movement energies."""
+    if target.energy is None:
+        return None
+    counts = np.bincount(streams.op, minlength=NUM_STREAM_OPS)
+    compute = sum(
+        counts[op] * (target.op_energy_pj(op, streams.N) or 0.0) for op in LimbOp if counts[op]
+    )
+    e = target.energy
+    return Energy(
+        compute_uj=compute / 1e6,
+        onchip_uj=onchip * e.pj_per_byte_onchip / 1e6,
+        offchip_uj=data.traffic.total * e.pj_per_byte_offchip / 1e6,
+    )
+
+
+def make_report(
+    *,
+    program_name: str,
+    scheme: str,
+    target: Target,
+    data: DataSchedule,
+    streams: Streams,
+    bounds: Bounds,
+    keyswitch: dict[str, int],
+    compile_seconds: dict[str, float] | None = None,
+) -> Report:
+    """Assemble the `Report` of a compiled program."""
+    limb = data.program
+    on = onchip_bytes(streams, limb.rvec_bytes)
+    bound = max(bounds.compute_cycles, bounds.bandwidth_cycles, 1.0)
+    util = utilization(streams, target)
+    util = {k: util[k] for k in sorted(util, key=lambda k: (k == MEMORY_KIND, k))}
+    return Report(
+        program=program_name,
+        target=target.name,
+        scheme=scheme,
+        N=limb.N,
+        limb_instructions=len(limb),
+        stream_entries=len(streams),
+        cycles=streams.total_cycles,
+        time_us=target.seconds(streams.total_cycles) * 1e6,
+        compute_bound_cycles=bounds.compute_cycles,
+        bandwidth_bound_cycles=bounds.bandwidth_cycles,
+        busiest_kind=bounds.busiest_kind,
+        bound_ratio=streams.total_cycles / bound,
+        utilization=util,
+        offchip_bytes=data.traffic.as_dict(),
+        onchip_bytes=on,
+        peak_scratchpad_slots=data.peak_slots,
+        scratchpad_slots=data.slots,
+        policy=data.policy,
+        keyswitch=keyswitch,
+        energy=energy(streams, target, data, on),
+        compile_seconds=compile_seconds or {},
+    )
