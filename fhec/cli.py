@@ -3,6 +3,12 @@
     fhec show FILE.py[:NAME]          print the typed HE IR of a program
     fhec check FILE.py[:NAME] ...     evaluate under encryption vs fhec.reference
     fhec stats FILE.py[:NAME]         limb-instruction counts and data sizes
+    fhec compile FILE.py[:NAME] --target f1 --out DIR
+                                      per-unit streams (text + binary) and report.json
+    fhec run FILE.py[:NAME] --target f1
+                                      compile, execute the streams on random inputs,
+                                      compare with fhec.reference
+    fhec targets [FILE.toml]          the shipped targets (or check a target file)
 
 A program file exposes `fhec.Program` objects (``p = fhec.Program(...)``, or functions
 decorated with ``@fhec.program``, which are Programs once decorated). ``:NAME`` picks
@@ -226,3 +232,106 @@ def stats_command(program: str, keyswitch: str | None) -> None:
             console.print(table)
     except FhecError as e:
         _fail(e)
+
+
+def compile_with_progress(spec: str, target: str, keyswitch: str | None, policy: str):
+    """`fhec.compile` of ``FILE.py[:NAME]`` with a rich progress bar over the stages."""
+    from rich.progress import Progress
+
+    from fhec.compiler import STAGES, compile as compile_program
+
+    program = load_program(spec)
+    with Progress(transient=True) as bar:
+        task = bar.add_task("compiling", total=len(STAGES))
+
+        def advance(stage: str) -> None:
+            bar.update(task, completed=STAGES.index(stage), description=stage)
+
+        return compile_program(program, target=target, keyswitch=keyswitch, policy=policy, progress=advance)
+
+
+_target_option = click.option("--target", default="f1", show_default=True,
+                              help="A shipped target name (see `fhec targets`) or a target TOML file.")
+_keyswitch_option = click.option("--keyswitch", type=click.Choice(["bv", "hybrid", "auto"]), default=None,
+                                 help="Key-switching method (default: the parameters').")
+
+
+@main.command(name="compile")
+@click.argument("program")
+@_target_option
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Write the streams (text and binary) and report.json here.")
+@_keyswitch_option
+@click.option("--policy", type=click.Choice(["belady", "lru"]), default="belady", show_default=True,
+              help="Off-chip eviction policy.")
+def compile_command(program: str, target: str, out_dir: str | None, keyswitch: str | None, policy: str) -> None:
+    """Compile PROGRAM for an accelerator; print the report, optionally write streams."""
+    from rich.console import Console
+
+    try:
+        compiled = compile_with_progress(program, target, keyswitch, policy)
+        console = Console()
+        console.print(compiled.report.rich_table())
+        if out_dir:
+            files = compiled.write(out_dir)
+            console.print(f"wrote {len(files)} files to {out_dir}")
+    except FhecError as e:
+        _fail(e)
+
+
+@main.command(name="run")
+@click.argument("program")
+@_target_option
+@_keyswitch_option
+@click.option("--seed", default=0, show_default=True, help="Seed of keys, encryption and random inputs.")
+def run_command(program: str, target: str, keyswitch: str | None, seed: int) -> None:
+    """Compile PROGRAM, execute its streams on encrypted random inputs, and compare the
+    decrypted outputs with fhec.reference. Exit 1 on a mismatch."""
+    from rich.console import Console
+
+    from fhec.evaluate import compare_outputs, random_inputs
+    from fhec.reference import reference
+
+    try:
+        compiled = compile_with_progress(program, target, keyswitch, "belady")
+        prog = load_program(program)
+        inputs = random_inputs(prog, seed)
+        results = compare_outputs(prog, compiled.run(inputs, seed=seed), reference(prog, inputs), None)
+    except FhecError as e:
+        _fail(e)
+    console = Console()
+    console.print(compiled.report.rich_table())
+    ok = all(r.ok for r in results)
+    click.echo(f"{program} on {compiled.target.name}: {'OK' if ok else 'MISMATCH'}")
+    for r in results:
+        click.echo(f"  {r.describe(prog.params.scheme)}")
+    sys.exit(0 if ok else 1)
+
+
+@main.command(name="targets")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+def targets_command(files: tuple[str, ...]) -> None:
+    """List the shipped targets, or load and validate target FILES (TOML)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from fhec.backends.target import list_targets, load_target
+
+    try:
+        targets = [load_target(f) for f in files] if files else list_targets()
+    except FhecError as e:
+        _fail(e)
+    t = Table(title="fhec targets")
+    for col in ("name", "clock", "word", "N", "clusters × units", "lanes", "scratchpad", "off-chip"):
+        t.add_column(col)
+    for tg in targets:
+        units = ", ".join(f"{u.count} {u.kind.value}" for u in tg.cluster.units)
+        t.add_row(
+            tg.name, f"{tg.clock_ghz:g} GHz", f"{tg.word_bits} b", f"2^{tg.n_min.bit_length() - 1}..2^{tg.n_max.bit_length() - 1}",
+            f"{tg.cluster.count} × {{{units}}}", str(tg.lanes), f"{tg.scratchpad.capacity_bytes / 2**20:g} MiB",
+            f"{tg.memory.bandwidth_gb_s:g} GB/s",
+        )
+    console = Console()
+    console.print(t)
+    for tg in targets:
+        console.print(f"[bold]{tg.name}[/bold]: {tg.description}")
