@@ -3,6 +3,7 @@
 The pipeline is a visible recipe of named, pure steps (ARCHITECTURE.md):
 
     prepare (expand, CSE, DCE, rotation planning)        fhec.evaluate.prepare
+    → key-switch-hint reuse ordering (F1 §4.2)           fhec.passes.he_order
     → key-switch method choice                           fhec.passes.keyswitch_choice
     → key-switch expansion                               fhec.passes.he_keyswitch
     → lowering to limb instructions                      fhec.passes.lower
@@ -29,12 +30,12 @@ from fhec.backends.target import Target, load_target
 from fhec.ir.he import HeProgram
 from fhec.passes.cycle import Bounds, lower_bounds, schedule_cycles
 from fhec.passes.he_keyswitch import expand_key_switches
-from fhec.passes.keyswitch_choice import choose_methods
+from fhec.passes.he_rewrite import as_he
 from fhec.passes.lower import LoweredProgram, lower
 from fhec.passes.offchip import DataSchedule, schedule_offchip
 from fhec.sim.timing import Report, make_report
 
-STAGES = ("prepare", "keyswitch", "lower", "offchip", "cycle", "report")
+STAGES = ("prepare", "lower", "offchip", "cycle", "report")
 """The stages of `compile`, in order (names of `Report.compile_seconds`)."""
 
 
@@ -132,8 +133,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     Raises `TargetError` for a bad target or one that does not support the program's N
     or word size, and what tracing and the passes raise.
     """
-    from fhec.evaluate import prepare
-    from fhec.run import _policy
+    from fhec.run import compile_he
 
     tgt = target if isinstance(target, Target) else load_target(str(target))
     marks: list[tuple[str, float]] = []
@@ -144,11 +144,8 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
             progress(name)
 
     stage("prepare")
-    prepared = prepare(program)
-    tgt.check_ring_degree(prepared.params.N)
-    stage("keyswitch")
-    ks = _policy(prepared, keyswitch)
-    methods = choose_methods(prepared, ks)
+    tgt.check_ring_degree(as_he(program).params.N)
+    prepared, ks, methods = compile_he(program, keyswitch)
     stage("lower")
     lowered = lower(expand_key_switches(prepared, methods))
     stage("offchip")

@@ -17,6 +17,7 @@ from fhec.errors import ParameterError
 from fhec.evaluate import decrypt_outputs, encrypt_inputs, make_keys, plain_inputs, prepare, run_he
 from fhec.ir.he import HeProgram
 from fhec.passes.he_keyswitch import expand_key_switches
+from fhec.passes.he_order import order_for_hint_reuse
 from fhec.passes.keyswitch_choice import choose_methods
 from fhec.passes.lower import LoweredProgram, lower
 from fhec.schemes.ciphertext import Ciphertext
@@ -65,16 +66,25 @@ def _keygen_methods(methods: Mapping[int, str], policy: str) -> str:
     return "hybrid" if policy == "auto" else policy
 
 
-def lower_program(program, keyswitch: str | None = None) -> LoweredProgram:
-    """Compile `program` to the limb level without running it: prepare (expand, CSE,
-    DCE, rotation planning), choose each key switch's method, expand key switches into
-    their pieces, lower. Data-free: it scales to N = 2^16 and millions of instructions.
+def compile_he(program, keyswitch: str | None = None) -> tuple[HeProgram, str, dict[int, str]]:
+    """The HE half of compilation: prepare (expand, CSE, DCE, rotation planning), order
+    for key-switch-hint reuse (F1 §4.2), choose each key switch's method.
+    Returns (program, key-switch policy, node id -> method).
 
     `keyswitch`: "bv", "hybrid", "auto" or None (the parameters' method).
     Raises `ParameterError` for an unknown policy.
     """
-    prepared = prepare(program)
-    methods = choose_methods(prepared, _policy(prepared, keyswitch))
+    prepared = order_for_hint_reuse(prepare(program))
+    policy = _policy(prepared, keyswitch)
+    return prepared, policy, choose_methods(prepared, policy)
+
+
+def lower_program(program, keyswitch: str | None = None) -> LoweredProgram:
+    """Compile `program` to the limb level without running it: `compile_he`, then expand
+    key switches into their pieces and lower. Data-free: it scales to N = 2^16 and
+    millions of instructions. `keyswitch` as for `compile_he`.
+    """
+    prepared, _, methods = compile_he(program, keyswitch)
     return lower(expand_key_switches(prepared, methods))
 
 
@@ -104,9 +114,7 @@ def run_detailed(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: s
 
     Raises `ParameterError` for an unknown keyswitch policy, and what `fhec.evaluate` raises.
     """
-    prepared = prepare(program)
-    keyswitch = _policy(prepared, keyswitch)
-    methods = choose_methods(prepared, keyswitch)
+    prepared, keyswitch, methods = compile_he(program, keyswitch)
     keys = make_keys(prepared, seed, keyswitch=_keygen_methods(methods, keyswitch))
     cts = encrypt_inputs(prepared, keys, inputs, seed)
     plains = plain_inputs(prepared, inputs)
