@@ -16,7 +16,8 @@ reports:
 ``capacity``           a slot outside the target's scratchpad
 ``unit-busy``          an entry issued before the previous entry of its unit freed it
 ``bandwidth``          off-chip transfers in flight exceeding the memory bandwidth
-``wrong-unit``         an op issued on a unit of a kind that does not execute it
+``wrong-unit``         an op issued on a unit of a kind that does not execute it, or
+                       a stream for a unit the target does not have
 ``mismatch``           an entry whose op, modulus, immediate, operand count or
                        memory address disagrees with the program, or a wrong
                        ``total_cycles``
@@ -33,7 +34,7 @@ import enum
 
 import numpy as np
 
-from fhec.backends.streams import HAS_IMM, MEMORY_KIND, STREAM_ARITY, Streams, StreamOp, op_timing
+from fhec.backends.streams import HAS_IMM, STREAM_ARITY, Streams, StreamOp, op_timing, unit_layout
 from fhec.backends.target import Target
 from fhec.errors import InternalError
 from fhec.ir.limb import LimbProgram
@@ -138,7 +139,7 @@ def _replay(streams: Streams, target: Target, program: LimbProgram, limit: int |
     col.many(HazardKind.MISMATCH, bad, lambda e: f"unknown opcode {int(s.op[e])}")
     op = np.where(known_op, op, 0)
 
-    _check_units(s, tm, op, col)
+    _check_units(s, tm, target, op, col)
     _check_bandwidth(s, tm, target, op, col)
     slot_ok = _check_capacity(s, target, op, col)
     fu = _check_fields(s, program, op, col)
@@ -151,7 +152,14 @@ def _replay(streams: Streams, target: Target, program: LimbProgram, limit: int |
 # --- structural checks -----------------------------------------------------------------------
 
 
-def _check_units(s: Streams, tm, op: np.ndarray, col: _Collector) -> None:
+def _check_units(s: Streams, tm, target: Target, op: np.ndarray, col: _Collector) -> None:
+    layout = {u.name: u.kind for u in unit_layout(target)}
+    used = np.bincount(s.unit, minlength=len(s.units))
+    start = s.unit_start
+    for i, u in enumerate(s.units):
+        if used[i] and layout.get(u.name) != u.kind:
+            col.add(HazardKind.WRONG_UNIT, int(start[i]),
+                    f"target {target.name!r} has no {u.kind} unit called {u.name!r}")
     kinds = np.array([u.kind for u in s.units], dtype=object)
     want = np.array(tm.unit_kind, dtype=object)[op]
     wrong = np.flatnonzero(kinds[s.unit] != want)
