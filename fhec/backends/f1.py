@@ -24,8 +24,8 @@ Binary, one file per unit (``<unit>.bin``), little-endian: a 32-byte header, the
     w1  dst      w2  src0      w3  src1 (MUL/ADD/SUB) or imm (AUT/MUL_CONST/BCONV)
     (0xFFFFFFFF = none)
 
-A wait above 65535 cycles is carried by a WAIT record (w1 = the whole wait) before
-the entry, whose own wait field is then 0. If the header's flag bit 0 is set, the
+A wait above 65535 cycles is carried by WAIT records (w1 = cycles, at most
+2^32 - 1 each) before the entry, whose own wait field is then 0. If the header's flag bit 0 is set, the
 records are followed by one int32 tag per non-WAIT record.
 
 `write_streams` writes both encodings of every unit and a ``manifest.json``;
@@ -91,14 +91,14 @@ def encode_stream(streams: Streams, unit: int, *, tags: bool = True) -> bytes:
     """The binary encoding of unit `unit`'s stream (layout in the module docstring).
 
     Raises StreamFormatError if a field does not fit (a modulus index above 1022,
-    a location or immediate of 2^32 - 1 or more, a wait of 2^32 cycles or more).
+    a location or immediate of 2^32 - 1 or more) or the stream is not sorted by cycle.
     """
     e = _unit_entries(streams, unit)
     n = len(e["op"])
     cycle = e["cycle"].astype(np.int64)
     wait = np.diff(cycle, prepend=0)
-    if n and (wait.min() < 0 or wait.max() >= _NONE):
-        raise StreamFormatError(f"unit {unit}: waits must be in [0, 2^32); stream not sorted by cycle?")
+    if n and wait.min() < 0:
+        raise StreamFormatError(f"unit {unit}: negative wait; stream not sorted by cycle")
     op = e["op"].astype(np.int64)
     mod = e["mod"].astype(np.int64)
     if n and mod.max() >= _MOD_NONE:
@@ -109,12 +109,19 @@ def encode_stream(streams: Streams, unit: int, *, tags: bool = True) -> bytes:
     third = np.where(HAS_IMM[op], e["imm"], e["src1"])
     rec = np.stack([w0, _field32(e["dst"], "dst"), _field32(e["src0"], "src0"), _field32(third, "src1/imm")], axis=1)
     if long_wait.any():
-        waits = np.zeros((n, 4), dtype=np.uint32)
-        waits[:, 0] = _WAIT_OP
-        waits[:, 1] = wait.astype(np.uint32)
-        both = np.stack([waits, rec], axis=1)  # (n, 2, 4)
-        keep = np.stack([long_wait, np.ones(n, dtype=bool)], axis=1)
-        rec = both[keep]
+        # each long wait becomes WAIT records of at most 2^32 - 1 cycles before its entry
+        parts = []
+        prev = 0
+        for k in np.flatnonzero(long_wait).tolist():
+            parts.append(rec[prev:k])
+            left = int(wait[k])
+            while left:
+                chunk = min(left, _NONE)
+                parts.append(np.array([[_WAIT_OP, chunk, 0, 0]], dtype=np.uint32))
+                left -= chunk
+            prev = k
+        parts.append(rec[prev:])
+        rec = np.concatenate(parts)
     flags = _FLAG_TAGS if tags else 0
     header = _HEADER.pack(MAGIC, FORMAT_VERSION, flags, len(rec), streams.N, streams.slots, unit, 0)
     body = rec.astype("<u4").tobytes()
