@@ -331,6 +331,9 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
     touch = np.zeros(R, dtype=np.int64)
     park_head = np.full(R, -1, dtype=np.int64)
     park_next = np.full(max(n, 1), -1, dtype=np.int64)
+    is_parked = np.zeros(max(n, 1), dtype=np.bool_)
+    parked = np.empty(16, dtype=np.int64)  # ranks of parked instructions (lazy min-heap)
+    parked_sz = 0
     fifo = np.arange(capacity).astype(np.int32)
     fhead = 0
     fcount = capacity
@@ -377,6 +380,7 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
             ev_s1 = _grow(ev_s1, nev, m - nev)
         vict = _grow(vict, vsz, 16)
         pend = _grow(pend, psz, 16)
+        parked = _grow(parked, parked_sz, n + 1)
 
         # the most urgent ready instruction; park those whose sources are off chip
         c = -1
@@ -393,6 +397,8 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
             rsz = _hpop(ready, rsz)
             park_next[r] = park_head[miss]
             park_head[miss] = r
+            is_parked[r] = True
+            parked_sz = _hpush(parked, parked_sz, r)
         tc = 0.0
         if c >= 0:
             tc = max(kclock[kind[c]], avail[s0[c]])
@@ -423,10 +429,17 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
                     fcount -= 1
                     psz = _hpop(pend, psz)
                 elif c < 0:
-                    # nothing can run without a load: evict anything but its user's operands.
-                    # Take lv off the heap first: the victim's own entry may go on top.
-                    psz = _hpop(pend, psz)
-                    victim, vnu, vk, vsz = _best_victim(vict, vsz, s0[lnu], s1[lnu], resident, vkey, lru,
+                    # Nothing can run without a load. Load for the most urgent instruction
+                    # waiting on one (with priorities in dependence order, lv's earliest user)
+                    # and evict anything but its operands. Its heap entry goes stale.
+                    while parked_sz > 0 and (issued[parked[0]] or not is_parked[parked[0]]):
+                        parked_sz = _hpop(parked, parked_sz)
+                    if parked_sz == 0:
+                        return ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev, peak, _ERR_DEADLOCK
+                    w = parked[0]
+                    lv = s0[w] if not resident[s0[w]] else s1[w]
+                    lnu = _next_use(lv, uptr, users_ptr, users, issued)
+                    victim, vnu, vk, vsz = _best_victim(vict, vsz, s0[w], s1[w], resident, vkey, lru,
                                                         uptr, users_ptr, users, issued, held)
                     if victim < 0:
                         return ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev, peak, _ERR_CAPACITY
@@ -446,6 +459,7 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
                     park_head[lv] = -1
                     while r >= 0:
                         nxt = park_next[r]
+                        is_parked[r] = False
                         rsz = _hpush(ready, rsz, r)
                         r = nxt
                     continue
