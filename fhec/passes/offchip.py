@@ -27,8 +27,9 @@ The algorithm (F1 §4.3; docs/scheduling.md walks through it):
   first. Loads ahead of need (prefetches) only fill free slots: letting them evict
   was measured to raise both traffic and cycles, because evicting early decides
   with less information and `fhec.passes.cycle` hoists every load to the moment
-  its slot frees anyway. A load that the most urgent instruction is stalled on
-  may evict anything except that instruction's other operand.
+  its slot frees anyway. When nothing can run without a load, the most urgent
+  instruction waiting on one gets it, evicting anything but its own operands;
+  with 3 slots (`MIN_SLOTS`) this always makes progress, whatever the priorities.
 - Free slots are reused first-in first-out, so that the cycle scheduler finds the
   previous occupant of a slot long finished with.
 
