@@ -270,10 +270,14 @@ class _PendingDigits:
 
 def _key_mult(em: LimbEmitter, digits, key_name: str, level: int, method: str, node_id: int) -> np.ndarray:
     if isinstance(digits, _PendingDigits):
+        # Same order as LimbEmitter.key_switch: all INTTs, then digit by digit.
+        groups = em._digit_groups(level, method)
+        em.he_node = digits.node_id
+        ys = [em.digit_intt(digits.x, g) for g in groups]
         acc = [None, None]
-        for d, group in enumerate(em._digit_groups(level, method)):
+        for d, (group, y) in enumerate(zip(groups, ys)):
             em.he_node = digits.node_id
-            digit = em.mod_up_digit(digits.x, group, level, method)
+            digit = em.digit_extend(digits.x, y, group, level, method)
             em.he_node = node_id
             acc = em.key_mult_digit(acc, d, digit, key_name, level, method)
         return np.stack(acc)

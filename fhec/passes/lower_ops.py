@@ -200,12 +200,16 @@ class LimbEmitter:
             return tuple((i,) for i in range(self.params.limbs_at(level)))
         return self.params.digit_groups(level)
 
-    def mod_up_digit(self, x: np.ndarray, group: tuple[int, ...], level: int, method: str) -> np.ndarray:
-        """One digit of `fhec.schemes.keyswitch.decompose`, over the key-switching basis."""
+    def digit_intt(self, x: np.ndarray, group: tuple[int, ...]) -> np.ndarray:
+        """The coefficient-domain residues of one digit's source limbs (its INTTs)."""
+        g = np.array(group)
+        return self.op(LimbOp.INTT, x[g], mod=g)
+
+    def digit_extend(self, x: np.ndarray, y: np.ndarray, group: tuple[int, ...], level: int, method: str) -> np.ndarray:
+        """One digit over the key-switching basis from its INTT'd source limbs `y`."""
         basis_mods = self._ks_basis_mods(level, method)
         g = np.array(group)
         others = np.array([m for m in range(len(basis_mods)) if m not in group], dtype=np.int64)
-        y = self.op(LimbOp.INTT, x[g], mod=g)
         d = np.empty(len(basis_mods), dtype=np.int64)
         d[g] = x[g]
         if len(others):
@@ -216,6 +220,10 @@ class LimbEmitter:
             else:
                 d[others] = self.op(LimbOp.NTT, self.fast_base_convert(y, g, dst), mod=dst)
         return d
+
+    def mod_up_digit(self, x: np.ndarray, group: tuple[int, ...], level: int, method: str) -> np.ndarray:
+        """One digit of `fhec.schemes.keyswitch.decompose`, over the key-switching basis."""
+        return self.digit_extend(x, self.digit_intt(x, group), group, level, method)
 
     def mod_up(self, x: np.ndarray, level: int, method: str) -> list[np.ndarray]:
         """Limb form of `fhec.schemes.keyswitch.decompose`: the digits over the key-switching basis."""
@@ -252,17 +260,22 @@ class LimbEmitter:
     ) -> np.ndarray:
         """(u0, u1) for polynomial x: mod_up → key_mult (→ mod_down for hybrid).
 
-        Digits are produced and consumed one at a time (each digit's product with the hint
-        right after the digit), which keeps at most one digit live: the priority order
-        that frees values soonest. `he_nodes` tags the instructions of the three phases
-        with their HE nodes (mod_up, key_mult, mod_down) when the key switch is expanded.
+        The INTTs of all digits come first (one coefficient-domain RVec per limb: they
+        let the NTT units start on every digit at once instead of waiting on one INTT at a
+        time); then digits are extended and consumed one at a time (each digit's product
+        with the hint right after the digit), which keeps at most one extended digit
+        live. `he_nodes` tags the instructions of the three phases with their HE nodes
+        (mod_up, key_mult, mod_down) when the key switch is expanded.
         """
         outer = self.he_node
         phase = he_nodes or (outer,) * 3
+        groups = self._digit_groups(level, method)
+        self.he_node = phase[0]
+        ys = [self.digit_intt(x, g) for g in groups]
         acc = [None, None]
-        for d, group in enumerate(self._digit_groups(level, method)):
+        for d, (group, y) in enumerate(zip(groups, ys)):
             self.he_node = phase[0]
-            digit = self.mod_up_digit(x, group, level, method)
+            digit = self.digit_extend(x, y, group, level, method)
             self.he_node = phase[1]
             acc = self.key_mult_digit(acc, d, digit, key_name, level, method)
         u = np.stack(acc)
