@@ -35,8 +35,12 @@ from fhec.passes.lower import LoweredProgram, lower
 from fhec.passes.offchip import DataSchedule, schedule_offchip
 from fhec.sim.timing import Report, make_report
 
-STAGES = ("prepare", "lower", "offchip", "cycle", "report")
-"""The stages of `compile`, in order (names of `Report.compile_seconds`)."""
+STAGES = ("prepare", "lower", "schedule", "report")
+"""The stages of `compile`, in order (names of `Report.compile_seconds`; "schedule"
+runs the off-chip and cycle-level schedulers, once per prefetch reserve tried)."""
+
+RESERVES = (0.0, 0.125, 0.25)
+"""Prefetch reserves `compile` tries by default (see `schedule_offchip`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,6 +121,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     *,
     keyswitch: str | None = None,
     policy: str = "belady",
+    prefetch_reserve: float | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Compiled:
     """Compile `program` for an accelerator.
@@ -127,6 +132,9 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         keyswitch: "bv", "hybrid", "auto" (per key switch, by noise and cost) or None
             (the parameters' method).
         policy: off-chip eviction policy, "belady" (F1) or "lru".
+        prefetch_reserve: fraction of the scratchpad prefetches leave free (see
+            `schedule_offchip`); None tries `RESERVES` and keeps the schedule with the
+            fewest cycles (then the least traffic).
         progress: called with each stage's name as it starts (the CLI's progress bar).
 
     Returns a `Compiled` with `.streams`, `.report` and `.run(inputs, seed=...)`.
@@ -148,10 +156,14 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     prepared, ks, methods = compile_he(program, keyswitch)
     stage("lower")
     lowered = lower(expand_key_switches(prepared, methods))
-    stage("offchip")
-    data = schedule_offchip(lowered.limb, tgt, policy=policy, verify=False)
-    stage("cycle")
-    streams = schedule_cycles(data, tgt)
+    stage("schedule")
+    candidates = []
+    for reserve in RESERVES if prefetch_reserve is None else (prefetch_reserve,):
+        data = schedule_offchip(lowered.limb, tgt, policy=policy, prefetch_reserve=reserve, verify=False)
+        candidates.append((data, schedule_cycles(data, tgt), reserve))
+        if data.traffic.noncompulsory == 0 and reserve == 0:
+            break  # everything stays on chip: a reserve cannot help
+    data, streams, reserve = min(candidates, key=lambda c: (c[1].total_cycles, c[0].traffic.total))
     stage("report")
     bounds = lower_bounds(lowered.limb, tgt)
     marks.append(("end", time.perf_counter()))
@@ -164,6 +176,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         streams=streams,
         bounds=bounds,
         keyswitch=dict(Counter(lowered.methods.values())),
+        prefetch_reserve=reserve,
         compile_seconds=seconds,
     )
     return Compiled(prepared, lowered, tgt, data, streams, bounds, report, ks)

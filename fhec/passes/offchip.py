@@ -24,10 +24,13 @@ The algorithm (F1 §4.3; docs/scheduling.md walks through it):
   (the smallest priority among its unissued users is the largest; F1's
   approximation of Belady's MIN), or, for ``policy="lru"``, the least recently
   used value. A dirty victim (an intermediate or output never stored) is stored
-  first. Loads ahead of need (prefetches) only fill free slots: letting them evict
+  first. Loads ahead of need (prefetches) only fill free slots, and leave
+  ``prefetch_reserve`` of them free for computed values: letting prefetches evict
   was measured to raise both traffic and cycles, because evicting early decides
   with less information and `fhec.passes.cycle` hoists every load to the moment
-  its slot frees anyway. When nothing can run without a load, the most urgent
+  its slot frees anyway; filling every free slot made prefetched hints the first
+  victims later (F1's matrix-vector example on F1: 2x compulsory traffic without a
+  reserve, 1.0x with a quarter of the scratchpad kept free). When nothing can run without a load, the most urgent
   instruction waiting on one gets it, evicting anything but its own operands;
   with 3 slots (`MIN_SLOTS`) this always makes progress, whatever the priorities.
 - Free slots are reused first-in first-out, so that the cycle scheduler finds the
@@ -320,7 +323,7 @@ def _evict(victim, vnu, slot_of, resident, vkey, stored, avail, tmem, xfer, pend
 
 @njit(cache=True)
 def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, loaded, is_output,
-                     deps, capacity, xfer, mem_lat, lru):
+                     deps, capacity, xfer, mem_lat, lru, reserve):
     n = len(s0)
     R = len(loaded)
     issued = np.zeros(n, dtype=np.bool_)
@@ -424,7 +427,7 @@ def _schedule_kernel(s0, s1, s1_raw, dstv, kind, cost, busy, users_ptr, users, l
             tl = max(tmem, now)
             if c < 0 or tl <= tc:
                 slot = -1
-                if fcount > 0:
+                if fcount > reserve or (c < 0 and fcount > 0):
                     slot = fifo[fhead]
                     fhead = (fhead + 1) % capacity
                     fcount -= 1
@@ -611,6 +614,7 @@ def schedule_offchip(
     *,
     policy: str = "belady",
     capacity_bytes: int | None = None,
+    prefetch_reserve: float = 0.0,
     verify: bool = True,
 ) -> DataSchedule:
     """Schedule off-chip data movement for `program` on `target` (F1 §4.3).
@@ -619,6 +623,12 @@ def schedule_offchip(
         policy: ``"belady"`` (evict the value used furthest in the future, F1) or
             ``"lru"`` (evict the least recently used value; for comparison).
         capacity_bytes: scratchpad capacity to plan for; defaults to the target's.
+        prefetch_reserve: fraction of the slots that prefetches (loads ahead of need)
+            leave free for the values computation creates. Without a reserve, prefetched
+            hints can fill the scratchpad and then be the furthest-used values when an
+            intermediate needs a slot: evicted before their first use, they are loaded
+            twice. Loads that an instruction is waiting on may always use any free slot.
+            `fhec.compile` tries several reserves and keeps the fastest schedule.
         verify: run `verify_limb_program` first.
 
     Returns a `DataSchedule` whose events issue every instruction once and store
@@ -628,6 +638,8 @@ def schedule_offchip(
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown eviction policy {policy!r}; choose one of {POLICIES}")
+    if not 0.0 <= prefetch_reserve < 1.0:
+        raise ValueError(f"prefetch_reserve={prefetch_reserve!r} must be in [0, 1)")
     if verify:
         verify_limb_program(program)
     check_fits_target(program, target)
@@ -666,6 +678,7 @@ def schedule_offchip(
     ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, nev, peak, err = _schedule_kernel(
         s0, s1, s1_raw, dstv, kind_of[ops], cost_of[ops], busy_of[ops], ptr, users, loaded, is_output,
         deps, slots, xfer, float(target.offchip_latency_cycles), policy == "lru",
+        int(slots * prefetch_reserve),
     )
     if err == _ERR_CAPACITY:
         raise TargetError(

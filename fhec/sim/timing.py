@@ -53,7 +53,8 @@ class Report(BaseModel):
             compulsory / non-compulsory, intermediate loads and stores, and totals).
         onchip_bytes: bytes read and written in the scratchpad by all units.
         peak_scratchpad_slots, scratchpad_slots: RVec slots at the peak and available.
-        policy: the off-chip eviction policy.
+        policy: the off-chip eviction policy; prefetch_reserve: the fraction of the
+            scratchpad prefetches left free (see `fhec.passes.offchip.schedule_offchip`).
         keyswitch: key-switching method -> number of key switches using it.
         energy: when the target has energy data.
         compile_seconds: time of each compile stage.
@@ -79,6 +80,7 @@ class Report(BaseModel):
     peak_scratchpad_slots: int
     scratchpad_slots: int
     policy: str
+    prefetch_reserve: float = 0.0
     keyswitch: dict[str, int]
     energy: Energy | None = None
     compile_seconds: dict[str, float] = {}
@@ -110,7 +112,11 @@ class Report(BaseModel):
                 f"intermediates {(off['intermediate_loads'] + off['intermediate_stores']) * mb:,.2f} MiB",
             ),
             ("on-chip traffic", f"{self.onchip_bytes * mb:,.1f} MiB"),
-            ("scratchpad", f"peak {self.peak_scratchpad_slots} of {self.scratchpad_slots} RVec slots ({self.policy})"),
+            (
+                "scratchpad",
+                f"peak {self.peak_scratchpad_slots} of {self.scratchpad_slots} RVec slots ({self.policy}, "
+                f"prefetch reserve {self.prefetch_reserve:.0%})",
+            ),
             ("key switching", ", ".join(f"{k}: {v}" for k, v in self.keyswitch.items()) or "none"),
         ]
         if self.energy is not None:
@@ -192,6 +198,7 @@ def make_report(
     streams: Streams,
     bounds: Bounds,
     keyswitch: dict[str, int],
+    prefetch_reserve: float = 0.0,
     compile_seconds: dict[str, float] | None = None,
 ) -> Report:
     """Assemble the `Report` of a compiled program."""
@@ -219,6 +226,7 @@ def make_report(
         peak_scratchpad_slots=data.peak_slots,
         scratchpad_slots=data.slots,
         policy=data.policy,
+        prefetch_reserve=prefetch_reserve,
         keyswitch=keyswitch,
         energy=energy(streams, target, data, on),
         compile_seconds=compile_seconds or {},
