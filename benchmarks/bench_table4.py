@@ -1,0 +1,91 @@
+"""F1 Table 4 microbenchmarks, reproduced by fhec's schedule of the F1 target.
+
+Reciprocal throughput in ns per ciphertext operation, as in F1 Table 4: NTT and
+automorphism of one ciphertext (2L RVecs), homomorphic multiply (tensor product +
+relinearization) and homomorphic permutation (automorphism + key switch), at F1's three
+parameter sets N=2^12/log Q=109, 2^13/218, 2^14/438 (L = 4, 7, 14 limbs of 32-bit words),
+with F1's BV key switching (Listing 1). Each figure is the steady-state growth in
+scheduled cycles per added operation, over independent ciphertexts whose hints stay on
+chip: (cycles(depth 48) − cycles(depth 24)) / (24 · chains), at F1's 1 GHz; the long
+chains make the start (loading inputs and hints) negligible. The "paper" column is
+Table 4's F1 figure; the last column is the depth-48 schedule's cycles over the larger
+of its compute and bandwidth bounds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import fhec
+from fhec.backends.target import load_target
+from fhec.ir.limb import LimbOp
+from fhec.passes.cycle import lower_bounds, schedule_cycles
+from fhec.passes.lower_ops import LimbEmitter
+from fhec.passes.lower_outputs import finalize_outputs
+from fhec.passes.offchip import schedule_offchip
+
+PAPER_NS = {
+    "NTT": (12.8, 44.8, 179.2),
+    "automorphism": (12.8, 44.8, 179.2),
+    "homomorphic multiply": (60.0, 300.0, 2000.0),
+    "homomorphic permutation": (40.0, 224.0, 1680.0),
+}
+SIZES = ((2**12, 4), (2**13, 7), (2**14, 14))
+CHAINS = {2**12: 16, 2**13: 8, 2**14: 8}
+SHORT = 24
+
+
+def _program(kind: str, N: int, L: int, chains: int, depth: int):
+    params = fhec.CKKSParams(N=N, levels=L - 1, scale_bits=28, word_bits=32, security=None)
+    em = LimbEmitter(params)
+    mods = list(range(L))
+    xs = [em.input_rvecs(f"x{i}", 2, L) for i in range(chains)]
+    y = em.input_rvecs("y", 2, L)
+    for step in range(depth):
+        if kind == "NTT":  # alternate directions so each step depends on the last
+            op = LimbOp.NTT if step % 2 else LimbOp.INTT
+            xs = [em.builder.emit_new(op, x.ravel(), mod=mods * 2).reshape(2, L) for x in xs]
+        elif kind == "automorphism":
+            xs = [em.automorphism(x, 5) for x in xs]
+        elif kind == "homomorphic multiply":
+            xs = [em.relinearize(em.multiply(x, y), "relin", params.top_level, "bv") for x in xs]
+        else:
+            xs = [em.rotate(x, 5, "rot", params.top_level, "bv") for x in xs]
+    return finalize_outputs(em, {f"z{i}": x for i, x in enumerate(xs)})[0]
+
+
+def _cycles(prog, target):
+    data = schedule_offchip(prog, target)
+    return schedule_cycles(data, target).total_cycles
+
+
+def run(quick: bool = False) -> list[dict]:
+    f1 = load_target("f1")
+    rows = []
+    for kind, paper in PAPER_NS.items():
+        for (N, L), p_ns in zip(SIZES, paper):
+            if quick and N > 2**13:
+                continue
+            chains = CHAINS[N]
+            c_short = _cycles(_program(kind, N, L, chains, SHORT), f1)
+            deep = _program(kind, N, L, chains, 2 * SHORT)
+            c_deep = _cycles(deep, f1)
+            ns = (c_deep - c_short) / (SHORT * chains) / f1.clock_ghz
+            bound = lower_bounds(deep, f1)
+            rows.append(
+                {
+                    "group": "F1 Table 4 (reciprocal throughput, ns)",
+                    "name": f"{kind}, N=2^{N.bit_length() - 1}, L={L}",
+                    "fhec_ns": round(ns, 1),
+                    "paper_ns": p_ns,
+                    "fhec/paper": round(ns / p_ns, 2),
+                    "cycles/bound": round(c_deep / bound.cycles, 2),
+                }
+            )
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run(quick="--quick" in sys.argv):
+        print(json.dumps(row))
