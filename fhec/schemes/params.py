@@ -116,6 +116,15 @@ class _CommonParams:
         if self.keyswitch not in ("bv", "hybrid"):
             raise ParameterError(f"keyswitch = {self.keyswitch!r}: choose 'bv' or 'hybrid'.")
 
+    def _check_derived(self) -> None:
+        """Checks that need the derived primes: the dnum literal, then security."""
+        if self.dnum is not None and self.dnum != self.hybrid_dnum:
+            raise ParameterError(
+                f"dnum = {self.dnum} does not match ceil(limbs / special_primes) = {self.hybrid_dnum}; "
+                f"set special_primes = ceil({self.max_limbs} / dnum) instead."
+            )
+        self._check_security()
+
     def _check_security(self) -> None:
         if self.security is None:
             return
@@ -254,12 +263,7 @@ class CKKSParams(_CommonParams):
         # level_primes[0] is rescaled away first, so it is the LAST limb of Q.
         object.__setattr__(self, "moduli", tuple(base) + tuple(reversed(level_primes)))
         object.__setattr__(self, "scales", tuple(reversed(scales)))  # scales[l] = scale at level l
-        if self.dnum is not None and self.dnum != self.hybrid_dnum:
-            raise ParameterError(
-                f"dnum = {self.dnum} does not match ceil(limbs / special_primes) = {self.hybrid_dnum}; "
-                f"set special_primes = ceil({self.max_limbs} / dnum) instead."
-            )
-        self._check_security()
+        self._check_derived()
 
     scheme = "ckks"
 
@@ -318,12 +322,7 @@ class BGVParams(_CommonParams):
         used.update(self.special_moduli)
         level_primes = ntt_primes(self.N, self.word_bits, self.levels, tuple(sorted(used)))
         object.__setattr__(self, "moduli", tuple(base) + tuple(level_primes))
-        if self.dnum is not None and self.dnum != self.hybrid_dnum:
-            raise ParameterError(
-                f"dnum = {self.dnum} does not match ceil(limbs / special_primes) = {self.hybrid_dnum}; "
-                f"set special_primes = ceil({self.max_limbs} / dnum) instead."
-            )
-        self._check_security()
+        self._check_derived()
 
     scheme = "bgv"
 
