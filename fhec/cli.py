@@ -9,6 +9,8 @@
                                       compile, execute the streams on random inputs,
                                       compare with fhec.reference
     fhec targets [FILE.toml]          the shipped targets (or check a target file)
+    fhec report DIR/report.json       print a saved report
+    fhec bench [--quick] [NAMES]      run benchmarks/ (from a source checkout)
 
 A program file exposes `fhec.Program` objects (``p = fhec.Program(...)``, or functions
 decorated with ``@fhec.program``, which are Programs once decorated). ``:NAME`` picks
@@ -335,3 +337,38 @@ def targets_command(files: tuple[str, ...]) -> None:
     console.print(t)
     for tg in targets:
         console.print(f"[bold]{tg.name}[/bold]: {tg.description}")
+
+
+@main.command(name="report")
+@click.argument("report_json", type=click.Path(dir_okay=False))
+def report_command(report_json: str) -> None:
+    """Print a saved report (the report.json written by `fhec compile --out`)."""
+    from pydantic import ValidationError
+    from rich.console import Console
+
+    from fhec.sim.timing import Report
+
+    try:
+        with open(report_json) as f:
+            report = Report.model_validate_json(f.read())
+    except OSError as e:
+        _fail(ProgramNotFoundError(f"cannot read {report_json}: {e.strerror}"))
+    except ValidationError as e:
+        _fail(ProgramNotFoundError(f"{report_json} is not an fhec report: {e.errors()[0]['msg']}"))
+    Console().print(report.rich_table())
+
+
+@main.command(name="bench")
+@click.argument("only", nargs=-1)
+@click.option("--quick", is_flag=True, help="Smaller sizes only.")
+def bench_command(only: tuple[str, ...], quick: bool) -> None:
+    """Run the benchmarks of a source checkout (benchmarks/run.py; needs fhec[bench] for
+    the SEAL comparison) and rewrite docs/benchmarks.md. ONLY: substrings of module names."""
+    import runpy
+    from pathlib import Path
+
+    runner = Path("benchmarks/run.py")
+    if not runner.exists():
+        _fail(ProgramNotFoundError("no benchmarks/run.py here: run `fhec bench` from the root of an fhec checkout"))
+    sys.argv = [str(runner), *only, *(["--quick"] if quick else [])]
+    runpy.run_path(str(runner), run_name="__main__")

@@ -114,3 +114,13 @@ def test_f1_matvec_example_moves_only_compulsory_traffic_on_f1():
     r = fhec.compile(matvec.p, target="f1").report
     assert r.offchip_bytes["total"] == r.offchip_bytes["compulsory"]
     assert 1.0 <= r.bound_ratio <= 1.3
+
+
+def test_cli_report_prints_a_saved_report(tmp_path):
+    c = fhec.compile(_small_program(), target="tiny")
+    c.write(tmp_path)
+    res = CliRunner().invoke(main, ["report", str(tmp_path / "report.json")])
+    assert res.exit_code == 0 and "cycles" in res.output
+    (tmp_path / "bad.json").write_text("{}")
+    res = CliRunner().invoke(main, ["report", str(tmp_path / "bad.json")])
+    assert res.exit_code == 2 and "not an fhec report" in res.output
