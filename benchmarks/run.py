@@ -8,7 +8,8 @@ Writes ``benchmarks/results/latest.json`` and the markdown tables of ``docs/benc
 
     python benchmarks/run.py            # everything
     python benchmarks/run.py --quick    # smaller sizes only
-    python benchmarks/run.py ring       # only modules whose name contains "ring"
+    python benchmarks/run.py ring       # re-run only modules whose name contains "ring";
+                                        # the other modules' last results are kept
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ def to_markdown(results: dict) -> str:
         f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, numpy {m['numpy']}, numba {m['numba']}; "
         f"{m['date']}.",
         "",
-        "Times are the best of several runs after a warm-up, in microseconds. Every ratio is "
-        "fhec / reference measured side by side in the same run (lower is better for fhec).",
+        "Units are in the column names (us = microseconds). Timings are the best of several runs "
+        "after a warm-up. Every ratio is fhec / reference measured side by side in the same run "
+        "(lower is better for fhec).",
         "",
     ]
     groups: dict[str, list[dict]] = {}
@@ -107,17 +109,23 @@ def main(argv=None) -> int:
     ap.add_argument("only", nargs="*", help="run only modules whose name contains one of these")
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
     args = ap.parse_args(argv)
-    rows, notes = [], {}
+    latest = HERE / "results" / "latest.json"
+    previous = json.loads(latest.read_text()).get("modules", {}) if args.only and latest.exists() else {}
+    modules: dict[str, dict] = dict(previous)
     for path in sorted(HERE.glob("bench_*.py")):
         if args.only and not any(o in path.stem for o in args.only):
             continue
         mod = _load(path)
         print(f"running {path.name} ...", flush=True)
         got = mod.run(quick=args.quick)
-        rows += got
-        if got and mod.__doc__:
-            notes[got[0]["group"]] = " ".join(mod.__doc__.strip().split("\n\n")[0].split())
-    results = {"machine": _machine(), "rows": rows, "notes": notes}
+        note = " ".join(mod.__doc__.strip().split("\n\n")[0].split()) if mod.__doc__ else ""
+        modules[path.stem] = {"rows": got, "note": note}
+    rows, notes = [], {}
+    for name in sorted(modules):
+        rows += modules[name]["rows"]
+        if modules[name]["rows"] and modules[name]["note"]:
+            notes[modules[name]["rows"][0]["group"]] = modules[name]["note"]
+    results = {"machine": _machine(), "rows": rows, "notes": notes, "modules": modules}
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "latest.json").write_text(json.dumps(results, indent=2))
     (ROOT / "docs" / "benchmarks.md").write_text(to_markdown(results))
