@@ -290,7 +290,10 @@ class BGVParams(_CommonParams):
         N: ring degree, a power of two.
         levels: number of modulus switches available.
         plain_modulus: t, a prime ≡ 1 mod 2N (so that batching gives N slots).
-        word_bits: machine word; every ciphertext prime is a word_bits-bit prime.
+        word_bits: machine word; the base and special primes are word_bits-bit primes.
+        modulus_bits: bits of each level's (modulus-switching) prime; default
+            word_bits − 2, so that N = 2^13 with 5 levels of 32-bit words is 128-bit secure
+            (each switch still removes ~30 bits of noise, more than a multiply adds).
         special_primes, dnum, base_limbs, keyswitch, security: as for `CKKSParams`.
 
     Raises: as `CKKSParams`, plus `InvalidModulusError` when t is not a prime ≡ 1 mod 2N.
@@ -300,6 +303,7 @@ class BGVParams(_CommonParams):
     levels: int
     plain_modulus: int = 65537
     word_bits: int = 32
+    modulus_bits: int | None = None
     special_primes: int = 1
     dnum: int | None = None
     base_limbs: int = 1
@@ -316,11 +320,21 @@ class BGVParams(_CommonParams):
                 f"plain_modulus t = {self.plain_modulus} is too large for {self.word_bits}-bit words: "
                 f"t must be at least 4 bits smaller than every ciphertext prime."
             )
+        bits = self.word_bits - 2 if self.modulus_bits is None else self.modulus_bits
+        if not isinstance(bits, int) or not MIN_WORD_BITS <= bits <= self.word_bits:
+            raise ParameterError(
+                f"modulus_bits = {self.modulus_bits!r} must be between {MIN_WORD_BITS} and word_bits = {self.word_bits}."
+            )
+        if self.plain_modulus.bit_length() >= bits - 4:
+            raise ParameterError(
+                f"plain_modulus t = {self.plain_modulus} is too large for {bits}-bit level primes: "
+                f"t must be at least 4 bits smaller; raise modulus_bits or word_bits, or use a smaller t."
+            )
         used = {self.plain_modulus}
         base = self._derive_special_and_base(used)
         used.update(base)
         used.update(self.special_moduli)
-        level_primes = ntt_primes(self.N, self.word_bits, self.levels, tuple(sorted(used)))
+        level_primes = ntt_primes(self.N, bits, self.levels, tuple(sorted(used)))
         object.__setattr__(self, "moduli", tuple(base) + tuple(level_primes))
         self._check_derived()
 
@@ -332,7 +346,7 @@ class BGVParams(_CommonParams):
         return self.N
 
     def _scheme_extra(self) -> tuple:
-        return (self.plain_modulus,)
+        return (self.plain_modulus, self.modulus_bits)
 
 
 Params = CKKSParams | BGVParams

@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 import pytest
 
 import fhec
@@ -81,3 +83,20 @@ def test_parameters_are_deterministic_and_immutable():
     assert a.moduli == b.moduli and a.fingerprint == b.fingerprint
     with pytest.raises(Exception):
         a.N = 5
+
+
+def test_issue_bgv_example_is_secure_and_exact():
+    p = fhec.BGVParams(N=2**13, levels=5, plain_modulus=65537, word_bits=32)
+    assert p.log_qp <= 218 and p.slots == 2**13
+    keys = fhec.keygen(p, rotations=[1, -3], seed=7)
+    x = np.arange(p.slots) % 65537
+    ev = fhec.Evaluator(keys)
+    out = fhec.decrypt(keys, ev.rotate(ev.multiply(fhec.encrypt(keys, x, seed=1), fhec.encrypt(keys, x, seed=2)), 1))
+    assert np.array_equal(out, np.roll((x * x % 65537).reshape(2, -1), -1, axis=1).ravel())
+
+
+def test_bgv_modulus_bits_range():
+    with pytest.raises(fhec.ParameterError, match="modulus_bits"):
+        fhec.BGVParams(N=2**10, levels=1, plain_modulus=40961, modulus_bits=40, security=None)
+    with pytest.raises(fhec.ParameterError, match="too large"):
+        fhec.BGVParams(N=2**10, levels=1, plain_modulus=40961, modulus_bits=20, security=None)
