@@ -99,7 +99,7 @@ def _seal_ckks(N, bit_sizes, scale_bits, repeats):
 
 
 def _fhec_bgv(N, levels, word_bits, t, repeats):
-    params = fhec.BGVParams(N=N, levels=levels, plain_modulus=t, word_bits=word_bits)
+    params = fhec.BGVParams(N=N, levels=levels, plain_modulus=t, word_bits=word_bits, modulus_bits=word_bits)
     keys = fhec.keygen(params, rotations=[1], seed=1)
     ev = fhec.Evaluator(keys)
     ct = fhec.encrypt(keys, np.arange(params.slots) % t, seed=2)
