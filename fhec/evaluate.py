@@ -98,7 +98,8 @@ def make_keys(program, seed: int = 0, keyswitch: str | None = None) -> KeySet:
     `keyswitch`: "bv", "hybrid" or "both" (default: the parameters' method)."""
     program = as_he(program)
     req = key_requirements(program)
-    return keygen(program.params, seed=key_seed(seed), keyswitch=keyswitch, **req.keygen_kwargs())
+    method = keyswitch or program.params.keyswitch  # only the keys the run will use
+    return keygen(program.params, seed=key_seed(seed), keyswitch=method, **req.keygen_kwargs())
 
 
 def encrypt_inputs(program, keys: KeySet, inputs: Mapping[str, Any], seed: int = 0) -> dict[str, Ciphertext]:

@@ -181,13 +181,15 @@ def keygen(
         relinearization: generate the relinearization key (needed by ct × ct multiply).
         conjugation: generate the key of CKKS `conjugate` / BGV `swap_rows`.
         galois_elements: extra raw Galois elements.
-        keyswitch: "bv", "hybrid" or "both"; default `params.keyswitch`. Keys exist only
-            for the methods generated here.
+        keyswitch: "bv", "hybrid" or "both" (the default): the key-switching methods
+            whose keys are generated. With both, every op can pick its method per call
+            (``keyswitch=``); a key set of one method is half the size and time. The
+            evaluator's default method is `params.keyswitch` when its keys exist.
 
     Raises `ParameterError` for an unknown key-switching method.
     """
     rng = make_rng(seed)
-    methods = _methods(keyswitch or params.keyswitch)
+    methods = _methods(keyswitch or "both")
     moduli_all = _all_moduli(params)
     q_all = np.array(moduli_all, dtype=np.uint64)
     N = params.N

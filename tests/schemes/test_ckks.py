@@ -203,3 +203,18 @@ def test_seeds_make_experiments_reproducible(ckks_params):
     a = fhec.encrypt(fhec.keygen(ckks_params, seed=3), [0.5], seed=4)
     b = fhec.encrypt(fhec.keygen(ckks_params, seed=3), [0.5], seed=4)
     assert np.array_equal(a.data, b.data)
+
+
+def test_default_keys_allow_either_method_per_call(ckks_params):
+    keys = fhec.keygen(ckks_params, rotations=[1], seed=4)  # both methods by default
+    x = _vec(ckks_params, 20)
+    ct = fhec.encrypt(keys, x, seed=1)
+    ev = fhec.Evaluator(keys)
+    assert ev.keyswitch == ckks_params.keyswitch
+    for method in ("bv", "hybrid"):
+        out = fhec.decrypt(keys, ev.rescale(ev.multiply(ct, ct, keyswitch=method)))
+        assert fhec.measure_precision(x * x, out)["mean_bits"] >= 12
+    bv_only = fhec.keygen(ckks_params, seed=4, keyswitch="bv")
+    assert fhec.Evaluator(bv_only).keyswitch == "bv"  # per key set
+    with pytest.raises(fhec.MissingRelinearizationKeyError, match="keyswitch='hybrid'"):
+        fhec.Evaluator(bv_only).multiply(*(2 * [fhec.encrypt(bv_only, x, seed=1)]), keyswitch="hybrid")
