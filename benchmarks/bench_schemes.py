@@ -47,20 +47,29 @@ def _fhec_ckks(N, levels, scale_bits, word_bits, repeats):
     }
 
 
-def _seal_ckks(N, bit_sizes, scale_bits, repeats):
+def _seal_setup(scheme, N, bit_sizes, t=None):
+    """A SEAL context with public, relinearization and Galois keys (no security check:
+    fhec's side applies the HE-standard bound)."""
     import tenseal.sealapi as s
 
-    p = s.EncryptionParameters(s.SCHEME_TYPE.CKKS)
+    p = s.EncryptionParameters(scheme)
     p.set_poly_modulus_degree(N)
     p.set_coeff_modulus(s.CoeffModulus.Create(N, bit_sizes))
+    if t is not None:
+        p.set_plain_modulus(s.Modulus(t))
     ctx = s.SEALContext(p, True, s.SEC_LEVEL_TYPE.NONE)
     kg = s.KeyGenerator(ctx)
-    pk = s.PublicKey()
+    pk, rk, gk = s.PublicKey(), s.RelinKeys(), s.GaloisKeys()
     kg.create_public_key(pk)
-    rk = s.RelinKeys()
     kg.create_relin_keys(rk)
-    gk = s.GaloisKeys()
     kg.create_galois_keys(gk)
+    return s, ctx, kg, pk, rk, gk
+
+
+def _seal_ckks(N, bit_sizes, scale_bits, repeats):
+    import tenseal.sealapi as sealapi
+
+    s, ctx, kg, pk, rk, gk = _seal_setup(sealapi.SCHEME_TYPE.CKKS, N, bit_sizes)
     enc, dec = s.Encryptor(ctx, pk), s.Decryptor(ctx, kg.secret_key())
     ev, encoder = s.Evaluator(ctx), s.CKKSEncoder(ctx)
     scale = 2.0**scale_bits
@@ -110,20 +119,9 @@ def _fhec_bgv(N, levels, word_bits, t, repeats):
 
 
 def _seal_bfv(N, bit_sizes, t, repeats):
-    import tenseal.sealapi as s
+    import tenseal.sealapi as sealapi
 
-    p = s.EncryptionParameters(s.SCHEME_TYPE.BFV)
-    p.set_poly_modulus_degree(N)
-    p.set_coeff_modulus(s.CoeffModulus.Create(N, bit_sizes))
-    p.set_plain_modulus(s.Modulus(t))
-    ctx = s.SEALContext(p, True, s.SEC_LEVEL_TYPE.NONE)
-    kg = s.KeyGenerator(ctx)
-    pk = s.PublicKey()
-    kg.create_public_key(pk)
-    rk = s.RelinKeys()
-    kg.create_relin_keys(rk)
-    gk = s.GaloisKeys()
-    kg.create_galois_keys(gk)
+    s, ctx, kg, pk, rk, gk = _seal_setup(sealapi.SCHEME_TYPE.BFV, N, bit_sizes, t)
     enc, ev, encoder = s.Encryptor(ctx, pk), s.Evaluator(ctx), s.BatchEncoder(ctx)
     pt = s.Plaintext()
     encoder.encode([int(v) for v in np.arange(N) % t], pt)

@@ -140,10 +140,6 @@ class _CommonParams:
     # -- derived quantities -------------------------------------------------------------
 
     @property
-    def slots(self) -> int:
-        raise NotImplementedError
-
-    @property
     def top_level(self) -> int:
         """The level of a fresh ciphertext (= `levels`)."""
         return self.levels
