@@ -99,7 +99,7 @@ class Compiled:
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write every unit's stream (text and binary) and ``report.json`` into `out_dir`."""
-        from fhec.backends.f1 import write_streams
+        from fhec.backends.stream_files import write_streams
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)

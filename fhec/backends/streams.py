@@ -3,7 +3,7 @@
 A `Streams` holds one linear instruction stream per unit of a target (F1 §3,
 "Distributed control": every functional unit and memory controller has its own
 stream of operations, each with the number of cycles to wait before it). It is
-what `fhec.passes.cycle` produces, what `fhec.backends.f1` encodes as text and
+what `fhec.passes.cycle` produces, what `fhec.backends.stream_files` encodes as text and
 binary files, what `fhec.sim.check` replays for hazards and what
 `fhec.sim.streams` executes on real data. The full specification, with examples,
 is ``docs/isa.md``; this docstring is its summary.

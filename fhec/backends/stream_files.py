@@ -1,6 +1,6 @@
-"""F1 instruction streams on disk: a readable text format and a compact binary encoding.
+"""Instruction streams on disk, for every stream target: a readable text format and a compact binary encoding.
 
-F1 gives every functional unit and memory controller its own instruction stream, in
+The format follows F1: it gives every functional unit and memory controller its own instruction stream, in
 "a compact instruction format, which encodes a single operation followed by the
 number of cycles to wait" (F1 §3). This module writes `Streams`
 (fhec.backends.streams) in that spirit. ``docs/isa.md`` is the full specification;

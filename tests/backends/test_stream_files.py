@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fhec.backends.f1 import (
+from fhec.backends.stream_files import (
     StreamFormatError,
     decode_stream,
     encode_stream,
