@@ -22,7 +22,7 @@ def run(quick: bool = False) -> list[dict]:
     from fhec.backends.target import load_target
     from fhec.passes.cycle import schedule_cycles
     from fhec.passes.offchip import schedule_offchip
-    from fhec.run import lower_program
+    from fhec.compiler import lower as lower_program
 
     f1 = load_target("f1")
     rows = []

@@ -20,7 +20,8 @@ import sys
 import fhec
 from fhec.backends.target import load_target
 from fhec.ir.limb import LimbOp
-from fhec.passes.cycle import lower_bounds, schedule_cycles
+from fhec.analysis.bounds import lower_bounds
+from fhec.passes.cycle import schedule_cycles
 from fhec.passes.lower_ops import LimbEmitter
 from fhec.passes.lower_outputs import finalize_outputs
 from fhec.passes.offchip import schedule_offchip

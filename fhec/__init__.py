@@ -52,5 +52,6 @@ from fhec.frontend import Cipher, Plain, Program, program
 from fhec.reference import reference
 from fhec.evaluate import evaluate
 from fhec.errors import ScaleOverflowError
-from fhec.run import run, lower_program as lower, stats
+from fhec.run import run
+from fhec.compiler import lower, stats
 from fhec.compiler import Compiled, compile

@@ -3,11 +3,12 @@
     fhec show FILE.py[:NAME]          print the typed HE IR of a program
     fhec check FILE.py[:NAME] ...     evaluate under encryption vs fhec.reference
     fhec stats FILE.py[:NAME]         limb-instruction counts and data sizes
-    fhec compile FILE.py[:NAME] --target f1 --out DIR
+    fhec compile FILE.py[:NAME] --target f1 --out DIR [--dump-after PASS]
                                       per-unit streams (text + binary) and report.json
     fhec run FILE.py[:NAME] --target f1
                                       compile, execute the streams on random inputs,
                                       compare with fhec.reference
+    fhec passes                       the compiler's passes, in order
     fhec targets [FILE.toml]          the shipped targets (or check a target file)
     fhec report DIR/report.json       print a saved report
     fhec bench [--quick] [NAMES]      run benchmarks/ (from a source checkout)
@@ -193,7 +194,7 @@ def stats_tables(spec: str, keyswitch: str | None = None):
     """The rich tables ``fhec stats`` prints: per LimbOp, per HE op, per value class."""
     from rich.table import Table
 
-    from fhec.run import stats
+    from fhec.compiler import stats
 
     program = load_program(spec)
     s = stats(program, keyswitch)
@@ -236,20 +237,23 @@ def stats_command(program: str, keyswitch: str | None) -> None:
         _fail(e)
 
 
-def compile_with_progress(spec: str, target: str, keyswitch: str | None, policy: str):
-    """`fhec.compile` of ``FILE.py[:NAME]`` with a rich progress bar over the stages."""
+def compile_with_progress(spec: str, target: str, keyswitch: str | None, policy: str, *,
+                          dump_after: tuple[str, ...] = (), dump_dir: str | None = None):
+    """`fhec.compile` of ``FILE.py[:NAME]`` with a rich progress bar over the passes."""
     from rich.progress import Progress
 
-    from fhec.compiler import STAGES, compile as compile_program
+    from fhec.compiler import compile as compile_program
+    from fhec.pipeline import PASS_NAMES
 
     program = load_program(spec)
     with Progress(transient=True) as bar:
-        task = bar.add_task("compiling", total=len(STAGES))
+        task = bar.add_task("compiling", total=len(PASS_NAMES))
 
-        def advance(stage: str) -> None:
-            bar.update(task, completed=STAGES.index(stage), description=stage)
+        def advance(name: str) -> None:
+            bar.update(task, completed=PASS_NAMES.index(name), description=name)
 
-        return compile_program(program, target=target, keyswitch=keyswitch, policy=policy, progress=advance)
+        return compile_program(program, target=target, keyswitch=keyswitch, policy=policy, progress=advance,
+                               dump_after=dump_after, dump_dir=dump_dir)
 
 
 _target_option = click.option("--target", default="f1", show_default=True,
@@ -266,12 +270,17 @@ _keyswitch_option = click.option("--keyswitch", type=click.Choice(["bv", "hybrid
 @_keyswitch_option
 @click.option("--policy", type=click.Choice(["belady", "lru"]), default="belady", show_default=True,
               help="Off-chip eviction policy.")
-def compile_command(program: str, target: str, out_dir: str | None, keyswitch: str | None, policy: str) -> None:
+@click.option("--dump-after", "dump_after", multiple=True, metavar="PASS",
+              help="Print the IR after PASS (repeatable; `fhec passes` lists them).")
+@click.option("--dump-dir", type=click.Path(file_okay=False), default=None,
+              help="Write the --dump-after IRs here (NN-PASS.txt) instead of printing them.")
+def compile_command(program: str, target: str, out_dir: str | None, keyswitch: str | None, policy: str,
+                    dump_after: tuple[str, ...], dump_dir: str | None) -> None:
     """Compile PROGRAM for an accelerator; print the report, optionally write streams."""
     from rich.console import Console
 
     try:
-        compiled = compile_with_progress(program, target, keyswitch, policy)
+        compiled = compile_with_progress(program, target, keyswitch, policy, dump_after=dump_after, dump_dir=dump_dir)
         console = Console()
         console.print(compiled.report.rich_table())
         if out_dir:
@@ -287,8 +296,9 @@ def compile_command(program: str, target: str, out_dir: str | None, keyswitch: s
 @_keyswitch_option
 @click.option("--seed", default=0, show_default=True, help="Seed of keys, encryption and random inputs.")
 def run_command(program: str, target: str, keyswitch: str | None, seed: int) -> None:
-    """Compile PROGRAM, execute its streams on encrypted random inputs, and compare the
-    decrypted outputs with fhec.reference. Exit 1 on a mismatch."""
+    """Compile PROGRAM, replay its streams in the hazard checker, execute them on
+    encrypted random inputs, and compare the decrypted outputs with fhec.reference.
+    Exit 1 on a mismatch."""
     from rich.console import Console
 
     from fhec.evaluate import compare_outputs, random_inputs
@@ -298,7 +308,7 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int) -> 
         compiled = compile_with_progress(program, target, keyswitch, "belady")
         prog = load_program(program)
         inputs = random_inputs(prog, seed)
-        results = compare_outputs(prog, compiled.run(inputs, seed=seed), reference(prog, inputs), None)
+        results = compare_outputs(prog, compiled.run(inputs, seed=seed, check=True), reference(prog, inputs), None)
     except FhecError as e:
         _fail(e)
     console = Console()
@@ -308,6 +318,14 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int) -> 
     for r in results:
         click.echo(f"  {r.describe(prog.params.scheme)}")
     sys.exit(0 if ok else 1)
+
+
+@main.command(name="passes")
+def passes_command() -> None:
+    """List the compiler's passes in order, one line each (`fhec.pipeline.PIPELINE`)."""
+    from fhec.pipeline import describe
+
+    click.echo(describe())
 
 
 @main.command(name="targets")

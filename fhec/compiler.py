@@ -1,46 +1,29 @@
-"""`fhec.compile`: a program in, per-unit instruction streams and a report out.
+"""`fhec.compile`, `fhec.lower` and `fhec.stats`: the compile drivers over `fhec.pipeline`.
 
-The pipeline is a visible recipe of named, pure steps (ARCHITECTURE.md):
-
-    prepare (expand, CSE, DCE, rotation planning)        fhec.evaluate.prepare
-    → key-switch-hint reuse ordering (F1 §4.2)           fhec.passes.he_order
-    → key-switch method choice                           fhec.passes.keyswitch_choice
-    → key-switch expansion                               fhec.passes.he_keyswitch
-    → lowering to limb instructions                      fhec.passes.lower
-    → off-chip data-movement schedule (Belady)           fhec.passes.offchip
-    → cycle-level schedule into per-unit streams         fhec.passes.cycle
-    → report (cycles, bounds, utilization, traffic)      fhec.sim.timing
-
-Every intermediate result is kept on the `Compiled` object, so a user can stop at any
-stage and look at it.
+`compile` runs the whole pipeline (`fhec.pipeline.PIPELINE`) and packages its results as
+a `Compiled`: every intermediate result stays available, so a user can stop at any
+stage and look at it. `lower` runs the pipeline up to ``lower``; `stats` counts what that
+produced (`fhec.analysis.stats`). None of them holds pass logic.
 """
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from fhec.analysis.bounds import Bounds, lower_bounds
 from fhec.backends.streams import Streams
-from fhec.backends.target import Target, load_target
+from fhec.backends.target import Target
 from fhec.ir.he import HeProgram
-from fhec.passes.cycle import Bounds, lower_bounds, schedule_cycles
-from fhec.passes.he_keyswitch import expand_key_switches
+from fhec.ir.lowered import LoweredProgram
+from fhec.ir.schedule import DataSchedule
 from fhec.passes.he_rewrite import as_he
-from fhec.passes.lower import LoweredProgram, lower
-from fhec.passes.offchip import DataSchedule, schedule_offchip
+from fhec.pipeline import COMPILED, HE_DONE, LOWERED, keyswitch_policy, options_for, run_prefix
 from fhec.sim.timing import Report, make_report
-
-STAGES = ("prepare", "lower", "schedule", "report")
-"""The stages of `compile`, in order (names of `Report.compile_seconds`; "schedule"
-runs the off-chip and cycle-level schedulers, once per prefetch reserve tried)."""
-
-RESERVES = (0.0, 0.125, 0.25)
-"""Prefetch reserves `compile` tries by default (see `schedule_offchip`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,12 +31,13 @@ class Compiled:
     """A program compiled for a target.
 
     Attributes:
-        program: the prepared HE program (primitives only).
+        program: the HE program after ``choose_keyswitch`` (primitives, key switches
+            annotated with their method).
         lowered: the limb-level program with its bindings (`LoweredProgram`).
         target: the `Target`.
         data_schedule: the off-chip data-movement schedule (`DataSchedule`).
         streams: the per-unit instruction streams (`Streams`).
-        bounds: compute- and bandwidth-bound cycles (`Bounds`).
+        bounds: compute-, bandwidth- and dependency-bound cycles (`Bounds`).
         report: the `Report`.
         keyswitch: the policy used to choose key-switching methods.
     """
@@ -68,9 +52,10 @@ class Compiled:
     keyswitch: str
 
     def run(self, inputs: Mapping[str, Any], seed: int = 0, *, check: bool = False) -> dict[str, np.ndarray]:
-        """Execute the streams on real ciphertexts: keygen and encrypt (as `fhec.evaluate`
+        """Execute the *streams* on real ciphertexts: keygen and encrypt (as `fhec.evaluate`
         does for this seed), run every unit's stream in the functional model of the
         target's scratchpad and memory, decrypt. Returns output name -> slot vector.
+        (`fhec.run` executes the unscheduled limb program instead.)
 
         With `check`, the streams are first replayed by the independent hazard checker.
         """
@@ -78,16 +63,16 @@ class Compiled:
 
     def run_detailed(self, inputs: Mapping[str, Any], seed: int = 0, *, check: bool = False) -> dict[str, Any]:
         """`run`, returning also the output ciphertexts, keys and input ciphertexts."""
-        from fhec.evaluate import decrypt_outputs, encrypt_inputs, make_keys, plain_inputs
-        from fhec.run import _keygen_methods
+        from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs
+        from fhec.sim.bind import bind_lowered
         from fhec.sim.streams import execute_streams
 
         if check:
             self.check()
-        keys = make_keys(self.program, seed, keyswitch=_keygen_methods(self.lowered.methods, self.keyswitch))
+        keys = make_keys(self.program, seed, keyswitch=keygen_method(self.program, self.keyswitch))
         cts = encrypt_inputs(self.program, keys, inputs, seed)
         plains = plain_inputs(self.program, inputs)
-        words = execute_streams(self.streams, self.target, self.lowered.limb, self.lowered.loaded_values(cts, keys, plains))
+        words = execute_streams(self.streams, self.target, self.lowered.limb, bind_lowered(self.lowered, cts, keys, plains))
         outs = self.lowered.output_ciphertexts(words, keys.key_id)
         return {"outputs": decrypt_outputs(keys, outs), "ciphertexts": outs, "keys": keys, "inputs": cts, "plains": plains}
 
@@ -123,8 +108,11 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     policy: str = "belady",
     prefetch_reserve: float | None = None,
     progress: Callable[[str], None] | None = None,
+    dump_after: Sequence[str] = (),
+    dump_dir: str | Path | None = None,
+    verify: bool | None = None,
 ) -> Compiled:
-    """Compile `program` for an accelerator.
+    """Compile `program` for an accelerator: the whole `fhec.pipeline`.
 
     Args:
         program: a `fhec.Program`, a traced `@fhec.program` function or an `HeProgram`.
@@ -133,50 +121,51 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
             (the parameters' method).
         policy: off-chip eviction policy, "belady" (F1) or "lru".
         prefetch_reserve: fraction of the scratchpad prefetches leave free (see
-            `schedule_offchip`); None tries `RESERVES` and keeps the schedule with the
-            fewest cycles (then the least traffic).
-        progress: called with each stage's name as it starts (the CLI's progress bar).
+            `fhec.passes.offchip.schedule_offchip`); None tries `fhec.pipeline.RESERVES`
+            and keeps the schedule with the fewest cycles (then the least traffic).
+        progress: called with each pass's name as it starts (the CLI's progress bar).
+        dump_after: pass names (`fhec passes`) after which the IR is printed, or written
+            to `dump_dir`.
+        verify: verify the IR after every pass (default: on under pytest or with
+            ``FHEC_VERIFY=1``; see `fhec.pipeline.verify_by_default`).
 
     Returns a `Compiled` with `.streams`, `.report` and `.run(inputs, seed=...)`.
     Raises `TargetError` for a bad target or one that does not support the program's N
     or word size, and what tracing and the passes raise.
     """
-    from fhec.run import compile_he
-
-    tgt = target if isinstance(target, Target) else load_target(str(target))
-    marks: list[tuple[str, float]] = []
-
-    def stage(name: str) -> None:
-        marks.append((name, time.perf_counter()))
-        if progress is not None:
-            progress(name)
-
-    stage("prepare")
+    options = options_for(target, keyswitch=keyswitch, policy=policy, prefetch_reserve=prefetch_reserve)
+    tgt = options.target
     tgt.check_ring_degree(as_he(program).params.N)
-    prepared, ks, methods = compile_he(program, keyswitch)
-    stage("lower")
-    lowered = lower(expand_key_switches(prepared, methods))
-    stage("schedule")
-    candidates = []
-    for reserve in RESERVES if prefetch_reserve is None else (prefetch_reserve,):
-        data = schedule_offchip(lowered.limb, tgt, policy=policy, prefetch_reserve=reserve, verify=False)
-        candidates.append((data, schedule_cycles(data, tgt), reserve))
-        if data.traffic.noncompulsory == 0 and reserve == 0:
-            break  # everything stays on chip: a reserve cannot help
-    data, streams, reserve = min(candidates, key=lambda c: (c[1].total_cycles, c[0].traffic.total))
-    stage("report")
+    done = run_prefix(COMPILED, program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
+                      progress=progress)
+    annotated, lowered, scheduled = done[HE_DONE], done[LOWERED], done[COMPILED]
     bounds = lower_bounds(lowered.limb, tgt)
-    marks.append(("end", time.perf_counter()))
-    seconds = {a: round(tb - ta, 4) for (a, ta), (_, tb) in zip(marks, marks[1:])}
     report = make_report(
-        program_name=prepared.name,
-        scheme=prepared.params.scheme,
+        program_name=annotated.name,
+        scheme=annotated.params.scheme,
         target=tgt,
-        data=data,
-        streams=streams,
+        data=scheduled.data,
+        streams=scheduled.streams,
         bounds=bounds,
         keyswitch=dict(Counter(lowered.methods.values())),
-        prefetch_reserve=reserve,
-        compile_seconds=seconds,
+        prefetch_reserve=scheduled.prefetch_reserve,
+        compile_seconds=done.seconds(),
+        compile_passes=[r.as_dict() for r in done.records],
     )
-    return Compiled(prepared, lowered, tgt, data, streams, bounds, report, ks)
+    policy_used = keyswitch_policy(annotated, keyswitch)
+    return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used)
+
+
+def lower(program, keyswitch: str | None = None, *, dump_after: Sequence[str] = (), verify: bool | None = None) -> LoweredProgram:
+    """Compile `program` to the limb level without running it: `fhec.pipeline` up to
+    ``lower``. Data-free: it scales to N = 2^16 and millions of instructions.
+    `keyswitch`: "bv", "hybrid", "auto" or None (the parameters' method)."""
+    return run_prefix(LOWERED, program, options_for(keyswitch=keyswitch), dump_after=dump_after, verify=verify).last
+
+
+def stats(program, keyswitch: str | None = None) -> dict[str, Any]:
+    """Limb-instruction statistics of `program` (`fhec.analysis.stats.instruction_stats`):
+    counts per LimbOp ("ops") and per HE op ("by_he_op"), rvecs and bytes per value class."""
+    from fhec.analysis.stats import instruction_stats
+
+    return instruction_stats(lower(program, keyswitch))

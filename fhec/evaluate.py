@@ -4,7 +4,8 @@
 compiled execution path (`fhec.run`) reuses so that both see identical keys and
 ciphertexts:
 
-* `prepare(program)` — `fhec.passes.prepare_he`: primitives only, rotation keys planned;
+* `prepare(program)` — `fhec.pipeline` up to ``plan_rotations``: primitives only,
+  rotation keys planned;
 * `make_keys(program, seed)` — `fhec.keygen` with exactly the keys the program needs;
 * `encrypt_inputs(program, keys, inputs, seed)` — one deterministic seed per input;
 * `run_he(program, keys, ciphertexts, plains)` — one `Evaluator` call per node;
@@ -58,9 +59,9 @@ import numpy as np
 from fhec.errors import InternalError, NoiseBudgetExhaustedError
 from fhec.ir.he import KEY_SWITCHING_OPS, Const, HeNode, HeOp, HeProgram, HeType
 from fhec.ir.he_types import estimated_bits, is_int_scalar
-from fhec.ir.he_verify import check_complete
-from fhec.passes import key_requirements, prepare_he
+from fhec.passes.he_rotations import key_requirements
 from fhec.passes.he_rewrite import as_he
+from fhec.pipeline import PREPARED, run_prefix
 from fhec.reference import normalize_inputs, reference
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.encryption import decrypt, encode, encrypt
@@ -89,8 +90,25 @@ def input_seed(seed: int, name: str) -> np.random.Generator:
 
 
 def prepare(program) -> HeProgram:
-    """The program as executed: checked (`check_complete`), then `fhec.passes.prepare_he`."""
-    return prepare_he(check_complete(as_he(program)))
+    """The program as the eager evaluator executes it: `fhec.pipeline` up to
+    ``plan_rotations`` (traced, checked, expanded, cleaned, rotation keys planned)."""
+    return run_prefix(PREPARED, program).last
+
+
+def keygen_method(program: HeProgram, default: str | None = None) -> str:
+    """The key-switching method(s) to generate keys for: "bv", "hybrid" or "both", from
+    the ``keyswitch`` attributes `fhec.pipeline`'s ``choose_keyswitch`` recorded; a
+    program without key switches gets `default` (the parameters' method if None;
+    "hybrid" for "auto")."""
+    from fhec.passes.keyswitch_choice import annotated_methods
+
+    used = set(annotated_methods(program).values())
+    if len(used) == 2:
+        return "both"
+    if used:
+        return used.pop()
+    default = default or program.params.keyswitch
+    return "hybrid" if default == "auto" else default
 
 
 def make_keys(program, seed: int = 0, keyswitch: str | None = None) -> KeySet:
@@ -251,7 +269,7 @@ def execute_nodes(
     """
     program = as_he(program)
     if not program.is_expanded:
-        raise InternalError("run_he needs an expanded program; call fhec.passes.prepare_he (or expand) first")
+        raise InternalError("run_he needs an expanded program; call fhec.evaluate.prepare (or expand) first")
     ev = Evaluator(keys)
     plains = plains or {}
     values: dict[int, Any] = {}

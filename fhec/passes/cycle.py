@@ -40,42 +40,9 @@ from numba import njit
 from fhec.backends.streams import MEMORY_KIND, OpTiming, Streams, StreamOp, op_timing, unit_layout
 from fhec.backends.target import Target, UnitKind
 from fhec.ir.limb import LimbProgram
-from fhec.passes.offchip import DataSchedule, Event, compulsory_traffic
+from fhec.ir.schedule import DataSchedule, Event
 
-__all__ = ["schedule_cycles", "Bounds", "lower_bounds"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Bounds:
-    """Lower bounds on the cycles of a program on a target.
-
-    ``compute_cycles``: the busiest unit kind's total occupancy divided by its number
-    of units (``per_kind`` gives every kind). ``bandwidth_cycles``: compulsory off-chip
-    bytes divided by off-chip bytes per cycle. No schedule can be shorter than either.
-    """
-
-    compute_cycles: float
-    busiest_kind: str
-    per_kind: dict[str, float]
-    bandwidth_cycles: float
-
-    @property
-    def cycles(self) -> float:
-        """The larger of the two bounds."""
-        return max(self.compute_cycles, self.bandwidth_cycles)
-
-
-def lower_bounds(program: LimbProgram, target: Target) -> Bounds:
-    """Compute-bound and bandwidth-bound cycles of `program` on `target`."""
-    counts = np.bincount(program.op, minlength=16)
-    per_kind = {k.value: 0.0 for k in UnitKind}
-    for op in np.flatnonzero(counts).tolist():
-        unit = target.unit_for(op)
-        per_kind[unit.kind.value] += counts[op] * target.occupancy_cycles(op, program.N)
-    per_kind = {k: v / target.total_units(UnitKind(k)) for k, v in per_kind.items()}
-    busiest = max(per_kind, key=per_kind.__getitem__)
-    bw = compulsory_traffic(program).total / target.offchip_bytes_per_cycle
-    return Bounds(per_kind[busiest], busiest, per_kind, bw)
+__all__ = ["schedule_cycles"]
 
 
 _GAPS = 16

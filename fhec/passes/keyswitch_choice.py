@@ -13,14 +13,16 @@ d·(L+α) pairs, error divided by P). `choose_methods` picks one per key-switchi
   limb instructions plus the hint limbs it loads (each weighted by `hint_weight`,
   default 4: on F1 a hint limb costs about as much off-chip bandwidth as four RVec ops).
 
-Preserves: program semantics (it only annotates); the choice is recorded in the
-returned map, which both the eager evaluator and the lowering read.
+Preserves: program semantics (it only annotates). `annotate_methods` records the choice
+as each node's ``keyswitch`` attribute, which the type rules (noise), the eager
+evaluator and the key-switch expansion read.
 """
 
 from __future__ import annotations
 
 from fhec.ir.he import HeOp, HeProgram
-from fhec.passes.counts import bv_keyswitch_counts, hybrid_keyswitch_counts
+from fhec.passes.he_rewrite import copy_node, rebuild
+from fhec.analysis.counts import bv_keyswitch_counts, hybrid_keyswitch_counts
 from fhec.schemes import noise as nz
 
 KEY_SWITCH_OPS = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS)
@@ -60,3 +62,23 @@ def choose_methods(program: HeProgram, policy: str = "auto", hint_weight: float 
         ok = ["hybrid"] + (["bv"] if method_is_noise_neutral(params, t, "bv") else [])
         out[node.id] = min(ok, key=lambda m: keyswitch_cost(params, t.level, m, hint_weight))
     return out
+
+
+def annotate_methods(program: HeProgram, policy: str = "auto", hint_weight: float = 4.0) -> HeProgram:
+    """`choose_methods`, recorded in the IR: every key-switching node gets a ``keyswitch``
+    attribute naming its method (which the type rules, the eager evaluator and the
+    key-switch expansion read). Node ids are unchanged."""
+    chosen = choose_methods(program, policy, hint_weight)
+
+    def rewrite(b, node, args):
+        if node.id not in chosen:
+            return copy_node(b, node, args)
+        attrs = tuple((k, v) for k, v in node.attrs if k != "keyswitch") + (("keyswitch", chosen[node.id]),)
+        return b.emit(node.op, args, attrs, node.loc)
+
+    return rebuild(program, rewrite)
+
+
+def annotated_methods(program: HeProgram) -> dict[int, str]:
+    """Node id -> ``keyswitch`` attribute of every annotated key-switching node."""
+    return {n.id: n.attr("keyswitch") for n in program.nodes if n.op in KEY_SWITCH_OPS and n.attr("keyswitch", None)}

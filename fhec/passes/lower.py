@@ -1,10 +1,12 @@
 """Lowering: an expanded HE program becomes a limb-level program (`fhec.ir.limb`).
 
-``lower(program, keyswitch=...)`` walks the HE nodes in order and emits each one's limb
-instructions through `fhec.passes.lower_ops.LimbEmitter`. The result is data-free: it
-says which loaded rvecs hold which input limb, key-switch-hint limb or plaintext
-constant limb, but holds no data. `fhec.run` binds real ciphertexts, keys and
-encodings to it (`LoweredProgram.loaded_values`).
+``lower(program, methods)`` walks the HE nodes in order and emits each one's limb
+instructions through the emitter registered for its op in `EMITTERS` (the lowering
+rule of each HE op, beside its type, reference and evaluator rules). The emitters use
+`fhec.passes.lower_ops.LimbEmitter`, tagged with the node they implement. The result, a
+`fhec.ir.lowered.LoweredProgram`, is data-free: it says which loaded rvecs hold which
+input limb, key-switch-hint limb or plaintext constant limb, but holds no data;
+`fhec.sim.bind` binds real ciphertexts, keys and encodings to it.
 
 Preserves: the semantics of every node exactly, residue for residue, as the eager
 evaluator computes them with the same per-node key-switching method (`methods`).
@@ -15,101 +17,19 @@ key switch, one digit at a time.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from fhec.errors import InternalError
-from fhec.ir.he import Const, HeNode, HeOp, HeProgram, HeType
-from fhec.ir.limb import LimbProgram, verify_limb_program
+from fhec.ir.he import HeNode, HeOp, HeProgram, HeType
+from fhec.ir.he_types import is_int_scalar
+from fhec.ir.limb import verify_limb_program
+from fhec.ir.lowered import ConstRecipe, LoweredProgram
 from fhec.passes.lower_ops import LimbEmitter
 from fhec.passes.lower_outputs import finalize_outputs
 from fhec.schemes import rules
-from fhec.schemes.ciphertext import Ciphertext, Plaintext
-from fhec.ir.he_types import is_int_scalar
-from fhec.schemes.encryption import encode
-from fhec.schemes.keys import RELIN, KeySet, galois_for_conjugation, galois_for_rotation
-
-
-@dataclass(frozen=True)
-class ConstRecipe:
-    """How to encode one plaintext operand at run time, exactly as
-    `fhec.evaluate.plaintext_operand` does: the slot vector of `source` at `level`
-    with `scale` (an addend: the ciphertext's scale; a CKKS multiplier: the node's
-    ``plain_scale``; a BGV multiplier: None, factor 1).
-    `source` is ("plain", input name) or ("value", Python scalar or `Const`).
-    """
-
-    source: tuple[str, Any]
-    level: int
-    scale: float | int | None
-
-
-@dataclass(frozen=True, eq=False)
-class LoweredProgram:
-    """A limb program plus what it means in HE terms.
-
-    Attributes:
-        limb: the `LimbProgram`.
-        he: the (expanded) HE program it implements.
-        inputs: input name -> INPUT rvec ids, shape (parts, limbs).
-        outputs: output name -> OUTPUT rvec ids, shape (parts, limbs).
-        output_types: output name -> `HeType` (level, scale, noise estimate).
-        key_sources: KSH name -> (source, method): "relin" or a Galois element.
-        constants: CONST name -> `ConstRecipe`.
-        methods: HE node id -> key-switching method, for every key-switching node.
-    """
-
-    limb: LimbProgram
-    he: HeProgram
-    inputs: dict[str, np.ndarray]
-    outputs: dict[str, np.ndarray]
-    output_types: dict[str, HeType]
-    key_sources: dict[str, tuple[int | str, str]]
-    constants: dict[str, ConstRecipe]
-    methods: dict[int, str] = field(default_factory=dict)
-
-    def plaintexts(self, plain_inputs: Mapping[str, np.ndarray]) -> dict[str, Plaintext]:
-        """Encode every CONST operand (plain inputs given by name)."""
-        params = self.he.params
-        out = {}
-        for name, r in self.constants.items():
-            kind, value = r.source
-            if kind == "plain":
-                value = plain_inputs[value]
-            vec = value.array if isinstance(value, Const) else np.full(params.slots, value) if np.ndim(value) == 0 else value
-            out[name] = encode(params, vec, r.level, r.scale)
-        return out
-
-    def loaded_values(
-        self, ciphertexts: Mapping[str, Ciphertext], keys: KeySet, plain_inputs: Mapping[str, np.ndarray]
-    ) -> dict[int, np.ndarray]:
-        """The words of every loaded rvec, for `fhec.sim.functional.execute`."""
-        from fhec.sim.bind import loaded_values
-
-        return loaded_values(self.limb, ciphertexts, keys, self.key_sources, self.plaintexts(plain_inputs))
-
-    def output_ciphertexts(self, words: Mapping[int, np.ndarray], key_id: int) -> dict[str, Ciphertext]:
-        """Assemble executed OUTPUT words into Ciphertexts (metadata from the HE types)."""
-        params = self.he.params
-        out = {}
-        for name, ids in self.outputs.items():
-            t = self.output_types[name]
-            data = np.stack([[words[int(r)] for r in row] for row in ids]).astype(np.uint64)
-            out[name] = Ciphertext(params, data, t.level, t.scale, key_id, t.noise if t.noise is not None else 0.0)
-        return out
-
-    def stats(self) -> dict[str, Any]:
-        """Instruction counts per LimbOp and per HE op, and bytes per rvec class."""
-        s = self.limb.stats()
-        per_he: dict[str, dict[str, int]] = {}
-        for node_id, counts in self.limb.counts_by_he_node().items():
-            op = self.he.node(node_id).op.value if node_id >= 0 else "(none)"
-            bucket = per_he.setdefault(op, {})
-            for k, v in counts.items():
-                bucket[k] = bucket.get(k, 0) + v
-        s["by_he_op"] = per_he
-        return s
+from fhec.schemes.keys import RELIN, galois_for_conjugation, galois_for_rotation
 
 
 def _key_label(source: int | str, method: str) -> str:
@@ -128,164 +48,105 @@ def key_switch_source(params, node: HeNode) -> int | str | None:
     return None
 
 
-def lower(program: HeProgram, methods: Mapping[int, str] | str = "hybrid", *, verify: bool = True) -> LoweredProgram:
-    """Lower an expanded HE program to limb instructions.
+@dataclass
+class _Lowering:
+    """What the emitters of one `lower` call share: the program, the root emitter and the
+    tables the `LoweredProgram` is assembled from. Emitters add to the tables; they never
+    change another node's rvecs."""
 
-    Key switches may be whole nodes (relinearize, rotate, ...) or already split into
-    pieces by `fhec.passes.he_keyswitch.expand_key_switches` (which carry their method).
-    `methods`: for whole key-switching nodes, one method ("bv" or "hybrid") for all, or a
-    map node id -> method (see `fhec.passes.keyswitch_choice.choose_methods`).
-    Raises `InternalError` if the program still holds high-level ops.
-    """
-    if not program.is_expanded:
-        raise InternalError("lower() needs an expanded program: run fhec.passes.he_expand.expand first")
-    params = program.params
-    em = LimbEmitter(params)
-    vals: dict[int, np.ndarray] = {}
-    consts: dict[str, ConstRecipe] = {}
-    const_rvecs: dict[ConstRecipe, np.ndarray] = {}
-    key_sources: dict[str, tuple[int | str, str]] = {}
-    chosen: dict[int, str] = {}
-    inputs: dict[str, np.ndarray] = {}
-    outputs: dict[str, np.ndarray] = {}
-    output_types: dict[str, HeType] = {}
+    program: HeProgram
+    methods: Mapping[int, str] | str
+    emitter: LimbEmitter
+    users: dict[int, list[int]]
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    output_types: dict[str, HeType] = field(default_factory=dict)
+    output_nodes: dict[str, int] = field(default_factory=dict)
+    constants: dict[str, ConstRecipe] = field(default_factory=dict)
+    const_rvecs: dict[ConstRecipe, np.ndarray] = field(default_factory=dict)
+    key_sources: dict[str, tuple[int | str, str]] = field(default_factory=dict)
+    chosen: dict[int, str] = field(default_factory=dict)
 
-    def const(recipe: ConstRecipe) -> np.ndarray:
-        if recipe not in const_rvecs:
-            name = f"c{len(consts)}"
-            consts[name] = recipe
-            const_rvecs[recipe] = em.const_rvecs(name, params.limbs_at(recipe.level))
-        return const_rvecs[recipe]
+    @property
+    def params(self):
+        return self.program.params
 
-    def plain_source(node_id: int) -> tuple[str, Any]:
-        return ("plain", program.node(node_id).attr("name"))
+    def const(self, recipe: ConstRecipe) -> np.ndarray:
+        """The CONST rvecs of one plaintext operand (one set per distinct recipe)."""
+        if recipe not in self.const_rvecs:
+            name = f"c{len(self.constants)}"
+            self.constants[name] = recipe
+            self.const_rvecs[recipe] = self.emitter.const_rvecs(name, self.params.limbs_at(recipe.level))
+        return self.const_rvecs[recipe]
 
-    def value_source(v: Any) -> tuple[str, Any]:
-        return ("value", v)
+    def key(self, node: HeNode, source: int | str, method: str) -> str:
+        """Record that `node` switches with `source`'s key by `method`; its KSH name."""
+        name = _key_label(source, method)
+        self.key_sources[name] = (source, method)
+        self.chosen[node.id] = method
+        return name
 
-    users = program.users()
+    def arg_type(self, node: HeNode) -> HeType:
+        return self.program.node(node.args[0]).type
 
-    def mul_scale(node: HeNode):
-        return node.attr("plain_scale") if params.scheme == "ckks" else None
-
-    for node in program.nodes:
-        em.he_node = node.id
-        op, a = node.op, [vals.get(i) for i in node.args]
-        t_in = program.node(node.args[0]).type if node.args else None
-        if op is HeOp.INPUT:
-            r = em.input_rvecs(node.attr("name"), 2, params.limbs_at(node.type.level))
-            inputs[node.attr("name")] = r
-        elif op is HeOp.PLAIN_INPUT:
-            r = None
-        elif op is HeOp.OUTPUT:
-            outputs[node.attr("name")] = a[0]
-            output_types[node.attr("name")] = t_in
-            continue
-        elif op in (HeOp.ADD, HeOp.SUB):
-            r = em.add(a[0], a[1], subtract=op is HeOp.SUB)
-        elif op is HeOp.NEG:
-            r = em.negate(a[0])
-        elif op in (HeOp.ADD_PLAIN, HeOp.SUB_PLAIN):
-            pt = const(ConstRecipe(plain_source(node.args[1]), t_in.level, t_in.scale))
-            r = em.add_plain(a[0], pt, subtract=op is HeOp.SUB_PLAIN)
-        elif op in (HeOp.ADD_CONST, HeOp.SUB_CONST):
-            pt = const(ConstRecipe(value_source(node.attr("value")), t_in.level, t_in.scale))
-            r = em.add_plain(a[0], pt, subtract=op is HeOp.SUB_CONST)
-        elif op is HeOp.MUL:
-            r = em.multiply(a[0], a[1])
-        elif op is HeOp.MUL_PLAIN:
-            r = em.mul_plain(a[0], const(ConstRecipe(plain_source(node.args[1]), t_in.level, mul_scale(node))))
-        elif op is HeOp.MUL_CONST:
-            v = node.attr("value")
-            if is_int_scalar(v):
-                r = em.mul_integer(a[0], int(v))
-            else:
-                r = em.mul_plain(a[0], const(ConstRecipe(value_source(v), t_in.level, mul_scale(node))))
-        elif op is HeOp.MUL_FACTOR:
-            r = em.mul_integer(a[0], int(node.attr("value")))
-        elif op is HeOp.RESCALE:
-            r = em.divide_last(a[0], None)
-        elif op is HeOp.MOD_SWITCH:
-            r = a[0][:, :-1] if params.scheme == "ckks" else em.divide_last(a[0], params.plain_modulus)
-        elif op is HeOp.LEVEL_DOWN:
-            r = _level_down(em, params, a[0], t_in, int(node.attr("level")), node.attr("scale"))
-        elif op in (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS):
-            source = key_switch_source(params, node)
-            if source is None:
-                r = a[0]
-            else:
-                method = methods if isinstance(methods, str) else methods[node.id]
-                chosen[node.id] = method
-                name = _key_label(source, method)
-                key_sources[name] = (source, method)
-                if source == RELIN:
-                    r = em.relinearize(a[0], name, t_in.level, method)
-                else:
-                    r = em.rotate(a[0], source, name, t_in.level, method)
-        elif op is HeOp.AUTOMORPHISM:
-            r = em.automorphism(a[0], int(node.attr("galois")))
-        elif op is HeOp.MOD_UP:
-            x = a[0][node.attr("part")]
-            if len(users[node.id]) == 1:
-                # Emitted fused with its key_mult, one digit at a time (see LimbEmitter.key_switch).
-                r = _PendingDigits(x, node.type.level, node.attr("method"), node.id)
-            else:
-                r = em.mod_up(x, node.type.level, node.attr("method"))
-        elif op is HeOp.KEY_MULT:
-            method, level = node.attr("method"), node.type.level
-            src = node.attr("source")
-            source = RELIN if src == "relin" else int(src)
-            name = _key_label(source, method)
-            key_sources[name] = (source, method)
-            chosen[node.id] = method
-            r = _key_mult(em, a[0], name, level, method, node.id)
-        elif op is HeOp.MOD_DOWN:
-            r = em.mod_down(a[0], node.type.level)
-        elif op is HeOp.KS_ADD:
-            ct, u = a
-            if ct.shape[0] == 3:
-                r = em.add(ct[:2], u)
-            else:
-                c0 = em.add(ct[:1], u[:1])[0]
-                r = np.stack([c0, u[1]])
-        else:
-            raise InternalError(f"lower(): no lowering for {op}")
-        vals[node.id] = r
-
-    limb, final = finalize_outputs(em, outputs)
-    if verify:
-        verify_limb_program(limb)
-    return LoweredProgram(limb, program, inputs, final, output_types, key_sources, consts, chosen)
+    def mul_scale(self, node: HeNode):
+        """A plaintext multiplier's scale: the node's ``plain_scale`` (CKKS), factor 1 (BGV)."""
+        return node.attr("plain_scale") if self.params.scheme == "ckks" else None
 
 
-@dataclass(frozen=True, eq=False)
-class _PendingDigits:
-    """A mod_up whose only user is a key_mult: lowered together with it."""
-
-    x: np.ndarray
-    level: int
-    method: str
-    node_id: int
+Emitter = Callable[[_Lowering, LimbEmitter, HeNode, list], Any]
+"""(lowering, emitter tagged with the node, node, argument rvecs) -> the node's rvecs."""
 
 
-def _key_mult(em: LimbEmitter, digits, key_name: str, level: int, method: str, node_id: int) -> np.ndarray:
-    if isinstance(digits, _PendingDigits):
-        # Same order as LimbEmitter.key_switch: all INTTs, then digit by digit.
-        groups = em._digit_groups(level, method)
-        em.he_node = digits.node_id
-        ys = [em.digit_intt(digits.x, g) for g in groups]
-        acc = [None, None]
-        for d, (group, y) in enumerate(zip(groups, ys)):
-            em.he_node = digits.node_id
-            digit = em.digit_extend(digits.x, y, group, level, method)
-            em.he_node = node_id
-            acc = em.key_mult_digit(acc, d, digit, key_name, level, method)
-        return np.stack(acc)
-    return em.key_mult(digits, key_name, level, method)
+def _input(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    r = em.input_rvecs(node.attr("name"), 2, lw.params.limbs_at(node.type.level))
+    lw.inputs[node.attr("name")] = r
+    return r
 
 
-def _level_down(em: LimbEmitter, params, x: np.ndarray, t_in: HeType, level: int, scale) -> np.ndarray:
+def _output(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    lw.outputs[node.attr("name")] = a[0]
+    lw.output_types[node.attr("name")] = lw.arg_type(node)
+    lw.output_nodes[node.attr("name")] = node.id
+    return a[0]
+
+
+def _plain_source(lw: _Lowering, node: HeNode) -> tuple[str, Any]:
+    return ("plain", lw.program.node(node.args[1]).attr("name"))
+
+
+def _add_plain(subtract: bool, from_input: bool) -> Emitter:
+    def emit(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+        t = lw.arg_type(node)
+        source = _plain_source(lw, node) if from_input else ("value", node.attr("value"))
+        return em.add_plain(a[0], lw.const(ConstRecipe(source, t.level, t.scale)), subtract=subtract)
+
+    return emit
+
+
+def _mul_plain(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    recipe = ConstRecipe(_plain_source(lw, node), lw.arg_type(node).level, lw.mul_scale(node))
+    return em.mul_plain(a[0], lw.const(recipe))
+
+
+def _mul_const(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    v = node.attr("value")
+    if is_int_scalar(v):
+        return em.mul_integer(a[0], int(v))
+    recipe = ConstRecipe(("value", v), lw.arg_type(node).level, lw.mul_scale(node))
+    return em.mul_plain(a[0], lw.const(recipe))
+
+
+def _mod_switch(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    if lw.params.scheme == "ckks":
+        return a[0][:, :-1]
+    return em.divide_last(a[0], lw.params.plain_modulus)
+
+
+def _level_down(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     """Limb form of `Evaluator.level_down`."""
+    params, x, t_in = lw.params, a[0], lw.arg_type(node)
+    level, scale = int(node.attr("level")), node.attr("scale")
     if t_in.level == level:
         return x
     if params.scheme == "bgv":
@@ -298,3 +159,106 @@ def _level_down(em: LimbEmitter, params, x: np.ndarray, t_in: HeType, level: int
     c = rules.level_down_constant(params, t_in.scale, t_in.level, level, target_scale=target)
     x = x[:, : params.limbs_at(level + 1)]
     return em.divide_last(em.mul_integer(x, c), None)
+
+
+def _whole_key_switch(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    """A key switch not yet split into pieces (rotate, conjugate, swap_rows, relinearize)."""
+    source = key_switch_source(lw.params, node)
+    if source is None:
+        return a[0]
+    method = lw.methods if isinstance(lw.methods, str) else lw.methods[node.id]
+    name = lw.key(node, source, method)
+    level = lw.arg_type(node).level
+    if source == RELIN:
+        return em.relinearize(a[0], name, level, method)
+    return em.rotate(a[0], source, name, level, method)
+
+
+@dataclass(frozen=True, eq=False)
+class _PendingDigits:
+    """A mod_up whose only user is a key_mult: emitted fused with it, digit by digit
+    (`LimbEmitter.digits_times_hint`), so that one extended digit is live at a time."""
+
+    x: np.ndarray
+    level: int
+    method: str
+    emitter: LimbEmitter
+
+
+def _mod_up(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    x = a[0][node.attr("part")]
+    if len(lw.users[node.id]) == 1:
+        return _PendingDigits(x, node.type.level, node.attr("method"), em)
+    return em.mod_up(x, node.type.level, node.attr("method"))
+
+
+def _key_mult(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    method, level, src = node.attr("method"), node.type.level, node.attr("source")
+    name = lw.key(node, RELIN if src == "relin" else int(src), method)
+    digits = a[0]
+    if isinstance(digits, _PendingDigits):
+        return digits.emitter.digits_times_hint(digits.x, name, level, method, key_mult=em)
+    return em.key_mult(digits, name, level, method)
+
+
+def _ks_add(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    ct, u = a
+    if ct.shape[0] == 3:
+        return em.add(ct[:2], u)
+    c0 = em.add(ct[:1], u[:1])[0]
+    return np.stack([c0, u[1]])
+
+
+EMITTERS: dict[HeOp, Emitter] = {
+    HeOp.INPUT: _input,
+    HeOp.PLAIN_INPUT: lambda lw, em, n, a: None,
+    HeOp.OUTPUT: _output,
+    HeOp.ADD: lambda lw, em, n, a: em.add(a[0], a[1]),
+    HeOp.SUB: lambda lw, em, n, a: em.add(a[0], a[1], subtract=True),
+    HeOp.NEG: lambda lw, em, n, a: em.negate(a[0]),
+    HeOp.ADD_PLAIN: _add_plain(subtract=False, from_input=True),
+    HeOp.SUB_PLAIN: _add_plain(subtract=True, from_input=True),
+    HeOp.ADD_CONST: _add_plain(subtract=False, from_input=False),
+    HeOp.SUB_CONST: _add_plain(subtract=True, from_input=False),
+    HeOp.MUL: lambda lw, em, n, a: em.multiply(a[0], a[1]),
+    HeOp.MUL_PLAIN: _mul_plain,
+    HeOp.MUL_CONST: _mul_const,
+    HeOp.MUL_FACTOR: lambda lw, em, n, a: em.mul_integer(a[0], int(n.attr("value"))),
+    HeOp.RESCALE: lambda lw, em, n, a: em.divide_last(a[0], None),
+    HeOp.MOD_SWITCH: _mod_switch,
+    HeOp.LEVEL_DOWN: _level_down,
+    HeOp.RELINEARIZE: _whole_key_switch,
+    HeOp.ROTATE: _whole_key_switch,
+    HeOp.CONJUGATE: _whole_key_switch,
+    HeOp.SWAP_ROWS: _whole_key_switch,
+    HeOp.AUTOMORPHISM: lambda lw, em, n, a: em.automorphism(a[0], int(n.attr("galois"))),
+    HeOp.MOD_UP: _mod_up,
+    HeOp.KEY_MULT: _key_mult,
+    HeOp.MOD_DOWN: lambda lw, em, n, a: em.mod_down(a[0], n.type.level),
+    HeOp.KS_ADD: _ks_add,
+}
+"""The lowering rule of every primitive HE op (high-level ops are expanded before)."""
+
+
+def lower(program: HeProgram, methods: Mapping[int, str] | str = "hybrid", *, verify: bool = True) -> LoweredProgram:
+    """Lower an expanded HE program to limb instructions.
+
+    Key switches may be whole nodes (relinearize, rotate, ...) or already split into
+    pieces by `fhec.passes.he_keyswitch.expand_key_switches` (which carry their method).
+    `methods`: for whole key-switching nodes, one method ("bv" or "hybrid") for all, or a
+    map node id -> method (see `fhec.passes.keyswitch_choice.choose_methods`).
+    Raises `InternalError` if the program still holds high-level ops.
+    """
+    if not program.is_expanded:
+        raise InternalError("lower() needs an expanded program: run fhec.passes.he_expand.expand first")
+    lw = _Lowering(program, methods, LimbEmitter(program.params), program.users())
+    vals: dict[int, Any] = {}
+    for node in program.nodes:
+        emit = EMITTERS.get(node.op)
+        if emit is None:
+            raise InternalError(f"lower(): no lowering for {node.op}")
+        vals[node.id] = emit(lw, lw.emitter.for_node(node.id), node, [vals.get(i) for i in node.args])
+    limb, final = finalize_outputs(lw.emitter, lw.outputs, lw.output_nodes)
+    if verify:
+        verify_limb_program(limb)
+    return LoweredProgram(limb, program, lw.inputs, final, lw.output_types, lw.key_sources, lw.constants, lw.chosen)

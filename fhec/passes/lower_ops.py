@@ -18,6 +18,8 @@ schedulers see the reuse (F1 §4.2).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from fhec.ir.limb import LimbOp, LimbProgramBuilder, RVecClass
@@ -28,16 +30,24 @@ from fhec.schemes.params import Params
 class LimbEmitter:
     """Emits the limb instructions of HE ops for one parameter set into one builder.
 
-    `he_node` (settable) tags every emitted instruction with the HE node it implements.
+    Every emitted instruction is tagged with the HE node it implements: `he_node`, fixed
+    per emitter. `for_node(id)` gives an emitter for another node that shares the
+    builder and the constant and hint caches (emitters are never retagged in place).
     """
 
-    def __init__(self, params: Params, builder: LimbProgramBuilder | None = None):
+    def __init__(self, params: Params, builder: LimbProgramBuilder | None = None, he_node: int = -1):
         self.params = params
         self.all_moduli = params.moduli + params.special_moduli
         self.builder = builder or LimbProgramBuilder(params.N, params.word_bits, self.all_moduli)
-        self.he_node = -1
+        self.he_node = he_node
         self._ksh: dict[tuple[int, int, int], np.ndarray] = {}
         self._const_cache: dict[tuple[int, int], int] = {}
+
+    def for_node(self, he_node: int) -> "LimbEmitter":
+        """An emitter tagging with `he_node`, sharing this one's builder and caches."""
+        em = copy.copy(self)
+        em.he_node = he_node
+        return em
 
     # -- primitives ----------------------------------------------------------------
 
@@ -255,35 +265,33 @@ class LimbEmitter:
         limbs = self.params.limbs_at(level)
         return np.stack([self.divide_by_dropped(p, self._mods(limbs), self.special_mods(), t) for p in u])
 
-    def key_switch(
-        self, x: np.ndarray, key_name: str, level: int, method: str, he_nodes: tuple[int, int, int] | None = None
+    def digits_times_hint(
+        self, x: np.ndarray, key_name: str, level: int, method: str, key_mult: "LimbEmitter | None" = None
     ) -> np.ndarray:
-        """(u0, u1) for polynomial x: mod_up → key_mult (→ mod_down for hybrid).
+        """Mod-up of polynomial x fused with its key_mult: Σ_d digit_d · (ksh_d0, ksh_d1),
+        over the key-switching basis (before any mod-down). This is the one digit loop of
+        every key switch, whole or expanded.
 
         The INTTs of all digits come first (one coefficient-domain RVec per limb: they
         let the NTT units start on every digit at once instead of waiting on one INTT at a
         time); then digits are extended and consumed one at a time (each digit's product
         with the hint right after the digit), which keeps at most one extended digit
-        live. `he_nodes` tags the instructions of the three phases with their HE nodes
-        (mod_up, key_mult, mod_down) when the key switch is expanded.
+        live. This emitter tags the mod-up instructions; `key_mult` (default: this one)
+        tags the products.
         """
-        outer = self.he_node
-        phase = he_nodes or (outer,) * 3
+        key_mult = key_mult or self
         groups = self._digit_groups(level, method)
-        self.he_node = phase[0]
         ys = [self.digit_intt(x, g) for g in groups]
         acc = [None, None]
         for d, (group, y) in enumerate(zip(groups, ys)):
-            self.he_node = phase[0]
             digit = self.digit_extend(x, y, group, level, method)
-            self.he_node = phase[1]
-            acc = self.key_mult_digit(acc, d, digit, key_name, level, method)
-        u = np.stack(acc)
-        if method == "hybrid":
-            self.he_node = phase[2]
-            u = self.mod_down(u, level)
-        self.he_node = outer
-        return u
+            acc = key_mult.key_mult_digit(acc, d, digit, key_name, level, method)
+        return np.stack(acc)
+
+    def key_switch(self, x: np.ndarray, key_name: str, level: int, method: str) -> np.ndarray:
+        """(u0, u1) for polynomial x: mod_up → key_mult (→ mod_down for hybrid)."""
+        u = self.digits_times_hint(x, key_name, level, method)
+        return self.mod_down(u, level) if method == "hybrid" else u
 
     def relinearize(self, a: np.ndarray, key_name: str, level: int, method: str) -> np.ndarray:
         u = self.key_switch(a[2], key_name, level, method)

@@ -17,11 +17,16 @@ from fhec.ir.limb_ops import TAG_WIDTH
 from fhec.passes.lower_ops import LimbEmitter
 
 
-def finalize_outputs(emitter: LimbEmitter, outputs: dict[str, np.ndarray]) -> tuple[LimbProgram, dict[str, np.ndarray]]:
+def finalize_outputs(
+    emitter: LimbEmitter, outputs: dict[str, np.ndarray], output_nodes: dict[str, int] | None = None
+) -> tuple[LimbProgram, dict[str, np.ndarray]]:
     """Build the program with every limb of every output as an OUTPUT rvec.
 
     `outputs` maps output names to rvec arrays of shape (parts, limbs), in output order.
-    Returns the program and the OUTPUT rvec ids per output (same shapes).
+    A limb that is not a fresh intermediate (an input, or a value two outputs share) is
+    copied (times 1) into its own OUTPUT rvec; the copy is tagged with the output's HE
+    node from `output_nodes`. Returns the program and the OUTPUT rvec ids per output
+    (same shapes).
     """
     b = emitter.builder
     classes = b._rvecs.view("rvec_class")
@@ -30,12 +35,13 @@ def finalize_outputs(emitter: LimbEmitter, outputs: dict[str, np.ndarray]) -> tu
     tags_for: dict[int, tuple[int, int, int]] = {}
     for name, rv in outputs.items():
         idx = b.add_name(RVecClass.OUTPUT, name)
+        em = emitter.for_node((output_nodes or {}).get(name, emitter.he_node))
         out = np.array(rv, dtype=np.int64)
         for p in range(out.shape[0]):
             for limb in range(out.shape[1]):
                 r = int(out[p, limb])
                 if classes[r] != RVecClass.INTERMEDIATE or r in claimed:
-                    r = int(emitter.mul_const(np.array([r]), [1], np.array([limb]))[0])
+                    r = int(em.mul_const(np.array([r]), [1], np.array([limb]))[0])
                     classes = b._rvecs.view("rvec_class")
                 claimed.add(r)
                 tags_for[r] = (idx, p, limb)

@@ -49,17 +49,18 @@ import enum
 import numpy as np
 from numba import njit
 
+from fhec.analysis.traffic import classify_traffic
 from fhec.backends.target import Target, UnitKind
 from fhec.errors import InternalError, TargetError
 from fhec.ir.limb import LimbProgram, verify_limb_program
-from fhec.ir.limb_ops import IS_LOADED, LimbOp, RVecClass
+from fhec.ir.limb_ops import IS_LOADED, RVecClass
+from fhec.ir.schedule import DataSchedule, Event, Traffic
 
 __all__ = [
     "Event",
     "Traffic",
     "DataSchedule",
     "schedule_offchip",
-    "compulsory_traffic",
     "POLICIES",
     "MIN_SLOTS",
 ]
@@ -67,126 +68,6 @@ __all__ = [
 POLICIES = ("belady", "lru")
 MIN_SLOTS = 3
 """Scratchpad slots the schedulers need: two sources and a distinct destination."""
-
-
-class Event(enum.IntEnum):
-    """Kinds of `DataSchedule` events."""
-
-    COMPUTE = 0  # arg = instruction index
-    LOAD = 1  # arg = rvec, memory -> slot
-    STORE = 2  # arg = rvec, slot -> memory
-
-
-@dataclasses.dataclass(frozen=True)
-class Traffic:
-    """Off-chip traffic in bytes, classified as in F1 Fig. 9a.
-
-    Compulsory: the first load of every INPUT, KSH and CONST rvec that some
-    instruction reads, and the one store of every OUTPUT rvec. Non-compulsory:
-    re-loads of evicted loaded rvecs, re-loads of stored outputs, and every load
-    (fill) and store (spill) of an intermediate.
-    """
-
-    ksh_compulsory: int = 0
-    ksh_noncompulsory: int = 0
-    input_compulsory: int = 0
-    input_noncompulsory: int = 0
-    const_compulsory: int = 0
-    const_noncompulsory: int = 0
-    output_compulsory: int = 0
-    output_noncompulsory: int = 0
-    intermediate_loads: int = 0
-    intermediate_stores: int = 0
-
-    @property
-    def compulsory(self) -> int:
-        return self.ksh_compulsory + self.input_compulsory + self.const_compulsory + self.output_compulsory
-
-    @property
-    def noncompulsory(self) -> int:
-        return (
-            self.ksh_noncompulsory + self.input_noncompulsory + self.const_noncompulsory
-            + self.output_noncompulsory + self.intermediate_loads + self.intermediate_stores
-        )
-
-    @property
-    def total(self) -> int:
-        return self.compulsory + self.noncompulsory
-
-    def as_dict(self) -> dict[str, int]:
-        """Every field plus ``compulsory``, ``noncompulsory`` and ``total``."""
-        d = dataclasses.asdict(self)
-        d.update(compulsory=self.compulsory, noncompulsory=self.noncompulsory, total=self.total)
-        return d
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class DataSchedule:
-    """The ordered instructions, loads and stores of a program, with scratchpad slots.
-
-    Event columns (struct of arrays, in schedule order):
-
-    ``kind`` (uint8)   an `Event`
-    ``arg`` (int32)    COMPUTE: instruction index into `program`; LOAD/STORE: rvec id
-    ``slot`` (int32)   COMPUTE: slot of the result; LOAD: slot written; STORE: slot read
-    ``src0_slot``, ``src1_slot`` (int32)  COMPUTE: slots of the sources (-1 = none);
-                       -1 for LOAD/STORE
-
-    A slot is an RVec-sized region of the scratchpad, ``0 .. slots-1``. A slot is
-    reused only after every event reading its previous value has appeared.
-    ``traffic`` classifies every LOAD and STORE; ``peak_slots`` is the most slots in
-    use at once.
-    """
-
-    program: LimbProgram
-    policy: str
-    slots: int
-    kind: np.ndarray
-    arg: np.ndarray
-    slot: np.ndarray
-    src0_slot: np.ndarray
-    src1_slot: np.ndarray
-    traffic: Traffic
-    peak_slots: int
-
-    def __post_init__(self) -> None:
-        for name in ("kind", "arg", "slot", "src0_slot", "src1_slot"):
-            arr = np.asarray(getattr(self, name), dtype=np.uint8 if name == "kind" else np.int32).view()
-            arr.flags.writeable = False
-            object.__setattr__(self, name, arr)
-
-    def __len__(self) -> int:
-        return len(self.kind)
-
-    def counts(self) -> dict[str, int]:
-        """Number of events of each `Event` kind."""
-        c = np.bincount(self.kind, minlength=len(Event))
-        return {e.name: int(c[e]) for e in Event}
-
-    def text(self, limit: int | None = 50) -> str:
-        """A readable listing of the first `limit` events (all if None)."""
-        p = self.program
-        shown = len(self) if limit is None else min(limit, len(self))
-        lines = [f"DataSchedule ({self.policy}, {self.slots} slots, peak {self.peak_slots}): {self.counts()}"]
-        for e in range(shown):
-            k, a, s = Event(int(self.kind[e])), int(self.arg[e]), int(self.slot[e])
-            if k == Event.COMPUTE:
-                srcs = ", ".join(f"s{int(x)}" for x in (self.src0_slot[e], self.src1_slot[e]) if x >= 0)
-                lines.append(f"  {e:>6}  s{s} = {LimbOp(int(p.op[a])).name} {srcs}   ; instruction {a}")
-            elif k == Event.LOAD:
-                lines.append(f"  {e:>6}  s{s} <- LOAD {p.rvec_label(a)}")
-            else:
-                lines.append(f"  {e:>6}  STORE {p.rvec_label(a)} <- s{s}")
-        if shown < len(self):
-            lines.append(f"  ... {len(self) - shown} more")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        c = self.counts()
-        return (
-            f"DataSchedule({self.policy}, {c['COMPUTE']} computes, {c['LOAD']} loads, {c['STORE']} stores, "
-            f"{self.traffic.total} bytes off-chip, peak {self.peak_slots}/{self.slots} slots)"
-        )
 
 
 # --- the greedy kernel ---------------------------------------------------------------------
@@ -546,58 +427,6 @@ def _users_csr(num_rvecs: int, src0: np.ndarray, src1: np.ndarray) -> tuple[np.n
     return ptr, users
 
 
-def compulsory_traffic(program: LimbProgram) -> Traffic:
-    """The lower bound on off-chip traffic: one load of every INPUT, KSH and CONST rvec
-    that some instruction reads, and one store of every OUTPUT rvec (bytes)."""
-    used = np.zeros(program.num_rvecs, dtype=bool)
-    used[program.src0[program.src0 >= 0]] = True
-    used[program.src1[program.src1 >= 0]] = True
-    cls = program.rvec_class
-    b = program.rvec_bytes
-
-    def count(c: RVecClass, mask: np.ndarray | None = None) -> int:
-        sel = cls == c
-        if mask is not None:
-            sel &= mask
-        return int(np.count_nonzero(sel)) * b
-
-    return Traffic(
-        ksh_compulsory=count(RVecClass.KSH, used),
-        input_compulsory=count(RVecClass.INPUT, used),
-        const_compulsory=count(RVecClass.CONST, used),
-        output_compulsory=count(RVecClass.OUTPUT),
-    )
-
-
-def _classify(program: LimbProgram, kind: np.ndarray, arg: np.ndarray) -> Traffic:
-    b = program.rvec_bytes
-    cls = program.rvec_class
-    loads = arg[kind == Event.LOAD].astype(np.int64)
-    stores = arg[kind == Event.STORE].astype(np.int64)
-    first = np.zeros(len(loads), dtype=bool)
-    if len(loads):
-        _, idx = np.unique(loads, return_index=True)
-        first[idx] = True
-    lc = cls[loads]
-    sc = cls[stores]
-
-    def n(mask: np.ndarray) -> int:
-        return int(np.count_nonzero(mask)) * b
-
-    return Traffic(
-        ksh_compulsory=n((lc == RVecClass.KSH) & first),
-        ksh_noncompulsory=n((lc == RVecClass.KSH) & ~first),
-        input_compulsory=n((lc == RVecClass.INPUT) & first),
-        input_noncompulsory=n((lc == RVecClass.INPUT) & ~first),
-        const_compulsory=n((lc == RVecClass.CONST) & first),
-        const_noncompulsory=n((lc == RVecClass.CONST) & ~first),
-        output_compulsory=n(sc == RVecClass.OUTPUT),
-        output_noncompulsory=n(lc == RVecClass.OUTPUT),
-        intermediate_loads=n(lc == RVecClass.INTERMEDIATE),
-        intermediate_stores=n(sc == RVecClass.INTERMEDIATE),
-    )
-
-
 def check_fits_target(program: LimbProgram, target: Target) -> None:
     """Raise TargetError unless `target` supports the program's N and word size."""
     target.check_ring_degree(program.N)
@@ -700,6 +529,6 @@ def schedule_offchip(
         slot=ev_slot[:nev].copy(),
         src0_slot=ev_s0[:nev].copy(),
         src1_slot=ev_s1[:nev].copy(),
-        traffic=_classify(program, kind, arg),
+        traffic=classify_traffic(program, kind, arg),
         peak_slots=int(peak),
     )

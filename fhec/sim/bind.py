@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from fhec.ir.limb import LimbProgram, RVecClass
+from fhec.ir.lowered import LoweredProgram
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.keys import KeySet
 
@@ -50,3 +51,14 @@ def loaded_values(
     for rid, tag in zip(ids[sel], tags[sel]):
         out[int(rid)] = plaintexts[program.const_names[tag[0]]].data[tag[1]]
     return out
+
+
+def bind_lowered(
+    lowered: LoweredProgram,
+    ciphertexts: Mapping[str, Ciphertext],
+    keys: KeySet,
+    plain_inputs: Mapping[str, np.ndarray],
+) -> dict[int, np.ndarray]:
+    """`loaded_values` of a `LoweredProgram`: its CONST operands encoded from the plain
+    inputs, its hints read from `keys` by the key sources its lowering recorded."""
+    return loaded_values(lowered.limb, ciphertexts, keys, lowered.key_sources, lowered.plaintexts(plain_inputs))

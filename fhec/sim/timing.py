@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict
 from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, STREAM_ARITY, Streams, op_timing
 from fhec.backends.target import Target
 from fhec.ir.limb import LimbOp
-from fhec.passes.cycle import Bounds
-from fhec.passes.offchip import DataSchedule
+from fhec.analysis.bounds import Bounds
+from fhec.ir.schedule import DataSchedule
 
 
 class Energy(BaseModel):
@@ -45,8 +45,10 @@ class Report(BaseModel):
         program, target, scheme, N: what was compiled for what.
         limb_instructions, stream_entries: sizes of the limb program and its streams.
         cycles, time_us: the schedule's length (cycles at the target's clock).
-        compute_bound_cycles, bandwidth_bound_cycles, busiest_kind: the lower bounds.
-        bound_ratio: cycles / max(bounds) (1.0 = at the limit).
+        compute_bound_cycles, bandwidth_bound_cycles, dependency_bound_cycles,
+            busiest_kind: the lower bounds (`fhec.analysis.bounds`).
+        bound_ratio: cycles / the largest bound (1.0 = at the limit); binding_bound
+            names that bound.
         utilization: unit kind -> busy fraction of its units over the schedule
             (``mem`` is the off-chip channel).
         offchip_bytes: traffic class -> bytes (F1 Fig. 9a: ksh, input, const and output
@@ -57,7 +59,9 @@ class Report(BaseModel):
             scratchpad prefetches left free (see `fhec.passes.offchip.schedule_offchip`).
         keyswitch: key-switching method -> number of key switches using it.
         energy: when the target has energy data.
-        compile_seconds: time of each compile stage.
+        compile_seconds: pass name -> seconds spent in it (`fhec.pipeline`).
+        compile_passes: per pass, in order: name, seconds, and the size of its output
+            (HE nodes, limb instructions, events or stream entries).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -72,8 +76,10 @@ class Report(BaseModel):
     time_us: float
     compute_bound_cycles: float
     bandwidth_bound_cycles: float
+    dependency_bound_cycles: float = 0.0
     busiest_kind: str
     bound_ratio: float
+    binding_bound: str = "compute"
     utilization: dict[str, float]
     offchip_bytes: dict[str, int]
     onchip_bytes: int
@@ -84,6 +90,7 @@ class Report(BaseModel):
     keyswitch: dict[str, int]
     energy: Energy | None = None
     compile_seconds: dict[str, float] = {}
+    compile_passes: list[dict[str, float | int | str]] = []
 
     def to_json(self, indent: int | None = 2) -> str:
         """The report as JSON (``Report.model_validate_json`` reads it back)."""
@@ -100,7 +107,8 @@ class Report(BaseModel):
             ("cycles", f"{self.cycles:,} ({self.time_us:,.1f} µs)"),
             ("compute bound", f"{self.compute_bound_cycles:,.0f} cycles ({self.busiest_kind})"),
             ("bandwidth bound", f"{self.bandwidth_bound_cycles:,.0f} cycles"),
-            ("cycles / bound", f"{self.bound_ratio:.2f}×"),
+            ("dependency bound", f"{self.dependency_bound_cycles:,.0f} cycles"),
+            ("cycles / bound", f"{self.bound_ratio:.2f}× ({self.binding_bound} bound)"),
             ("utilization", ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items())),
             ("off-chip traffic", f"{off['total'] * mb:,.2f} MiB (compulsory {off['compulsory'] * mb:,.2f} MiB)"),
             (
@@ -200,11 +208,12 @@ def make_report(
     keyswitch: dict[str, int],
     prefetch_reserve: float = 0.0,
     compile_seconds: dict[str, float] | None = None,
+    compile_passes: list[dict] | None = None,
 ) -> Report:
     """Assemble the `Report` of a compiled program."""
     limb = data.program
     on = onchip_bytes(streams, limb.rvec_bytes)
-    bound = max(bounds.compute_cycles, bounds.bandwidth_cycles, 1.0)
+    bound = max(bounds.cycles, 1.0)
     util = utilization(streams, target)
     util = {k: util[k] for k in sorted(util, key=lambda k: (k == MEMORY_KIND, k))}
     return Report(
@@ -218,8 +227,10 @@ def make_report(
         time_us=target.seconds(streams.total_cycles) * 1e6,
         compute_bound_cycles=bounds.compute_cycles,
         bandwidth_bound_cycles=bounds.bandwidth_cycles,
+        dependency_bound_cycles=bounds.dependency_cycles,
         busiest_kind=bounds.busiest_kind,
         bound_ratio=streams.total_cycles / bound,
+        binding_bound=bounds.binding,
         utilization=util,
         offchip_bytes=data.traffic.as_dict(),
         onchip_bytes=on,
@@ -230,4 +241,5 @@ def make_report(
         keyswitch=keyswitch,
         energy=energy(streams, target, data, on),
         compile_seconds=compile_seconds or {},
+        compile_passes=compile_passes or [],
     )

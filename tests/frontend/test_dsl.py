@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import fhec
+from fhec.passes.he_expand import expand
 from fhec.ir.he import HeOp
 from fhec.testing import assert_matches_reference
 
@@ -242,7 +243,7 @@ def test_sum_slots_windows(ckks, n):
 def test_sum_slots_uses_log2_rotations(ckks):
     p = fhec.Program("sum", ckks)
     p.output("s", p.input("x").sum_slots())
-    expanded = fhec.passes.expand(p)
+    expanded = expand(p)
     assert [n.attr("step") for n in expanded.nodes_of(HeOp.ROTATE)] == [1, 2, 4, 8, 16]
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import fhec
+from fhec.passes.he_expand import expand
 from fhec.ir.he_print import format_program
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -46,7 +47,7 @@ def bgv_program():
 def test_golden_listing(name, build, expanded):
     program = build().ir
     if expanded:
-        program = fhec.passes.expand(program)
+        program = expand(program)
     text = format_program(program, locations=False) + "\n"
     path = GOLDEN / f"he_{name}{'_expanded' if expanded else ''}.txt"
     if os.environ.get("FHEC_UPDATE_GOLDEN"):

@@ -13,10 +13,13 @@ import fhec
 from fhec.backends.streams import StreamOp, op_timing
 from fhec.backends.target import load_target
 from fhec.ir.limb import LimbOp, LimbProgramBuilder, RVecClass
-from fhec.passes.cycle import lower_bounds, schedule_cycles
+from fhec.analysis.bounds import lower_bounds
+from fhec.passes.cycle import schedule_cycles
 from fhec.passes.lower_ops import LimbEmitter
 from fhec.passes.lower_outputs import finalize_outputs
-from fhec.passes.offchip import Event, compulsory_traffic, schedule_offchip
+from fhec.analysis.traffic import compulsory_traffic
+from fhec.ir.schedule import Event
+from fhec.passes.offchip import schedule_offchip
 from fhec.ring.primes import ntt_primes
 from fhec.sim.check import check_streams
 

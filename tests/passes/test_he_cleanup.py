@@ -7,7 +7,7 @@ import pytest
 
 import fhec
 from fhec.ir.he import HeOp
-from fhec.passes import cse, dce
+from fhec.passes.he_cleanup import cse, dce
 from fhec.testing import assert_matches_reference
 
 PARAMS = fhec.CKKSParams(N=2**6, levels=2, base_limbs=2, security=None)

@@ -11,7 +11,7 @@ from hypothesis import given
 import fhec
 import fhec.testing as ft
 from fhec.ir.he import HIGH_LEVEL_OPS, HeOp
-from fhec.passes import expand
+from fhec.passes.he_expand import expand
 from fhec.reference import reference_values
 from fhec.evaluate import random_inputs
 

@@ -118,7 +118,7 @@ def test_bv_keyswitch_matches_f1_hand_count(setup):
 @pytest.mark.parametrize("scheme", ["ckks", "bgv"])
 @pytest.mark.parametrize("level", [0, 2, 5])
 def test_hybrid_keyswitch_counts_match_the_formula(alpha, scheme, level):
-    from fhec.passes.counts import hybrid_keyswitch_counts
+    from fhec.analysis.counts import hybrid_keyswitch_counts
 
     cls = fhec.CKKSParams if scheme == "ckks" else fhec.BGVParams
     kw = dict(scale_bits=28) if scheme == "ckks" else dict(plain_modulus=257)

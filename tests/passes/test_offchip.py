@@ -21,7 +21,9 @@ from fhec.ir.limb import LimbOp, LimbProgramBuilder, RVecClass
 from fhec.ir.limb_ops import ARITY, IS_LOADED
 from fhec.passes.lower_ops import LimbEmitter
 from fhec.passes.lower_outputs import finalize_outputs
-from fhec.passes.offchip import Event, Traffic, compulsory_traffic, schedule_offchip
+from fhec.analysis.traffic import compulsory_traffic
+from fhec.ir.schedule import Event, Traffic
+from fhec.passes.offchip import schedule_offchip
 from fhec.ring.primes import ntt_primes
 
 TINY = load_target("tiny")

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 
 import fhec
+from fhec.passes.he_expand import expand
 import fhec.testing as ft
 from fhec.ir.he import HeOp
 
@@ -69,7 +70,7 @@ def test_strategies_cover_every_dsl_operation():
     @given(ft.programs(scheme="ckks", max_depth=3), ft.programs(scheme="bgv", max_depth=3))
     def collect(a, b):
         for p in (a, b):
-            seen.update(n.op for n in fhec.passes.expand(p).nodes)
+            seen.update(n.op for n in expand(p).nodes)
             seen.update(n.op for n in p.ir.nodes)
 
     collect()

@@ -1,0 +1,78 @@
+"""A lowered program: the limb program (`fhec.ir.limb`) plus what it means in HE terms.
+
+`fhec.passes.lower` produces it; the executors (`fhec.sim.bind`) bind data to its loaded
+rvecs and read its outputs back as ciphertexts; `fhec.analysis.stats` counts it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from fhec.ir.he import Const, HeProgram, HeType
+from fhec.ir.limb import LimbProgram
+from fhec.schemes.ciphertext import Ciphertext, Plaintext
+from fhec.schemes.encryption import encode
+
+
+@dataclass(frozen=True)
+class ConstRecipe:
+    """How to encode one plaintext operand at run time, exactly as
+    `fhec.evaluate.plaintext_operand` does: the slot vector of `source` at `level`
+    with `scale` (an addend: the ciphertext's scale; a CKKS multiplier: the node's
+    ``plain_scale``; a BGV multiplier: None, factor 1).
+    `source` is ("plain", input name) or ("value", Python scalar or `Const`).
+    """
+
+    source: tuple[str, Any]
+    level: int
+    scale: float | int | None
+
+
+@dataclass(frozen=True, eq=False)
+class LoweredProgram:
+    """A limb program plus what it means in HE terms.
+
+    Attributes:
+        limb: the `LimbProgram`.
+        he: the (expanded) HE program it implements.
+        inputs: input name -> INPUT rvec ids, shape (parts, limbs).
+        outputs: output name -> OUTPUT rvec ids, shape (parts, limbs).
+        output_types: output name -> `HeType` (level, scale, noise estimate).
+        key_sources: KSH name -> (source, method): "relin" or a Galois element.
+        constants: CONST name -> `ConstRecipe`.
+        methods: HE node id -> key-switching method, for every key-switching node.
+    """
+
+    limb: LimbProgram
+    he: HeProgram
+    inputs: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray]
+    output_types: dict[str, HeType]
+    key_sources: dict[str, tuple[int | str, str]]
+    constants: dict[str, ConstRecipe]
+    methods: dict[int, str] = field(default_factory=dict)
+
+    def plaintexts(self, plain_inputs: Mapping[str, np.ndarray]) -> dict[str, Plaintext]:
+        """Encode every CONST operand (plain inputs given by name)."""
+        params = self.he.params
+        out = {}
+        for name, r in self.constants.items():
+            kind, value = r.source
+            if kind == "plain":
+                value = plain_inputs[value]
+            vec = value.array if isinstance(value, Const) else np.full(params.slots, value) if np.ndim(value) == 0 else value
+            out[name] = encode(params, vec, r.level, r.scale)
+        return out
+
+    def output_ciphertexts(self, words: Mapping[int, np.ndarray], key_id: int) -> dict[str, Ciphertext]:
+        """Assemble executed OUTPUT words into Ciphertexts (metadata from the HE types)."""
+        params = self.he.params
+        out = {}
+        for name, ids in self.outputs.items():
+            t = self.output_types[name]
+            data = np.stack([[words[int(r)] for r in row] for row in ids]).astype(np.uint64)
+            out[name] = Ciphertext(params, data, t.level, t.scale, key_id, t.noise if t.noise is not None else 0.0)
+        return out

@@ -1,0 +1,438 @@
+"""The whole compiler, as one list of named passes.
+
+    trace                  DSL program -> HeProgram                   fhec.passes.he_rewrite
+    check                  every output set, every input used          fhec.ir.he_verify
+    expand                 high-level ops -> primitives                fhec.passes.he_expand
+    cse, dce               merge duplicates, drop dead nodes           fhec.passes.he_cleanup
+    plan_rotations         rotations fit a bounded key set             fhec.passes.he_rotations
+      ── what the eager evaluator runs (`fhec.evaluate`) ──
+    order_for_hint_reuse   F1 §4.2 key-switch-hint reuse order         fhec.passes.he_order
+    choose_keyswitch       BV or hybrid per key switch, as attributes  fhec.passes.keyswitch_choice
+    expand_key_switches    key switch -> mod_up, key_mult, mod_down    fhec.passes.he_keyswitch
+    lower                  HeProgram -> limb program                   fhec.passes.lower
+      ── what the limb executor runs (`fhec.run`, `fhec.lower`) ──
+    schedule_offchip       loads, stores, scratchpad slots (Belady)    fhec.passes.offchip
+    schedule_cycles        per-unit instruction streams                fhec.passes.cycle
+      ── what `fhec.compile` runs; `Compiled.write` encodes the streams ──
+
+Each `Pass` is a name, a pure function ``run(ir, options) -> ir`` whose docstring says what
+it preserves, and nothing else. `run_passes` is the pass manager: it runs a prefix of
+`PIPELINE`, verifies the IR after every pass (`VERIFIERS`; on by default under pytest,
+or with ``FHEC_VERIFY=1``), times each pass and measures its output, and prints or
+writes the IR after the passes named in ``dump_after``. The public drivers
+(`fhec.evaluate`, `fhec.run`, `fhec.lower`, `fhec.compile`) are thin: each runs a prefix
+of the same list and then executes or packages what it got.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from fhec.errors import ParameterError
+from fhec.ir.he import HeProgram
+from fhec.ir.he_verify import check_complete, verify_he
+from fhec.ir.lowered import LoweredProgram
+from fhec.ir.schedule import DataSchedule, verify_data_schedule
+
+KEYSWITCH_POLICIES = ("bv", "hybrid", "auto")
+
+RESERVES = (0.0, 0.125, 0.25)
+"""Prefetch reserves `schedule_offchip` tries by default (see `fhec.passes.offchip`)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """What the passes may read besides their input IR.
+
+    Attributes:
+        target: the `Target` (scheduling passes only; None before).
+        keyswitch: "bv", "hybrid", "auto" or None (the parameters' method).
+        policy: off-chip eviction policy, "belady" (F1) or "lru".
+        prefetch_reserve: one prefetch reserve, or None to try `RESERVES`.
+        max_rotation_keys: overrides the program's rotation-key cap.
+    """
+
+    target: Any = None
+    keyswitch: str | None = None
+    policy: str = "belady"
+    prefetch_reserve: float | None = None
+    max_rotation_keys: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Pass:
+    """One named, pure step of the pipeline. Its docstring is its `run`'s."""
+
+    name: str
+    run: Callable[[Any, Options], Any]
+
+    @property
+    def doc(self) -> str:
+        return (self.run.__doc__ or "").strip()
+
+    @property
+    def summary(self) -> str:
+        """The first sentence of the docstring (what `fhec passes` prints)."""
+        text = " ".join(self.doc.split())
+        end = text.find(". ")
+        return text if end < 0 else text[: end + 1]
+
+
+# -- the passes ---------------------------------------------------------------------------
+
+
+def _trace(program, o: Options) -> HeProgram:
+    """A `fhec.Program`, a traced `@fhec.program` function or an `HeProgram` as an
+    `HeProgram` (tracing happened when the DSL ran). Preserves the program as written."""
+    from fhec.passes.he_rewrite import as_he
+
+    return as_he(program)
+
+
+def _check(program: HeProgram, o: Options) -> HeProgram:
+    """Refuse programs with unset outputs; warn about unused inputs. Preserves everything."""
+    return check_complete(program)
+
+
+def _expand(program: HeProgram, o: Options) -> HeProgram:
+    """High-level ops (sum_slots, linear_transform, polynomial) become primitives.
+    Preserves the values and types of every output."""
+    from fhec.passes.he_expand import expand
+
+    return expand(program)
+
+
+def _cse(program: HeProgram, o: Options) -> HeProgram:
+    """Merge nodes with the same op, arguments and attributes. Preserves every output."""
+    from fhec.passes.he_cleanup import cse
+
+    return cse(program)
+
+
+def _dce(program: HeProgram, o: Options) -> HeProgram:
+    """Drop nodes no output depends on. Preserves every output."""
+    from fhec.passes.he_cleanup import dce
+
+    return dce(program)
+
+
+def _plan_rotations(program: HeProgram, o: Options) -> HeProgram:
+    """Under a rotation-key cap, decompose rotations into a bounded key set (NAF or
+    powers of two). Preserves every output; the extra rotations are visible in the IR."""
+    from fhec.passes.he_rotations import plan_rotations
+
+    return plan_rotations(program, o.max_rotation_keys)
+
+
+def _order_for_hint_reuse(program: HeProgram, o: Options) -> HeProgram:
+    """Topological reordering that clusters key switches using the same hint (F1 §4.2).
+    Preserves every node and value exactly."""
+    from fhec.passes.he_order import order_for_hint_reuse
+
+    return order_for_hint_reuse(program)
+
+
+def keyswitch_policy(program: HeProgram, keyswitch: str | None) -> str:
+    """The key-switching policy in force: `keyswitch`, else the parameters' method.
+    Raises `ParameterError` for an unknown policy."""
+    policy = keyswitch or program.params.keyswitch
+    if policy not in KEYSWITCH_POLICIES:
+        raise ParameterError(f"keyswitch={policy!r}: choose one of {', '.join(KEYSWITCH_POLICIES)}.")
+    return policy
+
+
+def _choose_keyswitch(program: HeProgram, o: Options) -> HeProgram:
+    """Pick BV or hybrid for every key switch (F1 §4.2 "algorithmic choice") and record it
+    as the node's ``keyswitch`` attribute. Preserves every value; only annotates."""
+    from fhec.passes.keyswitch_choice import annotate_methods
+
+    return annotate_methods(program, keyswitch_policy(program, o.keyswitch))
+
+
+def _expand_key_switches(program: HeProgram, o: Options) -> HeProgram:
+    """Every key switch becomes automorphism / mod_up / key_mult / mod_down / ks_add, by
+    the method in its ``keyswitch`` attribute. Preserves every ciphertext bit for bit."""
+    from fhec.passes.he_keyswitch import expand_key_switches
+    from fhec.passes.keyswitch_choice import annotated_methods
+
+    return expand_key_switches(program, annotated_methods(program))
+
+
+def _lower(program: HeProgram, o: Options) -> LoweredProgram:
+    """The expanded HE program becomes limb instructions (data-free; loaded rvecs carry
+    their identity). Preserves every residue of every output."""
+    from fhec.passes.lower import lower
+
+    return lower(program, verify=False)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DataSchedules:
+    """The data schedules `schedule_offchip` produced, one per prefetch reserve tried."""
+
+    lowered: LoweredProgram
+    candidates: tuple[tuple[float, DataSchedule], ...]
+
+    def __len__(self) -> int:
+        return sum(len(d) for _, d in self.candidates)
+
+
+def _schedule_offchip(lowered: LoweredProgram, o: Options) -> DataSchedules:
+    """Order the instructions and add the loads and stores of a scratchpad of the
+    target's capacity (Belady or LRU eviction, F1 §4.3), once per prefetch reserve
+    tried. Preserves dataflow: every instruction once, after its producers, with its
+    sources resident; every output stored."""
+    from fhec.passes.offchip import schedule_offchip
+
+    out = []
+    for reserve in RESERVES if o.prefetch_reserve is None else (o.prefetch_reserve,):
+        data = schedule_offchip(lowered.limb, o.target, policy=o.policy, prefetch_reserve=reserve, verify=False)
+        out.append((reserve, data))
+        if data.traffic.noncompulsory == 0 and reserve == 0:
+            break  # everything stays on chip: a reserve cannot help
+    return DataSchedules(lowered, tuple(out))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Scheduled:
+    """The chosen data schedule and its per-unit streams."""
+
+    lowered: LoweredProgram
+    data: DataSchedule
+    streams: Any  # fhec.backends.streams.Streams
+    prefetch_reserve: float
+
+    def __len__(self) -> int:
+        return len(self.streams)
+
+
+def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
+    """Place every event of each data schedule at a cycle on a unit (F1 §4.4), producing
+    one instruction stream per unit, and keep the fastest (then the least traffic).
+    Preserves the data schedule's events, slots and traffic."""
+    from fhec.passes.cycle import schedule_cycles
+
+    timed = [(reserve, data, schedule_cycles(data, o.target)) for reserve, data in schedules.candidates]
+    reserve, data, streams = min(timed, key=lambda c: (c[2].total_cycles, c[1].traffic.total))
+    return Scheduled(schedules.lowered, data, streams, reserve)
+
+
+PIPELINE: tuple[Pass, ...] = (
+    Pass("trace", _trace),
+    Pass("check", _check),
+    Pass("expand", _expand),
+    Pass("cse", _cse),
+    Pass("dce", _dce),
+    Pass("plan_rotations", _plan_rotations),
+    Pass("order_for_hint_reuse", _order_for_hint_reuse),
+    Pass("choose_keyswitch", _choose_keyswitch),
+    Pass("expand_key_switches", _expand_key_switches),
+    Pass("lower", _lower),
+    Pass("schedule_offchip", _schedule_offchip),
+    Pass("schedule_cycles", _schedule_cycles),
+)
+"""The compiler, in order."""
+
+PASS_NAMES = tuple(p.name for p in PIPELINE)
+
+PREPARED = "plan_rotations"
+"""The last pass of what the eager evaluator runs (`fhec.evaluate`)."""
+HE_DONE = "choose_keyswitch"
+"""The last pass before key switches are split into pieces: the HE program a compiled
+run's eager counterpart executes (`fhec.run.RunResult.eager`)."""
+LOWERED = "lower"
+COMPILED = "schedule_cycles"
+
+
+def prefix(last: str) -> tuple[Pass, ...]:
+    """`PIPELINE` up to and including the pass named `last`."""
+    return PIPELINE[: PASS_NAMES.index(last) + 1]
+
+
+# -- verification and dumps, by IR type ----------------------------------------------------
+
+
+def _verify_scheduled(s: Scheduled, o: Options) -> None:
+    from fhec.sim.check import check_streams
+
+    check_streams(s.streams, o.target, s.lowered.limb)
+
+
+def _verify_limb(lowered: LoweredProgram, o: Options) -> None:
+    from fhec.ir.limb import verify_limb_program
+
+    verify_limb_program(lowered.limb)
+
+
+VERIFIERS: dict[type, Callable[[Any, Options], None]] = {
+    HeProgram: lambda p, o: verify_he(p),
+    LoweredProgram: _verify_limb,
+    DataSchedules: lambda s, o: [verify_data_schedule(d) for _, d in s.candidates],
+    Scheduled: _verify_scheduled,
+}
+"""The verifier of each IR, run after every pass that produces it."""
+
+
+def _dump_he(p: HeProgram) -> str:
+    from fhec.ir.he_print import format_program
+
+    return format_program(p)
+
+
+def _dump_streams(s: Scheduled) -> str:
+    from fhec.backends.stream_files import format_stream
+
+    return "\n".join(format_stream(s.streams, u) for u in range(len(s.streams.units)))
+
+
+DUMPERS: dict[type, Callable[[Any], str]] = {
+    HeProgram: _dump_he,
+    LoweredProgram: lambda lw: lw.limb.text(limit=None),
+    DataSchedules: lambda s: "\n\n".join(f"# prefetch reserve {r}\n{d.text(limit=None)}" for r, d in s.candidates),
+    Scheduled: _dump_streams,
+}
+"""The text form of each IR (what ``dump_after`` prints)."""
+
+
+def verify_by_default() -> bool:
+    """Verification after every pass: on under pytest and with ``FHEC_VERIFY=1``, off
+    with ``FHEC_VERIFY=0`` and otherwise (production)."""
+    env = os.environ.get("FHEC_VERIFY")
+    if env is not None:
+        return env not in ("", "0", "false", "no")
+    return "pytest" in sys.modules
+
+
+# -- the pass manager ----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class PassRecord:
+    """What running one pass cost: seconds, and the size of its output (HE nodes, limb
+    instructions, data-schedule events or stream entries)."""
+
+    name: str
+    seconds: float
+    size: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PipelineRun:
+    """The result of `run_passes`: every pass's output by name, and its record."""
+
+    outputs: dict[str, Any]
+    records: tuple[PassRecord, ...]
+
+    @property
+    def last(self) -> Any:
+        return self.outputs[self.records[-1].name]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.outputs[name]
+
+    def seconds(self) -> dict[str, float]:
+        return {r.name: round(r.seconds, 4) for r in self.records}
+
+
+def _size(ir: Any) -> int:
+    if isinstance(ir, HeProgram):
+        return len(ir.nodes)
+    if isinstance(ir, LoweredProgram):
+        return len(ir.limb)
+    return len(ir)
+
+
+def _check_dump_names(dump_after: Sequence[str], passes: Sequence[Pass]) -> None:
+    names = [p.name for p in passes]
+    for name in dump_after:
+        if name not in names:
+            raise ParameterError(
+                f"dump_after={name!r} is not a pass of this pipeline; choose from {', '.join(names)} (`fhec passes`)."
+            )
+
+
+def run_passes(
+    passes: Sequence[Pass],
+    ir: Any,
+    options: Options = Options(),
+    *,
+    verify: bool | None = None,
+    dump_after: Sequence[str] = (),
+    dump_dir: str | os.PathLike[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> PipelineRun:
+    """Run `passes` in order on `ir`.
+
+    Args:
+        verify: verify the IR after every pass (`VERIFIERS`); None: `verify_by_default()`.
+        dump_after: pass names after which to dump the IR (`DUMPERS`): printed to stdout,
+            or written to ``dump_dir/NN-<pass>.txt`` when `dump_dir` is given.
+        progress: called with each pass's name as it starts.
+
+    Raises `ParameterError` for a `dump_after` name not in `passes`, and what the passes
+    and verifiers raise.
+    """
+    if isinstance(dump_after, str):
+        dump_after = (dump_after,)
+    _check_dump_names(dump_after, passes)
+    verify = verify_by_default() if verify is None else verify
+    outputs: dict[str, Any] = {}
+    records = []
+    for i, p in enumerate(passes):
+        if progress is not None:
+            progress(p.name)
+        t0 = time.perf_counter()
+        ir = p.run(ir, options)
+        seconds = time.perf_counter() - t0
+        outputs[p.name] = ir
+        records.append(PassRecord(p.name, seconds, _size(ir)))
+        if verify and type(ir) in VERIFIERS:
+            VERIFIERS[type(ir)](ir, options)
+        if p.name in dump_after:
+            _dump(i, p.name, ir, dump_dir)
+    return PipelineRun(outputs, tuple(records))
+
+
+def _dump(index: int, name: str, ir: Any, dump_dir) -> None:
+    text = DUMPERS[type(ir)](ir)
+    if dump_dir is None:
+        print(f"// ---- IR after {name} ----\n{text}")
+        return
+    out = Path(dump_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{index:02d}-{name}.txt").write_text(text + "\n")
+
+
+def describe() -> str:
+    """The pipeline, one line per pass (what `fhec passes` prints)."""
+    width = max(len(n) for n in PASS_NAMES)
+    return "\n".join(f"{i:>2}. {p.name:<{width}}  {p.summary}" for i, p in enumerate(PIPELINE, 1))
+
+
+def options_for(target=None, *, keyswitch=None, policy="belady", prefetch_reserve=None, max_rotation_keys=None) -> Options:
+    """`Options` with `target` loaded (a shipped name, a TOML path or a `Target`)."""
+    if target is not None:
+        from fhec.backends.target import Target, load_target
+
+        target = target if isinstance(target, Target) else load_target(str(target))
+    return Options(target, keyswitch, policy, prefetch_reserve, max_rotation_keys)
+
+
+def run_prefix(last: str, program, options: Options = Options(), **kw) -> PipelineRun:
+    """`run_passes(prefix(last), program, options, **kw)`."""
+    return run_passes(prefix(last), program, options, **kw)
+
+
+__all__ = [
+    "PIPELINE", "PASS_NAMES", "Pass", "Options", "PassRecord", "PipelineRun", "run_passes", "run_prefix",
+    "prefix", "describe", "options_for", "keyswitch_policy", "DataSchedules", "Scheduled", "VERIFIERS", "DUMPERS",
+]
+
