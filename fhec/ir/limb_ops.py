@@ -17,11 +17,13 @@ import numpy as np
 class LimbOp(enum.IntEnum):
     """One operation on residue vectors (RVecs) of N words mod one prime m.
 
-    m is ``moduli[mod]`` of the instruction. Every op first reduces its sources
-    mod m (a no-op for residues of m); only NTT and BCONV may read a residue of a
-    *different* modulus (F1 Listing 1, line 8: ``NTT(y[i], q_j)``).
+    m is ``moduli[mod]`` of the instruction. Sources are residues of m, except that NTT
+    and BCONV may read a residue of a *different* prime p (F1 Listing 1, line 8:
+    ``NTT(y[i], q_j)``): it is read as its centered representative in (-p/2, p/2],
+    reduced mod m (one comparison and one conditional subtraction per element;
+    `fhec.ring.rns.lift_centered`, `fhec.sim.semantics`).
 
-    NTT        dst = ntt(src0 mod m): negacyclic, coefficient -> evaluation domain
+    NTT        dst = ntt(src0 read mod m): negacyclic, coefficient -> evaluation domain
     INTT       dst = intt(src0): evaluation -> coefficient domain
     MUL        dst = src0 * src1
     MUL_CONST  dst = src0 * C[imm]         (C = constant table, C[imm] < m)
@@ -29,7 +31,7 @@ class LimbOp(enum.IntEnum):
     SUB        dst = src0 - src1
     NEG        dst = -src0
     AUT        dst = sigma_imm(src0) on the evaluation (NTT) domain; imm odd in [1, 2N)
-    BCONV      dst = (src0 mod m) * C[imm]  (one term of a fast base conversion;
+    BCONV      dst = (src0 read mod m) * C[imm]  (one term of a fast base conversion;
                the lowering sums the terms with ADD)
     """
 

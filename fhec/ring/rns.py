@@ -7,7 +7,7 @@ they appear only at the edges (encoding, decryption), never inside evaluation.
 The division by dropped primes implements, with one formula, three operations that
 every RNS scheme needs (see `divide_by_dropped`):
 
-* CKKS rescale:     x' = floor(x / q_last)            (drop one prime, divide)
+* CKKS rescale:     x' = round(x / q_last)            (drop one prime, divide)
 * BGV mod switch:   x' = (x + δ) / q_last, δ ≡ -x mod q_last, δ ≡ 0 mod t
 * key-switch mod-down by P (hybrid): the same with the special primes dropped.
 """
@@ -49,6 +49,25 @@ def crt_compose(residues: np.ndarray, moduli: tuple[int, ...]) -> np.ndarray:
 def centered(values: np.ndarray, Q: int) -> np.ndarray:
     """Map integers in [0, Q) to the centered range (-Q/2, Q/2] (object array)."""
     return np.where(values > Q // 2, values - Q, values)
+
+
+def lift_centered(x: np.ndarray, src: tuple[int, ...], dst: tuple[int, ...]) -> np.ndarray:
+    """Row i of `x` (residues mod ``src[i]``, shape (k, N)) as residues mod ``dst[i]`` of
+    their centered representatives in (-src[i]/2, src[i]/2].
+
+    This is how one modulus's residue is read under another (a key-switch digit extended
+    to the other primes, a term of a base conversion): one comparison and one conditional
+    subtraction of src[i] per element, which an accelerator's BConv or NTT unit can do on
+    the fly. Against the plain lift from [0, src[i]) it halves the digit's magnitude and
+    removes its bias, so key-switching error no longer concentrates on a few slots, and it
+    makes the division by dropped primes round to nearest instead of down.
+    """
+    x = np.asarray(x, dtype=np.uint64)
+    s = np.array(src, dtype=np.uint64)[:, None]
+    d = np.array(dst, dtype=np.uint64)[:, None]
+    r = reduce_mod(x, dst)
+    neg = np.broadcast_to((d - s % d) % d, x.shape).copy()  # -src[i] mod dst[i]
+    return np.where(x > s // np.uint64(2), add_mod(r, neg, dst), r)
 
 
 def to_rns(coeffs: np.ndarray, moduli: tuple[int, ...]) -> np.ndarray:
@@ -107,10 +126,11 @@ def fast_base_convert(
 
     For x with residues x_i mod b_i, returns, modulo every d_j::
 
-        post_j · Σ_i [x_i · pre_i · (B/b_i)^{-1}]_{b_i} · (B/b_i)  =  post_j · (x·pre + u·B),  0 <= u < len(src)
+        post_j · Σ_i [x_i · pre_i · (B/b_i)^{-1}]_{b_i} · (B/b_i)  =  post_j · (x·pre + u·B),  |u| <= len(src)/2
 
-    i.e. the value of the integer representative plus a small multiple u of B (no
-    correction of u: callers choose gadgets and divisions under which u·B vanishes).
+    where each bracket is the *centered* representative (`lift_centered`): the value of
+    the integer representative plus a small multiple u of B (no correction of u: callers
+    choose gadgets and divisions under which u·B vanishes).
     """
     first, second = bconv_constants(src, dst, pre, post)
     y = mul_const_mod(x, first, src)
@@ -118,7 +138,8 @@ def fast_base_convert(
     for j, d in enumerate(dst):
         acc = None
         for i in range(len(src)):
-            term = mul_const_mod(y[i : i + 1], second[j, i : i + 1], (d,))
+            lifted = lift_centered(y[i : i + 1], (src[i],), (d,))
+            term = mul_const_mod(lifted, second[j, i : i + 1], (d,))
             acc = term if acc is None else add_mod(acc, term, (d,))
         out[j] = acc[0]
     return out
@@ -130,8 +151,8 @@ def divide_by_dropped(
     """Divide an NTT-domain polynomial over basis keep ∪ drop by D = Π drop, returning it over `keep`.
 
     With ``t=None`` (CKKS rescale, CKKS mod-down) the result is (x − v)/D where
-    v ≡ x (mod D) is reconstructed by fast base conversion: x/D rounded down, up to a
-    small additive error of at most len(drop) − 1.
+    v ≡ x (mod D) is reconstructed by fast base conversion from centered residues: x/D
+    rounded to nearest, up to a small additive error of at most len(drop)/2.
     With a plaintext modulus t (BGV) the result is (x + t·v)/D with v ≡ −x·t^{-1} (mod D),
     so the numerator is divisible by D and the change is a multiple of t: the plaintext
     is preserved up to the factor D^{-1} mod t, which the caller tracks.

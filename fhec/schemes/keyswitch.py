@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fhec.ring.modarith import add_mod, mul_mod, reduce_mod
+from fhec.ring.modarith import add_mod, mul_mod
 from fhec.ring.ntt import intt, ntt
-from fhec.ring.rns import divide_by_dropped, fast_base_convert
+from fhec.ring.rns import divide_by_dropped, fast_base_convert, lift_centered
 from fhec.schemes.keys import SwitchingKey
 from fhec.schemes.params import Params
 
@@ -49,9 +49,10 @@ def decompose(params: Params, x: np.ndarray, level: int, method: str) -> list[np
     """Mod-up: the digits of x, each as an NTT-domain polynomial over `ks_basis`.
 
     Digit d takes x's residues on its source limbs (kept as they are, in NTT form) and
-    extends them to every other modulus of the basis: by reduction of the single
+    extends them to every other modulus of the basis: by the centered lift of the single
     coefficient-domain limb (BV: F1 Listing 1, ``NTT(y[i], q_j)``), or by fast base
-    conversion from the group's primes (hybrid).
+    conversion from the group's primes (hybrid), whose terms are lifted centered too
+    (`fhec.ring.rns.lift_centered`).
     """
     basis = ks_basis(params, level, method)
     digits = []
@@ -61,7 +62,7 @@ def decompose(params: Params, x: np.ndarray, level: int, method: str) -> list[np
         dst = tuple(basis[m] for m in others)
         y = intt(x[list(group)], src)
         if method == "bv":
-            ext = reduce_mod(np.broadcast_to(y[0], (len(dst), y.shape[1])).copy(), dst)
+            ext = lift_centered(np.broadcast_to(y[0], (len(dst), y.shape[1])), (src[0],) * len(dst), dst)
         else:
             ext = fast_base_convert(y, src, dst)
         d = np.empty((len(basis), x.shape[1]), dtype=np.uint64)

@@ -1,9 +1,8 @@
 """Functional model: execute a limb-level program on real residue vectors.
 
-`execute` is the executable definition of the limb IR's semantics (listed on
-`fhec.ir.limb_ops.LimbOp`): it runs the instructions of a `LimbProgram` in array
-order with the numpy/numba ring kernels of `fhec.ring` and returns every OUTPUT
-rvec. It never looks at priorities or at any schedule; the stream-level executor
+`execute` runs the instructions of a `LimbProgram` in array order with the op
+semantics of `fhec.sim.semantics` (the table both executors share) and returns every
+OUTPUT rvec. It never looks at priorities or at any schedule; the stream-level executor
 checks those against this one.
 
 Memory stays bounded by the program's live set, not its length: each value is
@@ -15,15 +14,14 @@ over a ``(k, N)`` array with one modulus per row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import numpy as np
 
 from fhec.errors import InternalError
 from fhec.ir.limb import LimbProgram, verify_limb_program
 from fhec.ir.limb_ops import IS_LOADED, LimbOp, RVecClass
-from fhec.ring import automorphism, modarith, ntt
+from fhec.sim.semantics import Operands, apply
 
 __all__ = ["execute"]
 
@@ -32,68 +30,6 @@ _BATCH_WORDS = 1 << 16
 
 Measured on a key-switch program: batching gives 2.6x at N = 2^10 and 1.4x at
 N = 2^12, but larger batches fall out of cache and lose to unbatched calls."""
-
-
-@dataclass(frozen=True)
-class _Operands:
-    """The gathered operands of one batch of k instructions."""
-
-    a: np.ndarray  # (k, N) src0 values
-    b: np.ndarray | None  # (k, N) src1 values for binary ops
-    moduli: tuple[int, ...]  # per row: the instruction's modulus
-    q: np.ndarray  # the same as uint64
-    consts: np.ndarray  # per row: C[imm] (MUL_CONST, BCONV), else empty
-    k: int  # Galois element (AUT), else -1
-    foreign: bool  # some src0 is a residue of another modulus
-    N: int
-
-
-def _ntt(o: _Operands) -> np.ndarray:
-    a = modarith.reduce_mod(o.a, o.q) if o.foreign else o.a
-    return ntt.ntt(a, o.moduli)
-
-
-def _intt(o: _Operands) -> np.ndarray:
-    return ntt.intt(o.a, o.moduli)
-
-
-def _mul(o: _Operands) -> np.ndarray:
-    return modarith.mul_mod(o.a, o.b, o.q)
-
-
-def _add(o: _Operands) -> np.ndarray:
-    return modarith.add_mod(o.a, o.b, o.q)
-
-
-def _sub(o: _Operands) -> np.ndarray:
-    return modarith.sub_mod(o.a, o.b, o.q)
-
-
-def _neg(o: _Operands) -> np.ndarray:
-    return modarith.neg_mod(o.a, o.q)
-
-
-def _mul_const(o: _Operands) -> np.ndarray:
-    # mul_const_mod accepts any uint64 `a`, so it also computes BCONV's
-    # (a mod m) * c mod m for a residue `a` of another modulus.
-    return modarith.mul_const_mod(o.a, o.consts, o.q)
-
-
-def _aut(o: _Operands) -> np.ndarray:
-    return automorphism.automorphism_ntt(o.a, o.k, o.N)
-
-
-_KERNELS: dict[LimbOp, Callable[[_Operands], np.ndarray]] = {
-    LimbOp.NTT: _ntt,
-    LimbOp.INTT: _intt,
-    LimbOp.MUL: _mul,
-    LimbOp.MUL_CONST: _mul_const,
-    LimbOp.ADD: _add,
-    LimbOp.SUB: _sub,
-    LimbOp.NEG: _neg,
-    LimbOp.AUT: _aut,
-    LimbOp.BCONV: _mul_const,
-}
 
 
 def execute(
@@ -139,17 +75,16 @@ def execute(
         row_moduli = tuple(moduli[m] for m in mod[start:end])
         a = np.stack([values[s] for s in src0[start:end]])
         b = np.stack([values[s] for s in src1[start:end]]) if src1[start] >= 0 else None
-        operands = _Operands(
+        operands = Operands(
             a=a,
             b=b,
             moduli=row_moduli,
-            q=np.array(row_moduli, dtype=np.uint64),
+            src_moduli=tuple(moduli[m] for m in src_mod[start:end]),
             consts=constants[imm[start:end]] if first in (LimbOp.MUL_CONST, LimbOp.BCONV) else constants[:0],
-            k=imm[start] if first == LimbOp.AUT else -1,
-            foreign=src_mod[start:end] != mod[start:end],  # list inequality: any row differs
+            galois=imm[start] if first == LimbOp.AUT else -1,
             N=program.N,
         )
-        out = _KERNELS[first](operands)
+        out = apply(first, operands)
         if end - start == 1:
             values[dst[start]] = out[0]
         else:

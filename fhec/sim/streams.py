@@ -17,15 +17,16 @@ vector never written reads as zeros. (Chunk-level races, such as a write landing
 in the middle of a read, are what `fhec.sim.check` reports; this model does not
 mix chunks.)
 
-Every op first reduces its sources mod its modulus, as the limb IR specifies
-(fhec.ir.limb_ops.LimbOp), then applies the same `fhec.ring` kernel as
-`fhec.sim.functional`.
+Every compute entry applies the op semantics of `fhec.sim.semantics`, the table
+`fhec.sim.functional` uses too. A value carries the prime it is a residue of (as the
+memory and scratchpad would carry it in their bank's modulus tag), so an NTT or BCONV
+reading a residue of another prime lifts it centered, as the limb IR specifies.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -34,25 +35,11 @@ from fhec.backends.target import Target
 from fhec.errors import InternalError
 from fhec.ir.limb import LimbProgram
 from fhec.ir.limb_ops import IS_LOADED, RVecClass
-from fhec.ring import automorphism, modarith, ntt
+from fhec.ir.limb_ops import LimbOp
+from fhec.ring import modarith
+from fhec.sim.semantics import Operands, apply
 
 __all__ = ["execute_streams"]
-
-# kernel(a, b, q, constant, galois element, N) -> result; a, b already reduced mod q
-_Kernel = Callable[[np.ndarray, "np.ndarray | None", int, int, int, int], np.ndarray]
-
-_KERNELS: dict[StreamOp, _Kernel] = {
-    StreamOp.NTT: lambda a, b, q, c, k, N: ntt.ntt(a, (q,)),
-    StreamOp.INTT: lambda a, b, q, c, k, N: ntt.intt(a, (q,)),
-    StreamOp.MUL: lambda a, b, q, c, k, N: modarith.mul_mod(a, b, q),
-    StreamOp.ADD: lambda a, b, q, c, k, N: modarith.add_mod(a, b, q),
-    StreamOp.SUB: lambda a, b, q, c, k, N: modarith.sub_mod(a, b, q),
-    StreamOp.NEG: lambda a, b, q, c, k, N: modarith.neg_mod(a, q),
-    StreamOp.MUL_CONST: lambda a, b, q, c, k, N: modarith.mul_const_mod(a, c, q),
-    StreamOp.BCONV: lambda a, b, q, c, k, N: modarith.mul_const_mod(a, c, q),
-    StreamOp.AUT: lambda a, b, q, c, k, N: automorphism.automorphism_ntt(a, k, N),
-}
-
 
 def execute_streams(
     streams: Streams,
@@ -78,7 +65,7 @@ def execute_streams(
     tm = op_timing(target, N)
     slots = target.scratchpad_rvecs(N)
     memory = _initial_memory(program, loaded)
-    scratch: list[np.ndarray | None] = [None] * slots
+    scratch: list[tuple[np.ndarray, int] | None] = [None] * slots
     zeros = np.zeros(N, dtype=np.uint64)
     moduli = program.moduli
     consts = program.constants
@@ -93,13 +80,18 @@ def execute_streams(
     imm = streams.imm[order].tolist()
     latency = tm.latency.tolist()
 
-    pending: list[tuple[int, int, bool, int, np.ndarray]] = []  # (lands, seq, to_memory, location, value)
+    # A location holds (words, prime they are residues of); never written: zeros.
+    pending: list[tuple[int, int, bool, int, tuple[np.ndarray, int]]] = []  # (lands, seq, to_memory, location, value)
     seq = 0
 
     def slot(loc: int) -> int:
         if not 0 <= loc < slots:
             raise InternalError(f"stream entry names slot {loc}, outside the scratchpad's {slots} slots")
         return loc
+
+    def read(loc: int, q: int) -> tuple[np.ndarray, int]:
+        held = scratch[slot(loc)]
+        return (zeros, q) if held is None else held
 
     for e in range(len(order)):
         t = cycle[e]
@@ -111,31 +103,32 @@ def execute_streams(
                 scratch[loc] = value
         o = StreamOp(op[e])
         if o == StreamOp.LOAD:
-            value, to_memory, loc = memory.get(src0[e], zeros), False, slot(dst[e])
+            value, to_memory, loc = memory.get(src0[e], (zeros, 1)), False, slot(dst[e])
         elif o == StreamOp.STORE:
-            value, to_memory, loc = scratch[slot(src0[e])], True, dst[e]
-            value = zeros if value is None else value
+            value, to_memory, loc = read(src0[e], 1), True, dst[e]
         else:
             m = mod[e]
             if not 0 <= m < len(moduli):
                 raise InternalError(f"stream entry uses modulus index {m}; the program has {len(moduli)}")
             q = moduli[m]
-            a = scratch[slot(src0[e])]
-            a = modarith.reduce_mod(zeros if a is None else a, q)
+            a, p = read(src0[e], q)
             b = None
             if src1[e] >= 0:
-                b = scratch[slot(src1[e])]
-                b = modarith.reduce_mod(zeros if b is None else b, q)
+                b, pb = read(src1[e], q)
+                b = b if pb == q else modarith.reduce_mod(b, q)
             c = 0
             if o in (StreamOp.MUL_CONST, StreamOp.BCONV):
                 if not 0 <= imm[e] < len(consts):
                     raise InternalError(f"stream entry uses constant {imm[e]}; the table has {len(consts)}")
-                c = int(consts[imm[e]]) % moduli[m]
-            value = _KERNELS[o](a, b, q, c, imm[e], N)
-            to_memory, loc = False, slot(dst[e])
+                c = int(consts[imm[e]]) % q
+            operands = Operands(
+                a=a[None], b=None if b is None else b[None], moduli=(q,), src_moduli=(p,),
+                consts=np.array([c], dtype=np.uint64), galois=imm[e], N=N,
+            )
+            value, to_memory, loc = (apply(LimbOp(int(o)), operands)[0], q), False, slot(dst[e])
         heapq.heappush(pending, (t + latency[o], seq, to_memory, loc, value))
         seq += 1
-    for _, _, to_memory, loc, value in sorted(pending):
+    for _, _, to_memory, loc, value in sorted(pending, key=lambda p: (p[0], p[1])):
         if to_memory:
             memory[loc] = value
         else:
@@ -145,11 +138,11 @@ def execute_streams(
     for r in program.rvec_ids(RVecClass.OUTPUT).tolist():
         if r not in memory:
             raise InternalError(f"output {program.rvec_label(r)} was never stored to memory")
-        out[r] = memory[r]
+        out[r] = memory[r][0]
     return out
 
 
-def _initial_memory(program: LimbProgram, loaded: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+def _initial_memory(program: LimbProgram, loaded: Mapping[int, np.ndarray]) -> dict[int, tuple[np.ndarray, int]]:
     ids = np.flatnonzero(IS_LOADED[program.rvec_class]).tolist()
     missing = [r for r in ids if r not in loaded]
     if missing:
@@ -160,5 +153,5 @@ def _initial_memory(program: LimbProgram, loaded: Mapping[int, np.ndarray]) -> d
         arr = np.asarray(loaded[r])
         if arr.shape != (program.N,) or arr.dtype.kind not in "ui":
             raise InternalError(f"execute_streams: {program.rvec_label(r)} must be {program.N} integer words")
-        memory[r] = arr.astype(np.uint64)
+        memory[r] = (arr.astype(np.uint64), program.moduli[int(program.rvec_mod[r])])
     return memory

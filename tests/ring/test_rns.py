@@ -41,8 +41,9 @@ def test_fast_base_convert_is_exact_up_to_small_multiple(seed, spec):
     out = fast_base_convert(to_rns(x, src), src, dst)
     for j, d in enumerate(dst):
         for c in range(N):
-            diffs = [(int(out[j, c]) - int(x[c]) - u * B) % d for u in range(k)]
-            assert 0 in diffs  # x + u·B with 0 <= u < k
+            # centered terms: x + u·B with -k/2 - 1 < u <= k/2
+            diffs = [(int(out[j, c]) - int(x[c]) - u * B) % d for u in range(-(k // 2) - 1, k // 2 + 1)]
+            assert 0 in diffs
 
 
 @given(st.integers(0, 2**32), st.sampled_from([1, 2]), st.sampled_from([None, 65537]))
@@ -57,8 +58,9 @@ def test_divide_by_dropped_matches_integer_division(seed, ndrop, t):
     for c in range(N):
         xc, g = int(x[c]), int(got[c])
         if t is None:
-            # floor(x / D) minus the fast-conversion overflow u < len(drop)
-            assert any((xc // D - u - g) % Qk == 0 for u in range(ndrop))
+            # x / D rounded to nearest, up to the fast-conversion overflow |u| <= len(drop)/2 + 1
+            nearest = (2 * xc + D) // (2 * D)
+            assert any((nearest - u - g) % Qk == 0 for u in range(-(ndrop // 2) - 1, ndrop // 2 + 2))
         else:
             # (x + t·v)/D with v ≡ −x·t^{-1} mod D: g·D ≡ x (mod t) and |g − x/D| small
             assert (g * D - xc) % t == 0 or any(((g - u * t) * D - xc) % t == 0 for u in range(ndrop))

@@ -70,7 +70,9 @@ class Reference:
         C = [int(c) for c in p.constants]
         for i in range(len(p)):
             op, q = LimbOp(int(p.op[i])), p.moduli[int(p.mod[i])]
-            a = [x % q for x in vals[int(p.src0[i])]]
+            src_q = p.moduli[int(p.rvec_mod[int(p.src0[i])])]
+            # a residue of another prime is read as its centered representative
+            a = [(x - src_q if x > src_q // 2 else x) % q for x in vals[int(p.src0[i])]]
             b = vals.get(int(p.src1[i]))
             imm = int(p.imm[i])
             result = {
@@ -131,8 +133,9 @@ def test_product_plus_constant_with_ntt_round_trips():
 
 
 def test_foreign_modulus_ops_automorphism_and_constants():
-    """NTT and BCONV of a residue of q0 computed mod q1 (F1 Listing 1 line 8),
-    AUT in the NTT domain equals sigma_k on coefficients, MUL_CONST, SUB, NEG."""
+    """NTT and BCONV of a residue of q0 computed mod q1 read its centered lift
+    (F1 Listing 1 line 8), AUT in the NTT domain equals sigma_k on coefficients,
+    MUL_CONST, SUB, NEG."""
     b = LimbProgramBuilder(N, 32, Q)
     x = b.new_rvecs(RVecClass.INPUT, 0, [b.add_name(RVecClass.INPUT, "x"), 0, 0])[0]
     o = b.add_name(RVecClass.OUTPUT, "o")
@@ -152,8 +155,9 @@ def test_foreign_modulus_ops_automorphism_and_constants():
     got = execute(p, inputs)
 
     q0, q1 = Q
-    assert got[int(outs[0])].tolist() == [v % q1 for v in xv]
-    assert got[int(outs[1])].tolist() == [v % q1 * (12345 % q1) % q1 for v in xv]
+    lifted = [(v - q0 if v > q0 // 2 else v) % q1 for v in xv]
+    assert got[int(outs[0])].tolist() == lifted
+    assert got[int(outs[1])].tolist() == [v * (12345 % q1) % q1 for v in lifted]
     assert got[int(outs[2])].tolist() == sigma_coeff(xv, k, q0)
     assert got[int(outs[3])].tolist() == [(-777 * v - v) % q0 for v in xv]
 
