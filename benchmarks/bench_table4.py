@@ -8,8 +8,20 @@ with F1's BV key switching (Listing 1). Each figure is the steady-state growth i
 scheduled cycles per added operation, over independent ciphertexts whose hints stay on
 chip: (cycles(depth 48) − cycles(depth 24)) / (24 · chains), at F1's 1 GHz; the long
 chains make the start (loading inputs and hints) negligible. The "paper" column is
-Table 4's F1 figure; the last column is the depth-48 schedule's cycles over the larger
-of its compute and bandwidth bounds.
+Table 4's F1 figure; the last column is the depth-48 schedule's cycles over the largest
+of its lower bounds (`fhec.analysis.bounds`).
+
+Workloads: each is `chains` independent ciphertexts, each run through `depth`
+dependent operations of one kind, written directly with the limb emitters (the same
+ones the lowering uses), all sharing one key. Chains: 16 at N = 2^12 and 8 at N = 2^13
+and 2^14. Why: Table 4 is a throughput figure, so the machine must have enough
+independent work to fill F1's 16 clusters. One BV key switch at L limbs starts with L
+INTTs, each feeding the L − 1 NTTs of its digit; at L = 4, 8 chains give only 32
+independent INTTs per step, which leaves NTT units idle across that dependence, while
+16 chains (64) keep all 16 NTT units busy. At L = 7 and 14, 8 chains already offer 56
+and 112. More chains would not change the throughput but would, at N = 2^14, overflow
+the 64 MB scratchpad: 8 ciphertexts of 2 × 14 limbs (14.7 MB) plus the key's 2L² = 392
+hint limbs (25.7 MB) fit; 16 would spill and measure the memory system instead.
 """
 
 from __future__ import annotations

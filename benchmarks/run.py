@@ -118,7 +118,8 @@ def main(argv=None) -> int:
         mod = _load(path)
         print(f"running {path.name} ...", flush=True)
         got = mod.run(quick=args.quick)
-        note = " ".join(mod.__doc__.strip().split("\n\n")[0].split()) if mod.__doc__ else ""
+        paragraphs = mod.__doc__.strip().split("\n\n") if mod.__doc__ else []
+        note = "\n\n".join(" ".join(p.split()) for p in paragraphs)
         modules[path.stem] = {"rows": got, "note": note}
     rows, notes = [], {}
     for name in sorted(modules):

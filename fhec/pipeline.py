@@ -374,7 +374,8 @@ def run_passes(
     Args:
         verify: verify the IR after every pass (`VERIFIERS`); None: `verify_by_default()`.
         dump_after: pass names after which to dump the IR (`DUMPERS`): printed to stdout,
-            or written to ``dump_dir/NN-<pass>.txt`` when `dump_dir` is given.
+            or written to ``dump_dir/NN-<pass>.txt`` (NN: the pass number `fhec passes` shows)
+            when `dump_dir` is given.
         progress: called with each pass's name as it starts.
 
     Raises `ParameterError` for a `dump_after` name not in `passes`, and what the passes
@@ -397,7 +398,7 @@ def run_passes(
         if verify and type(ir) in VERIFIERS:
             VERIFIERS[type(ir)](ir, options)
         if p.name in dump_after:
-            _dump(i, p.name, ir, dump_dir)
+            _dump(i + 1, p.name, ir, dump_dir)
     return PipelineRun(outputs, tuple(records))
 
 

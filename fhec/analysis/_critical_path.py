@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from numba import njit
 
+from fhec._jit import announce_compile
+
+announce_compile(__file__)
+
 
 @njit(cache=True)
 def critical_path(src0, src1, dst, latency, ready):

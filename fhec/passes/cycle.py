@@ -37,10 +37,14 @@ import dataclasses
 import numpy as np
 from numba import njit
 
+from fhec._jit import announce_compile
+
 from fhec.backends.streams import MEMORY_KIND, OpTiming, Streams, StreamOp, op_timing, unit_layout
 from fhec.backends.target import Target, UnitKind
 from fhec.ir.limb import LimbProgram
 from fhec.ir.schedule import DataSchedule, Event
+
+announce_compile(__file__)
 
 __all__ = ["schedule_cycles"]
 

@@ -49,12 +49,16 @@ import enum
 import numpy as np
 from numba import njit
 
+from fhec._jit import announce_compile
+
 from fhec.analysis.traffic import classify_traffic
 from fhec.backends.target import Target, UnitKind
 from fhec.errors import InternalError, TargetError
 from fhec.ir.limb import LimbProgram, verify_limb_program
 from fhec.ir.limb_ops import IS_LOADED, RVecClass
 from fhec.ir.schedule import DataSchedule, Event, Traffic
+
+announce_compile(__file__)
 
 __all__ = [
     "Event",

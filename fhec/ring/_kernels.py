@@ -28,6 +28,10 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic, overload
 
+from fhec._jit import announce_compile
+
+announce_compile(__file__)
+
 _U64 = np.uint64
 
 
