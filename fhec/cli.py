@@ -186,10 +186,6 @@ def check(programs: tuple[str, ...], seed: int, rel_bits: float | None) -> None:
     sys.exit(0 if all_ok else 1)
 
 
-if __name__ == "__main__":
-    main()
-
-
 def stats_tables(spec: str, keyswitch: str | None = None):
     """The rich tables ``fhec stats`` prints: per LimbOp, per HE op, per value class."""
     from rich.table import Table
@@ -390,3 +386,7 @@ def bench_command(only: tuple[str, ...], quick: bool) -> None:
         _fail(ProgramNotFoundError("no benchmarks/run.py here: run `fhec bench` from the root of an fhec checkout"))
     sys.argv = [str(runner), *only, *(["--quick"] if quick else [])]
     runpy.run_path(str(runner), run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""fhec.pipeline: the pass list, the pass manager (verification, timing, dumps), and the
+drivers as prefixes of it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import fhec
+from fhec.backends.target import load_target
+from fhec.cli import main
+from fhec.ir.he import HeProgram
+from fhec.ir.lowered import LoweredProgram
+from fhec.pipeline import (
+    COMPILED,
+    PASS_NAMES,
+    PIPELINE,
+    VERIFIERS,
+    Options,
+    Scheduled,
+    describe,
+    prefix,
+    run_passes,
+    run_prefix,
+    verify_by_default,
+)
+
+
+def small_program():
+    params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None)
+    p = fhec.Program("walk", params)
+    x, w = p.input("x"), p.plain("w")
+    p.output("y", ((x * x) * w).sum_slots(4) + x)
+    return p
+
+
+def test_the_pipeline_is_one_ordered_list_of_documented_passes():
+    assert PASS_NAMES[0] == "trace" and PASS_NAMES[-1] == "schedule_cycles"
+    assert PASS_NAMES.index("plan_rotations") < PASS_NAMES.index("lower") < PASS_NAMES.index("schedule_offchip")
+    assert len(set(PASS_NAMES)) == len(PASS_NAMES)
+    for p in PIPELINE:
+        assert "Preserves" in p.doc or "preserves" in p.doc, p.name
+    lines = describe().splitlines()
+    assert len(lines) == len(PIPELINE)
+    assert all(name in line for name, line in zip(PASS_NAMES, lines))
+
+
+def test_prefix_ends_at_the_named_pass():
+    assert [p.name for p in prefix("lower")][-1] == "lower"
+    assert len(prefix("trace")) == 1
+
+
+def test_each_pass_output_is_kept_timed_and_measured():
+    done = run_prefix(COMPILED, small_program(), Options(target=load_target("f1")))
+    assert [r.name for r in done.records] == list(PASS_NAMES)
+    assert isinstance(done["trace"], HeProgram) and isinstance(done["lower"], LoweredProgram)
+    assert isinstance(done.last, Scheduled)
+    assert done.records[PASS_NAMES.index("lower")].size == len(done["lower"].limb)
+    assert all(r.seconds >= 0 for r in done.records)
+
+
+def test_compile_reports_per_pass_seconds_and_sizes():
+    c = fhec.compile(small_program(), target="f1")
+    assert list(c.report.compile_seconds) == list(PASS_NAMES)
+    assert [d["name"] for d in c.report.compile_passes] == list(PASS_NAMES)
+    assert c.report.compile_passes[PASS_NAMES.index("lower")]["size"] == c.report.limb_instructions
+
+
+def test_dump_after_prints_the_ir_after_that_pass(capsys):
+    fhec.compile(small_program(), target="f1", dump_after=["lower"])
+    out = capsys.readouterr().out
+    assert "IR after lower" in out and "LimbProgram N=1024" in out and "BCONV" in out
+
+
+def test_dump_after_writes_numbered_files(tmp_path):
+    fhec.compile(small_program(), target="f1", dump_after=["trace", "expand_key_switches", "schedule_cycles"],
+                 dump_dir=tmp_path)
+    names = sorted(f.name for f in tmp_path.iterdir())
+    assert names == ["01-trace.txt", "09-expand_key_switches.txt", "12-schedule_cycles.txt"]
+    assert "mod_up" in (tmp_path / "09-expand_key_switches.txt").read_text()
+    assert "fhec-streams v1" in (tmp_path / "12-schedule_cycles.txt").read_text()
+
+
+def test_dump_after_an_unknown_pass_is_a_clear_error():
+    with pytest.raises(fhec.ParameterError, match="not a pass of this pipeline.*fhec passes"):
+        fhec.lower(small_program(), dump_after=["bsgs"])
+    with pytest.raises(fhec.ParameterError, match="schedule_cycles"):  # fhec.lower stops at lower
+        fhec.lower(small_program(), dump_after=["schedule_cycles"])
+
+
+def test_verification_runs_after_every_pass_that_has_a_verifier(monkeypatch):
+    seen = []
+    for ir_type, verify in list(VERIFIERS.items()):
+        monkeypatch.setitem(VERIFIERS, ir_type, lambda ir, o, _v=verify, _t=ir_type: (seen.append(_t.__name__), _v(ir, o)))
+    run_prefix(COMPILED, small_program(), Options(target=load_target("f1")), verify=True)
+    assert seen.count("HeProgram") == PASS_NAMES.index("lower")
+    assert seen[-3:] == ["LoweredProgram", "DataSchedules", "Scheduled"]
+    seen.clear()
+    run_prefix(COMPILED, small_program(), Options(target=load_target("f1")), verify=False)
+    assert seen == []
+
+
+def test_verification_is_on_under_pytest_and_follows_the_environment(monkeypatch):
+    assert verify_by_default()
+    monkeypatch.setenv("FHEC_VERIFY", "0")
+    assert not verify_by_default()
+    monkeypatch.setenv("FHEC_VERIFY", "1")
+    assert verify_by_default()
+
+
+def test_a_pass_that_breaks_the_ir_is_caught_by_the_verifier():
+    """A pass that returns a limb program with a dangling source fails verification."""
+    import dataclasses
+
+    from fhec.errors import InternalError
+    from fhec.pipeline import Pass
+
+    def corrupt(lowered, o):
+        limb = lowered.limb
+        src0 = limb.src0.copy()
+        src0[0] = limb.num_rvecs + 5
+        return dataclasses.replace(lowered, limb=dataclasses.replace(limb, src0=src0))
+
+    passes = (*prefix("lower"), Pass("corrupt", corrupt))
+    with pytest.raises(InternalError):
+        run_passes(passes, small_program(), Options(), verify=True)
+
+
+def test_the_drivers_are_prefixes_of_the_same_pipeline():
+    p = small_program()
+    inputs = {"x": np.linspace(-1, 1, 512), "w": np.linspace(1, 0, 512)}
+    ev = fhec.evaluate(p, inputs, seed=3)
+    ran = fhec.run(p, inputs, seed=3)
+    compiled = fhec.compile(p, target="f1").run(inputs, seed=3)
+    np.testing.assert_array_equal(ran["y"], compiled["y"])
+    assert np.max(np.abs(ev["y"] - ran["y"])) < 1e-3
+    assert len(fhec.lower(p).limb) == fhec.stats(p)["instructions"]
+
+
+def test_cli_lists_the_passes_and_dumps():
+    r = CliRunner().invoke(main, ["passes"])
+    assert r.exit_code == 0
+    assert r.output.splitlines()[0].startswith(" 1. trace")
+    assert len(r.output.splitlines()) == len(PIPELINE)
+
+
+def test_cli_compile_dump_after(tmp_path):
+    prog = tmp_path / "walk.py"
+    prog.write_text(
+        "import fhec\n"
+        "p = fhec.Program('walk', fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None))\n"
+        "x = p.input('x')\n"
+        "p.output('y', x * x + x.rotate(1))\n"
+    )
+    r = CliRunner().invoke(main, ["compile", str(prog), "--dump-after", "expand_key_switches"])
+    assert r.exit_code == 0, r.output
+    assert "IR after expand_key_switches" in r.output and "key_mult" in r.output
+    r = CliRunner().invoke(main, ["compile", str(prog), "--dump-after", "nope"])
+    assert r.exit_code != 0 and "error:" in r.output and "fhec passes" in r.output
