@@ -130,11 +130,13 @@ def _plan_rotations(program: HeProgram, o: Options) -> HeProgram:
 
 
 def _order_for_hint_reuse(program: HeProgram, o: Options) -> HeProgram:
-    """Topological reordering that clusters key switches using the same hint (F1 §4.2).
-    Preserves every node and value exactly."""
+    """Topological reordering that clusters key switches using the same hint (F1 §4.2)
+    while the live working set fits the target's scratchpad. Preserves every node and
+    value exactly."""
     from fhec.passes.he_order import order_for_hint_reuse
 
-    return order_for_hint_reuse(program)
+    capacity = o.target.scratchpad.capacity_bytes if o.target is not None else None
+    return order_for_hint_reuse(program, capacity)
 
 
 def keyswitch_policy(program: HeProgram, keyswitch: str | None) -> str:

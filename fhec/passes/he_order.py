@@ -1,16 +1,38 @@
-"""Key-switch-hint reuse ordering (F1 §4.2, "Ordering homomorphic operations").
+"""Key-switch-hint reuse ordering under a working-set bound (F1 §4.2, "Ordering
+homomorphic operations").
 
 A program as written may cycle through its key-switch hints once per data item: F1's
 matrix-vector example rotates row 0 by 1, 2, 4, ..., then row 1 by 1, 2, 4, ..., so
 each of its 14 hints is loaded four times when they do not all fit on chip. F1's
 compiler "first clusters independent homomorphic operations that reuse the same hint,
-then orders all clusters through simple list-scheduling". This pass does that:
+then orders all clusters through simple list-scheduling". Clustering without a limit
+has the opposite failure: a program of a thousand independent products, or a deep
+chain whose inputs are needed at every level, gets every ready value computed at once,
+and the working set spills.
 
-* ready nodes that switch no key run first (they are cheap, and running them early
-  makes more key switches ready);
-* otherwise the next cluster is every ready key switch needing one key: the key of the
-  previous cluster if some ready node still needs it (its hint is on chip), else the
-  key with the most ready users (ties: the key that appears first in the program).
+This pass is a list scheduler over heaps in program order (the order the program was
+written in, which is usually the order that consumes values soonest). Each step takes
+the first of:
+
+* a ready node that switches with the *current* key, whose hint is on chip (hint
+  reuse, F1);
+* a ready node that switches no key (cheap, and running it makes more key switches
+  ready, so that clusters grow: F1 runs these first);
+* the earliest ready node in program order; if it switches a key, that key becomes
+  current (its hint is loaded now, so its other users gather behind it).
+
+The first two apply only while the live working set plus the node's result stays
+within the budget; past it, program order alone decides, which consumes values.
+
+The working set is estimated in bytes, per HE value: parts × limbs at its level × N ×
+word bytes, live from its producer to its last user. The budget is half the target's
+scratchpad (the other half holds the current hint, the transient digits of a key
+switch, and the prefetches of the data-movement scheduler), less the current hint's
+bytes. Where reuse would exceed the budget, program order wins: the cost model is bytes
+moved, and spilling a working set moves more than reloading one hint. Without a target
+the budget is unbounded (pure F1 clustering within program order).
+
+Both heaps use lazy deletion: O(n log n) in the number of nodes.
 
 Preserves: semantics exactly (the result is a topological reordering: every node keeps
 its operation, attributes and arguments, so every value, type and ciphertext is the
@@ -19,10 +41,16 @@ same); outputs keep their relative order at the end.
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections import defaultdict
 
 from fhec.ir.he import HeNode, HeOp, HeProgram
+from fhec.ir.limb import word_bytes_for
 from fhec.passes.he_rewrite import as_he, copy_node, rebuild
+
+BUDGET_FRACTION = 0.5
+"""Share of the scratchpad the ordering lets live values fill (see the module doc)."""
 
 
 def _key_of(node: HeNode):
@@ -31,63 +59,131 @@ def _key_of(node: HeNode):
     return keys[0] if keys else None
 
 
-def hint_reuse_order(program) -> list[int]:
-    """The node ids of `program` in key-switch-hint reuse order (see the module doc)."""
+def value_bytes(program: HeProgram, node: HeNode) -> int:
+    """Bytes of a ciphertext value on chip (0 for plaintexts and outputs)."""
+    t = node.type
+    if node.op is HeOp.OUTPUT or not t.is_cipher or t.level is None:
+        return 0
+    p = program.params
+    return t.parts * p.limbs_at(t.level) * p.N * word_bytes_for(p.word_bits)
+
+
+def hint_bytes(program: HeProgram, node: HeNode) -> int:
+    """Bytes of the hint a key-switching node reads, as hybrid key switching lays it out:
+    2 components × digits × (limbs + special primes) limbs at the input's level."""
+    p = program.params
+    level = program.node(node.args[0]).type.level if node.args else p.top_level
+    limbs = p.limbs_at(level)
+    alpha = max(1, len(p.special_moduli))
+    return 2 * math.ceil(limbs / alpha) * (limbs + alpha) * p.N * word_bytes_for(p.word_bits)
+
+
+def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
+    """The node ids of `program` in key-switch-hint reuse order under a working-set
+    budget of `BUDGET_FRACTION` × `capacity_bytes` (unbounded if None; see the module doc)."""
     program = as_he(program)
     nodes = {n.id: n for n in program.nodes}
-    first_seen = {n.id: i for i, n in enumerate(program.nodes)}
+    rank = {n.id: i for i, n in enumerate(program.nodes)}
     waiting = {n.id: len(set(n.args)) for n in program.nodes}
     users: dict[int, list[int]] = defaultdict(list)
     for n in program.nodes:
         for a in set(n.args):
             users[a].append(n.id)
+    remaining = {vid: sum(1 for u in us if nodes[u].op is not HeOp.OUTPUT) for vid, us in users.items()}
+    size = {n.id: value_bytes(program, n) for n in program.nodes}
     outputs = [n.id for n in program.nodes if n.op is HeOp.OUTPUT]
-    plain: list[int] = []  # ready nodes without a key, in program order
-    by_key: dict = defaultdict(list)  # key -> ready key-switching nodes
-    key_rank: dict = {}
-    for n in program.nodes:
-        k = _key_of(n)
-        if k is not None and k not in key_rank:
-            key_rank[k] = len(key_rank)
+    budget = math.inf if capacity_bytes is None else BUDGET_FRACTION * capacity_bytes
+
+    ready: list[tuple[int, int]] = []  # (rank, id) of every ready node
+    free: list[tuple[int, int]] = []  # (rank, id) of the ready nodes that switch no key
+    by_key: dict = defaultdict(list)  # key -> (rank, id) of its ready key switches
+    done: set[int] = set()
 
     def make_ready(vid: int) -> None:
         node = nodes[vid]
         if node.op is HeOp.OUTPUT:
             return
+        heapq.heappush(ready, (rank[vid], vid))
         k = _key_of(node)
-        (plain if k is None else by_key[k]).append(vid)
+        heapq.heappush(free if k is None else by_key[k], (rank[vid], vid))
+
+    def top(heap: list[tuple[int, int]]) -> int | None:
+        while heap and heap[0][1] in done:
+            heapq.heappop(heap)
+        return heap[0][1] if heap else None
 
     for n in program.nodes:
         if waiting[n.id] == 0:
             make_ready(n.id)
     order: list[int] = []
-    current = None
+    live = 0
+    current, current_hint = None, 0
 
     def emit(vid: int) -> None:
+        nonlocal live
+        done.add(vid)
         order.append(vid)
+        if remaining.get(vid, 0):
+            live += size[vid]
+        for a in set(nodes[vid].args):
+            remaining[a] -= 1
+            if remaining[a] == 0:
+                live -= size[a]
         for u in users[vid]:
             waiting[u] -= 1
             if waiting[u] == 0:
                 make_ready(u)
 
-    while plain or any(by_key.values()):
-        if plain:
-            plain.sort(key=first_seen.__getitem__)
-            vid = plain.pop(0)
-            emit(vid)
-            continue
-        if current is None or not by_key.get(current):
-            current = max((k for k, v in by_key.items() if v), key=lambda k: (len(by_key[k]), -key_rank[k]))
-        cluster, by_key[current] = sorted(by_key[current], key=first_seen.__getitem__), []
-        for vid in cluster:
-            emit(vid)
+    def fits(vid: int | None) -> bool:
+        return vid is not None and live + size[vid] <= budget - current_hint
+
+    while True:
+        vid = top(by_key[current]) if current is not None else None
+        if not fits(vid):
+            vid = top(free)
+        if not fits(vid):  # past the budget: program order, which consumes values
+            vid = None
+        if vid is None:
+            vid = top(ready)
+            if vid is None:
+                break
+            k = _key_of(nodes[vid])
+            if k is not None and k != current:
+                current, current_hint = k, hint_bytes(program, nodes[vid])
+        emit(vid)
     return order + outputs
 
 
-def order_for_hint_reuse(program) -> HeProgram:
-    """`program` with its nodes reordered for key-switch-hint reuse (see module doc)."""
+def peak_live_bytes(program, order: list[int] | None = None) -> int:
+    """The largest estimated working set (bytes of values computed and still to be
+    read) over `order` (default: the program's own order)."""
     program = as_he(program)
-    order = hint_reuse_order(program)
+    nodes = {n.id: n for n in program.nodes}
+    remaining: dict[int, int] = defaultdict(int)
+    for n in program.nodes:
+        if n.op is not HeOp.OUTPUT:
+            for a in set(n.args):
+                remaining[a] += 1
+    live = peak = 0
+    for vid in order if order is not None else [n.id for n in program.nodes]:
+        node = nodes[vid]
+        if node.op is HeOp.OUTPUT:
+            continue
+        if remaining[vid]:
+            live += value_bytes(program, node)
+        peak = max(peak, live)
+        for a in set(node.args):
+            remaining[a] -= 1
+            if remaining[a] == 0:
+                live -= value_bytes(program, nodes[a])
+    return peak
+
+
+def order_for_hint_reuse(program, capacity_bytes: int | None = None) -> HeProgram:
+    """`program` with its nodes reordered for key-switch-hint reuse under a working-set
+    bound from `capacity_bytes` (the target's scratchpad; see the module doc)."""
+    program = as_he(program)
+    order = hint_reuse_order(program, capacity_bytes)
     index = {n.id: n for n in program.nodes}
     reordered = HeProgram(program.name, program.params, tuple(index[i] for i in order), program.options, program.loc)
     return rebuild(reordered, copy_node)

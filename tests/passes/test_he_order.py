@@ -67,3 +67,59 @@ def test_reordering_cuts_hint_traffic_when_hints_do_not_fit():
 
     assert ksh_bytes(order_for_hint_reuse(prog)) < ksh_bytes(prog)
     assert compile_program(_f1_matvec(N=2**10), target="tiny").report.cycles > 0
+
+
+def _wide(k=200, N=2**10):
+    p = fhec.Program("wide", fhec.CKKSParams(N=N, levels=2, scale_bits=28, word_bits=32, security=None))
+    x, y = p.input("x"), p.input("y")
+    acc = None
+    for i in range(k):
+        t = x * (y + 0.001 * (i + 1))
+        acc = t if acc is None else acc + t
+    p.output("acc", acc)
+    return p
+
+
+def test_working_set_stays_within_the_budget():
+    """HEIR's wide program (acc += x·(y + c_i)): unbounded clustering computes every
+    product before the first relinearization; with a capacity, the live working set stays
+    within the budget (plus one value)."""
+    from fhec.passes.he_order import BUDGET_FRACTION, hint_reuse_order, peak_live_bytes, value_bytes
+
+    prog = prepare(_wide())
+    one = max(value_bytes(prog, n) for n in prog.nodes)
+    capacity = 40 * one
+    unbounded = peak_live_bytes(prog, hint_reuse_order(prog))
+    bounded = peak_live_bytes(prog, hint_reuse_order(prog, capacity))
+    assert unbounded > 100 * one  # every product live at once
+    assert bounded <= BUDGET_FRACTION * capacity + one
+
+
+def test_capacity_keeps_matvec_clustered():
+    """With F1's 64 MB scratchpad, matvec's key switches still form one cluster per hint."""
+    prog = order_for_hint_reuse(prepare(_f1_matvec()), capacity_bytes=64 * 2**20)
+    keyed = [n.type.keys[0] for n in prog.nodes if n.type.keys]
+    runs = [k for i, k in enumerate(keyed) if i == 0 or keyed[i - 1] != k]
+    assert len(runs) == len(set(keyed))
+
+
+def test_wide_program_moves_only_compulsory_traffic_when_the_budget_holds():
+    """On an F1 with a 2 MB scratchpad (all 200 products would need 7 MB), ordering with
+    the budget moves only compulsory traffic; unbounded clustering spills."""
+    from fhec.backends.target import load_target
+    from fhec.passes.he_keyswitch import expand_key_switches
+    from fhec.passes.keyswitch_choice import choose_methods
+    from fhec.passes.lower import lower
+    from fhec.passes.offchip import schedule_offchip
+
+    f1 = load_target("f1")
+    small = f1.model_copy(update={"scratchpad": f1.scratchpad.model_copy(update={"capacity_bytes": 2 * 2**20})})
+    prog = prepare(_wide())
+
+    def noncompulsory(ordered):
+        lowered = lower(expand_key_switches(ordered, choose_methods(ordered, "hybrid")))
+        return schedule_offchip(lowered.limb, small, prefetch_reserve=0.125).traffic.noncompulsory
+
+    assert noncompulsory(order_for_hint_reuse(prog, small.scratchpad.capacity_bytes)) == 0
+    assert noncompulsory(order_for_hint_reuse(prog)) > 0
+    assert fhec.compile(_wide(), target=small).report.offchip_bytes["noncompulsory"] == 0
