@@ -13,9 +13,17 @@ Recipes (default algorithms; later passes may choose others, e.g. BSGS or hoisti
 * SUM_SLOTS(n): slot i <- sum_{j<n} x[i+j] (cyclic within a CKKS vector / a BGV row).
   Doubling S_2m = S_m + rot(S_m, m) and S_2m+1 = x + rot(S_2m, 1), read from the bits
   of n: log2(n) rotate-and-adds for a power of two. BGV n = N also adds the swapped rows.
-* LINEAR_TRANSFORM: the diagonal method, y = sum_k diag_k ⊙ rot(x, k) (with a row swap
-  first for BGV cross-row diagonals); one plaintext multiply per diagonal at one common
-  encoding scale, so the products add without alignment and one rescale follows.
+* LINEAR_TRANSFORM: baby-step giant-step (Halevi–Shoup; Bossuat et al. 2021 §3) over the
+  generalized diagonals y = sum_k diag_k ⊙ rot(x, k), k = g + j with g a multiple of n1:
+  y = sum_g rot( sum_j rot(diag_{g+j}, -g) ⊙ rot(x, j), g ), the diagonals pre-rotated
+  by -g. `bsgs_split` picks n1 to minimize the distinct rotations (baby steps j plus
+  giant steps g), which is also the number of rotation keys; an n1 spanning every step
+  is the diagonal method (one rotation of the input per diagonal), chosen when nothing
+  is saved. Each plaintext
+  multiply uses one common encoding scale, so the products add without alignment; the
+  giant-step rotations act on the unrescaled sums (their key-switch error lands at the
+  larger scale) and one rescale follows. BGV cross-row diagonals get a row swap first
+  and their own BSGS.
 * POLYNOMIAL: a balanced power tree (x^m = x^(2^k) · x^(m-2^k), depth ceil(log2 m))
   computing only the powers with a nonzero coefficient, each term scaled by its
   coefficient (integers exactly, without a level), terms summed from the highest level
@@ -71,16 +79,68 @@ def check_diagonals(params, diagonals: Any) -> None:
         seen.add((step, swap))
 
 
+def _signed_step(step: int, row: int) -> int:
+    """A rotation step in (-row/2, row/2]: the diagonals of a matrix smaller than the row
+    sit at both ends of [0, row), and reading them as signed makes them one range."""
+    return step - row if step > row // 2 else step
+
+
+def bsgs_split(steps, row: int) -> int:
+    """The baby-step count n1 that minimizes the distinct nonzero rotations (baby steps
+    j = lo + (k - lo) mod n1 and giant steps k - j) of the signed `steps`; ties go to the
+    larger n1. An n1 spanning every step is the diagonal method (every rotation a baby
+    step of the input, which hoisting can share)."""
+    signed = sorted({_signed_step(int(k), row) for k in steps})
+    lo, span = signed[0], signed[-1] - signed[0] + 1
+    best, best_cost = span, None
+    for n1 in range(span, 0, -1):
+        babies = {(k - lo) % n1 + lo for k in signed}
+        giants = {k - ((k - lo) % n1 + lo) for k in signed}
+        cost = len(babies - {0}) + len(giants - {0})
+        if best_cost is None or cost < best_cost:
+            best, best_cost = n1, cost
+    return best
+
+
+def _rotate_slots(params, vec, step: int):
+    """rot(vec, step) on plaintext slots: slot t receives slot t + step, cyclically within
+    a CKKS vector or within each BGV row."""
+    import numpy as np
+
+    row = row_length(params)
+    rows = vec.reshape(-1, row)
+    return np.roll(rows, -step, axis=1).reshape(-1)
+
+
 def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
-    check_diagonals(b.params, attrs["diagonals"])
-    ps = attrs["plain_scale"]
+    params = b.params
+    check_diagonals(params, attrs["diagonals"])
+    ps, row = attrs["plain_scale"], row_length(params)
     acc = None
-    for step, swap, vec in attrs["diagonals"]:
-        r = b.emit(HeOp.SWAP_ROWS, (x,), (), loc) if swap else x
-        if step:
-            r = b.emit(HeOp.ROTATE, (r,), attrs_of(step=step), loc)
-        term = b.emit(HeOp.MUL_CONST, (r,), attrs_of(value=vec, plain_scale=ps), loc)
-        acc = term if acc is None else b.emit(HeOp.ADD, (acc, term), (), loc)
+    for swap in (False, True):
+        diagonals = [(step, vec) for step, sw, vec in attrs["diagonals"] if sw is swap]
+        if not diagonals:
+            continue
+        source = b.emit(HeOp.SWAP_ROWS, (x,), (), loc) if swap else x
+        n1 = bsgs_split([step for step, _ in diagonals], row)
+        lo = min(_signed_step(step, row) for step, _ in diagonals)
+        babies: dict[int, int] = {}
+        giants: dict[int, list[tuple[int, Const]]] = {}
+        for step, vec in diagonals:
+            k = _signed_step(step, row)
+            j = (k - lo) % n1 + lo
+            giants.setdefault(k - j, []).append((j, vec))
+        for g in sorted(giants):
+            inner = None
+            for j, vec in sorted(giants[g], key=lambda t: t[0]):
+                if j % row not in babies:
+                    babies[j % row] = b.emit(HeOp.ROTATE, (source,), attrs_of(step=j % row), loc) if j % row else source
+                diag = Const(_rotate_slots(params, vec.array, -g)) if g % row else vec
+                term = b.emit(HeOp.MUL_CONST, (babies[j % row],), attrs_of(value=diag, plain_scale=ps), loc)
+                inner = term if inner is None else b.emit(HeOp.ADD, (inner, term), (), loc)
+            if g % row:
+                inner = b.emit(HeOp.ROTATE, (inner,), attrs_of(step=g % row), loc)
+            acc = inner if acc is None else b.emit(HeOp.ADD, (acc, inner), (), loc)
     return acc
 
 
