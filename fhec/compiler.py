@@ -111,6 +111,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     dump_after: Sequence[str] = (),
     dump_dir: str | Path | None = None,
     verify: bool | None = None,
+    hoisting: str = "auto",
 ) -> Compiled:
     """Compile `program` for an accelerator: the whole `fhec.pipeline`.
 
@@ -128,12 +129,15 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
             to `dump_dir`.
         verify: verify the IR after every pass (default: on under pytest or with
             ``FHEC_VERIFY=1``; see `fhec.pipeline.verify_by_default`).
+        hoisting: "auto" (rotations of one ciphertext share one mod-up when there are
+            several), "single" (always) or "none".
 
     Returns a `Compiled` with `.streams`, `.report` and `.run(inputs, seed=...)`.
     Raises `TargetError` for a bad target or one that does not support the program's N
     or word size, and what tracing and the passes raise.
     """
-    options = options_for(target, keyswitch=keyswitch, policy=policy, prefetch_reserve=prefetch_reserve)
+    options = options_for(target, keyswitch=keyswitch, policy=policy, prefetch_reserve=prefetch_reserve,
+                          hoisting=hoisting)
     tgt = options.target
     tgt.check_ring_degree(as_he(program).params.N)
     done = run_prefix(COMPILED, program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
@@ -156,16 +160,19 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used)
 
 
-def lower(program, keyswitch: str | None = None, *, dump_after: Sequence[str] = (), verify: bool | None = None) -> LoweredProgram:
+def lower(program, keyswitch: str | None = None, *, dump_after: Sequence[str] = (), verify: bool | None = None,
+          hoisting: str = "auto") -> LoweredProgram:
     """Compile `program` to the limb level without running it: `fhec.pipeline` up to
     ``lower``. Data-free: it scales to N = 2^16 and millions of instructions.
-    `keyswitch`: "bv", "hybrid", "auto" or None (the parameters' method)."""
-    return run_prefix(LOWERED, program, options_for(keyswitch=keyswitch), dump_after=dump_after, verify=verify).last
+    `keyswitch`: "bv", "hybrid", "auto" or None (the parameters' method); `hoisting` as
+    for `compile`."""
+    options = options_for(keyswitch=keyswitch, hoisting=hoisting)
+    return run_prefix(LOWERED, program, options, dump_after=dump_after, verify=verify).last
 
 
-def stats(program, keyswitch: str | None = None) -> dict[str, Any]:
+def stats(program, keyswitch: str | None = None, *, hoisting: str = "auto") -> dict[str, Any]:
     """Limb-instruction statistics of `program` (`fhec.analysis.stats.instruction_stats`):
     counts per LimbOp ("ops") and per HE op ("by_he_op"), rvecs and bytes per value class."""
     from fhec.analysis.stats import instruction_stats
 
-    return instruction_stats(lower(program, keyswitch))
+    return instruction_stats(lower(program, keyswitch, hoisting=hoisting))

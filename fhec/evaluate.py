@@ -38,6 +38,7 @@ SWAP_ROWS          ``ev.swap_rows(a)``
 OUTPUT             ``a``
 AUTOMORPHISM       ``ev.automorphism(a, galois)``
 MOD_UP             ``keyswitch.decompose(params, a.data[part], a.level, method)``
+DIGITS_AUTOMORPHISM  ``automorphism_ntt(digit, galois)`` of every digit (hoisted rotation)
 KEY_MULT           ``keyswitch.key_mult(params, digits, keys.key(source, method), level)``
 MOD_DOWN           ``keyswitch.mod_down`` of both polynomials
 KS_ADD             ``(a0 + u0, a1 + u1)`` for a 3-part a, else ``(a0 + u0, u1)``
@@ -66,6 +67,7 @@ from fhec.reference import normalize_inputs, reference
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.encryption import decrypt, encode, encrypt
 from fhec.schemes.evaluator import Evaluator
+from fhec.ring.automorphism import automorphism_ntt
 from fhec.ring.modarith import add_mod
 from fhec.schemes import keyswitch as ks
 from fhec.schemes.keys import RELIN, KeySet, keygen
@@ -192,6 +194,12 @@ def _mod_up(ev: Evaluator, node: HeNode, args: list, kw: dict):
     return ks.decompose(ev.params, ct.data[node.attr("part")], ct.level, node.attr("method")), ct.level
 
 
+def _digits_automorphism(ev: Evaluator, node: HeNode, args: list, kw: dict):
+    (digits, level) = args[0]
+    g = int(node.attr("galois"))
+    return [automorphism_ntt(d, g, ev.params.N) for d in digits], level
+
+
 def _key_mult(ev: Evaluator, node: HeNode, args: list, kw: dict):
     (digits, level) = args[0]
     source = RELIN if node.attr("source") == "relin" else node.attr("source")
@@ -236,6 +244,7 @@ EXECUTORS: dict[HeOp, Executor] = {
     # travel as (arrays, level)
     HeOp.AUTOMORPHISM: lambda ev, n, a, kw: ev.automorphism(a[0], n.attr("galois")),
     HeOp.MOD_UP: _mod_up,
+    HeOp.DIGITS_AUTOMORPHISM: _digits_automorphism,
     HeOp.KEY_MULT: _key_mult,
     HeOp.MOD_DOWN: _mod_down,
     HeOp.KS_ADD: _ks_add,

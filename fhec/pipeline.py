@@ -55,6 +55,8 @@ class Options:
         policy: off-chip eviction policy, "belady" (F1) or "lru".
         prefetch_reserve: one prefetch reserve, or None to try `RESERVES`.
         max_rotation_keys: overrides the program's rotation-key cap.
+        hoisting: "auto" (hoist the mod-up of key switches that share a source),
+            "single" (every rotation) or "none" (`fhec.passes.he_keyswitch`).
     """
 
     target: Any = None
@@ -62,6 +64,7 @@ class Options:
     policy: str = "belady"
     prefetch_reserve: float | None = None
     max_rotation_keys: int | None = None
+    hoisting: str = "auto"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,11 +161,15 @@ def _choose_keyswitch(program: HeProgram, o: Options) -> HeProgram:
 
 def _expand_key_switches(program: HeProgram, o: Options) -> HeProgram:
     """Every key switch becomes automorphism / mod_up / key_mult / mod_down / ks_add, by
-    the method in its ``keyswitch`` attribute. Preserves every ciphertext bit for bit."""
-    from fhec.passes.he_keyswitch import expand_key_switches
+    the method in its ``keyswitch`` attribute; rotations of one ciphertext share one
+    mod_up (single hoisting) as `Options.hoisting` says. Preserves every ciphertext bit
+    for bit."""
+    from fhec.passes.he_keyswitch import HOISTING, expand_key_switches
     from fhec.passes.keyswitch_choice import annotated_methods
 
-    return expand_key_switches(program, annotated_methods(program))
+    if o.hoisting not in HOISTING:
+        raise ParameterError(f"hoisting={o.hoisting!r}: choose one of {', '.join(HOISTING)}.")
+    return expand_key_switches(program, annotated_methods(program), o.hoisting)
 
 
 def _lower(program: HeProgram, o: Options) -> LoweredProgram:
@@ -420,13 +427,14 @@ def describe() -> str:
     return "\n".join(f"{i:>2}. {p.name:<{width}}  {p.summary}" for i, p in enumerate(PIPELINE, 1))
 
 
-def options_for(target=None, *, keyswitch=None, policy="belady", prefetch_reserve=None, max_rotation_keys=None) -> Options:
+def options_for(target=None, *, keyswitch=None, policy="belady", prefetch_reserve=None, max_rotation_keys=None,
+                hoisting="auto") -> Options:
     """`Options` with `target` loaded (a shipped name, a TOML path or a `Target`)."""
     if target is not None:
         from fhec.backends.target import Target, load_target
 
         target = target if isinstance(target, Target) else load_target(str(target))
-    return Options(target, keyswitch, policy, prefetch_reserve, max_rotation_keys)
+    return Options(target, keyswitch, policy, prefetch_reserve, max_rotation_keys, hoisting)
 
 
 def run_prefix(last: str, program, options: Options = Options(), **kw) -> PipelineRun:

@@ -160,6 +160,7 @@ SEMANTICS: dict[HeOp, Semantics] = {
     # of its own (ks_add's value is its ciphertext operand's, now under the right key)
     HeOp.AUTOMORPHISM: lambda p, n, a, env: _automorphism(p, a[0], n.attr("step")),
     HeOp.MOD_UP: lambda p, n, a, env: None,
+    HeOp.DIGITS_AUTOMORPHISM: lambda p, n, a, env: None,
     HeOp.KEY_MULT: lambda p, n, a, env: None,
     HeOp.MOD_DOWN: lambda p, n, a, env: None,
     HeOp.KS_ADD: _IDENTITY,

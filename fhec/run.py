@@ -55,7 +55,9 @@ class RunResult:
         return run_he(self.program, self.keys, self.inputs, self.plains, self.methods)
 
 
-def run_detailed(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: str | None = None) -> RunResult:
+def run_detailed(
+    program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: str | None = None, *, hoisting: str = "auto"
+) -> RunResult:
     """Compile `program` to limb instructions, execute them on real ciphertexts, decrypt.
 
     Args:
@@ -65,6 +67,7 @@ def run_detailed(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: s
         keyswitch: "bv", "hybrid", "auto" (per key switch, see
             `fhec.passes.keyswitch_choice.choose_methods`), or None for the parameters'
             method (the one their noise estimates assume, and `fhec.evaluate` uses).
+        hoisting: "auto", "single" or "none" (see `fhec.passes.he_keyswitch`).
 
     Raises `ParameterError` for an unknown keyswitch policy, and what `fhec.evaluate` raises.
     """
@@ -72,7 +75,7 @@ def run_detailed(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: s
     from fhec.sim.bind import bind_lowered
     from fhec.sim.functional import execute
 
-    compiled = run_prefix(LOWERED, program, Options(keyswitch=keyswitch))
+    compiled = run_prefix(LOWERED, program, Options(keyswitch=keyswitch, hoisting=hoisting))
     annotated, lowered = compiled[HE_DONE], compiled[LOWERED]
     policy = keyswitch_policy(annotated, keyswitch)
     keys = make_keys(annotated, seed, keyswitch=keygen_method(annotated, policy))
@@ -84,7 +87,9 @@ def run_detailed(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: s
     return RunResult(decrypt_outputs(keys, outs), outs, lowered, annotated, keys, cts, plains, methods)
 
 
-def run(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: str | None = None) -> dict[str, np.ndarray]:
+def run(
+    program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: str | None = None, *, hoisting: str = "auto"
+) -> dict[str, np.ndarray]:
     """Run `program` compiled: keygen, encrypt, lower to limb instructions, execute them
     in the functional model (the limb program, unscheduled), decrypt. Returns output name
     -> slot vector (float64 for CKKS, int64 mod t for BGV), like `fhec.evaluate`.
@@ -92,4 +97,4 @@ def run(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: str | None
     `keyswitch`: "bv", "hybrid", "auto" (a per-key-switch choice by noise and cost), or
     None (default) for the parameters' method.
     """
-    return run_detailed(program, inputs, seed, keyswitch).outputs
+    return run_detailed(program, inputs, seed, keyswitch, hoisting=hoisting).outputs

@@ -45,3 +45,40 @@ def hybrid_keyswitch_counts(L: int, alpha: int, bgv: bool = False) -> dict[str, 
         c["NTT"] += L
         c["MUL_CONST"] += L
     return c
+
+
+def _split(L: int, alpha: int, bgv: bool, method: str) -> tuple[dict[str, int], dict[str, int]]:
+    """(mod_up, key_mult + mod_down) counts of one key switch, from the closed forms above."""
+    if method == "bv":
+        return {"INTT": L, "NTT": L * (L - 1)}, {"MUL": 2 * L * L, "ADD": 2 * L * (L - 1)}
+    whole = hybrid_keyswitch_counts(L, alpha, bgv)
+    sizes = [min(alpha, L - j * alpha) for j in range(-(-L // alpha))]
+    K = L + alpha
+    up = {"INTT": sum(sizes), "MUL_CONST": sum(a for a in sizes if a > 1),
+          "BCONV": sum((K - a) * a for a in sizes), "ADD": sum((K - a) * (a - 1) for a in sizes),
+          "NTT": sum(K - a for a in sizes)}
+    rest = {k: whole[k] - up.get(k, 0) for k in whole}
+    return up, rest
+
+
+def rotation_counts(L: int, alpha: int, rotations: int, *, method: str = "hybrid", hoisting: str = "none",
+                    bgv: bool = False) -> dict[str, int]:
+    """Limb instructions of `rotations` rotations of one 2-part ciphertext at L limbs.
+
+    Every rotation: σ_g of both parts (2L AUT), a key switch, and c0 + u0 (L ADD).
+    Without hoisting each rotation decomposes σ_g(c1) itself. With single hoisting
+    (`fhec.passes.he_keyswitch`) c1 is decomposed once, and each rotation instead
+    permutes every digit limb: d·(L + α) AUT for hybrid (d = ⌈L/α⌉ digits over L + α
+    primes), L·L for BV.
+    """
+    up, rest = _split(L, alpha, bgv, method)
+    ops = ("INTT", "NTT", "MUL", "ADD", "MUL_CONST", "BCONV", "AUT")
+    c = dict.fromkeys(ops, 0)
+    digit_limbs = L * L if method == "bv" else -(-L // alpha) * (L + alpha)
+    for k, v in up.items():
+        c[k] += v * (1 if hoisting == "single" else rotations)
+    for k, v in rest.items():
+        c[k] += v * rotations
+    c["AUT"] += rotations * (2 * L + (digit_limbs if hoisting == "single" else 0))
+    c["ADD"] += rotations * L
+    return c

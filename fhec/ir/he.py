@@ -60,6 +60,7 @@ class HeOp(enum.Enum):
     # The pieces of a key switch (fhec.passes.he_keyswitch.expand_key_switches):
     AUTOMORPHISM = "automorphism"          # σ_g on both parts, no key switch (attrs: galois, step)
     MOD_UP = "mod_up"                      # digits of one part over the key-switching basis (attrs: part, method)
+    DIGITS_AUTOMORPHISM = "digits_automorphism"  # σ_g on every digit: a hoisted rotation (attrs: galois, step)
     KEY_MULT = "key_mult"                  # Σ digit_d · hint_d (attrs: source "relin"|galois, step, method)
     MOD_DOWN = "mod_down"                  # hybrid: divide a key-switch pair by P
     KS_ADD = "ks_add"                      # ct + pair: (c0+u0, c1+u1) from 3 parts, (c0+u0, u1) from 2
@@ -69,7 +70,9 @@ class HeOp(enum.Enum):
 
 
 HIGH_LEVEL_OPS = frozenset({HeOp.SUM_SLOTS, HeOp.LINEAR_TRANSFORM, HeOp.POLYNOMIAL})
-KEY_SWITCH_PIECES = frozenset({HeOp.AUTOMORPHISM, HeOp.MOD_UP, HeOp.KEY_MULT, HeOp.MOD_DOWN, HeOp.KS_ADD})
+KEY_SWITCH_PIECES = frozenset(
+    {HeOp.AUTOMORPHISM, HeOp.MOD_UP, HeOp.DIGITS_AUTOMORPHISM, HeOp.KEY_MULT, HeOp.MOD_DOWN, HeOp.KS_ADD}
+)
 KEY_SWITCHING_OPS = frozenset({HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS})
 INPUT_OPS = frozenset({HeOp.INPUT, HeOp.PLAIN_INPUT})
 

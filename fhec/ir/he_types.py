@@ -329,6 +329,14 @@ def _mod_up(params, attrs, args, loc):
     return HeType(ValueKind.DIGITS, params.slots, a.level, None, 1, a.noise)
 
 
+def _digits_automorphism(params, attrs, args, loc):
+    (d,) = args
+    _ks_input(d, HeOp.DIGITS_AUTOMORPHISM, (ValueKind.DIGITS,))
+    g = attrs["galois"]
+    _need(isinstance(g, int) and g % 2 == 1 and 0 < g < 2 * params.N, f"digits_automorphism: bad Galois element {g!r}")
+    return d
+
+
 def _key_mult(params, attrs, args, loc):
     (d,) = args
     _ks_input(d, HeOp.KEY_MULT, (ValueKind.DIGITS,))
@@ -381,6 +389,7 @@ PRIMITIVE_RULES: dict[HeOp, Rule] = {
     HeOp.SWAP_ROWS: _galois(HeOp.SWAP_ROWS, lambda p, a: Key(KeyKind.CONJUGATION), "bgv"),
     HeOp.AUTOMORPHISM: _automorphism,
     HeOp.MOD_UP: _mod_up,
+    HeOp.DIGITS_AUTOMORPHISM: _digits_automorphism,
     HeOp.KEY_MULT: _key_mult,
     HeOp.MOD_DOWN: _mod_down,
     HeOp.KS_ADD: _ks_add,

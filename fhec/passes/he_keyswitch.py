@@ -12,9 +12,23 @@ switching is not atomic after expansion").
                                        u = mod_down u               (hybrid only)
                                        r = ks_add x, u              (x0 + u0, x1 + u1)
 
-With the pieces explicit, later passes can share one mod_up among several rotations of
-the same ciphertext (hoisting), sum key_mult results before one mod_down, and the
-lowering sees each hint as data with an identity.
+Single hoisting (Halevi–Shoup): when a ciphertext x is rotated (or conjugated) by
+several key switches of one method, its c1 is decomposed once and each rotation
+permutes the digits instead of decomposing σ_g(c1) again:
+
+    d = mod_up x {part: 1, method}                              (once)
+    per rotation:  e = digits_automorphism d {galois, step}
+                   u = key_mult e; u = mod_down u (hybrid); r = ks_add (automorphism x), u
+
+This saves a mod-up (INTTs, base conversions and NTTs) per rotation for an automorphism
+of every digit limb. It is exact: digits are lifted centered, and a centered lift
+commutes with σ_g (σ_g permutes coefficients with signs, and the centered
+representative of −a is minus that of a), so σ_g(decompose(c1)) = decompose(σ_g(c1))
+residue for residue, and hoisted rotations are bit-identical to unhoisted ones.
+``hoisting="auto"`` hoists where at least two key switches share a source and method;
+``"single"`` hoists every rotation, ``"none"`` none.
+
+With the pieces explicit, the lowering sees each hint as data with an identity.
 
 Preserves: the value of every node, residue for residue: the pieces are exactly
 `fhec.schemes.keyswitch.decompose`, `key_mult` and `mod_down`, which
@@ -25,6 +39,7 @@ of the node it replaces.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Mapping
 
 from fhec.ir.he import HeNode, HeOp, HeProgram, attrs_of
@@ -34,17 +49,31 @@ from fhec.passes.lower import key_switch_source
 from fhec.schemes.keys import RELIN
 
 KEY_SWITCHING = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS)
+HOISTING = ("auto", "single", "none")
 
 
-def expand_key_switches(program, methods: Mapping[int, str] | str) -> HeProgram:
-    """Rewrite every key-switching node into automorphism / mod_up / key_mult / mod_down / ks_add.
+def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str = "auto") -> HeProgram:
+    """Rewrite every key-switching node into automorphism / mod_up / key_mult / mod_down /
+    ks_add, hoisting the mod_up of rotations that share a source (see the module doc).
 
     `methods`: one method ("bv" or "hybrid") for all, or node id -> method (see
-    `fhec.passes.keyswitch_choice.choose_methods`). Rotations by a multiple of the row
-    length (no key switch) are kept as they are.
+    `fhec.passes.keyswitch_choice.choose_methods`). `hoisting`: "auto", "single" or
+    "none". Rotations by a multiple of the row length (no key switch) are kept as they are.
     """
     program = as_he(program)
     params = program.params
+
+    def method_of(node: HeNode) -> str:
+        return methods if isinstance(methods, str) else methods[node.id]
+
+    def galois_switch(node: HeNode) -> bool:
+        return node.op in KEY_SWITCHING and node.op is not HeOp.RELINEARIZE and key_switch_source(params, node) is not None
+
+    sharing = Counter((n.args[0], method_of(n)) for n in program.nodes if galois_switch(n))
+    hoisted_digits: dict[tuple[int, str], int] = {}  # (new source id, method) -> shared mod_up
+
+    def hoist(node: HeNode) -> bool:
+        return hoisting == "single" or (hoisting == "auto" and sharing[(node.args[0], method_of(node))] >= 2)
 
     def rewrite(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
         if node.op not in KEY_SWITCHING:
@@ -52,8 +81,18 @@ def expand_key_switches(program, methods: Mapping[int, str] | str) -> HeProgram:
         source = key_switch_source(params, node)
         if source is None:
             return copy_node(b, node, args)
-        method = methods if isinstance(methods, str) else methods[node.id]
+        method = method_of(node)
         (x,) = args
+        if source != RELIN and hoist(node):
+            step = int(node.attr("step")) if node.op is HeOp.ROTATE else None
+            if (x, method) not in hoisted_digits:
+                hoisted_digits[(x, method)] = b.emit(HeOp.MOD_UP, (x,), attrs_of(part=1, method=method), node.loc)
+            d = b.emit(HeOp.DIGITS_AUTOMORPHISM, (hoisted_digits[(x, method)],), attrs_of(galois=source, step=step), node.loc)
+            u = b.emit(HeOp.KEY_MULT, (d,), attrs_of(source=source, step=step, method=method), node.loc)
+            if method == "hybrid":
+                u = b.emit(HeOp.MOD_DOWN, (u,), (), node.loc)
+            target = b.emit(HeOp.AUTOMORPHISM, (x,), attrs_of(galois=source, step=step), node.loc)
+            return b.emit(HeOp.KS_ADD, (target, u), (), node.loc)
         if source == RELIN:
             target, part, step = x, 2, None
             if b.type_of(x).parts == 2:  # already relinearized: nothing to switch

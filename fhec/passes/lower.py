@@ -24,7 +24,7 @@ import numpy as np
 from fhec.errors import InternalError
 from fhec.ir.he import HeNode, HeOp, HeProgram, HeType
 from fhec.ir.he_types import is_int_scalar
-from fhec.ir.limb import verify_limb_program
+from fhec.ir.limb import LimbOp, verify_limb_program
 from fhec.ir.lowered import ConstRecipe, LoweredProgram
 from fhec.passes.lower_ops import LimbEmitter
 from fhec.passes.lower_outputs import finalize_outputs
@@ -187,9 +187,18 @@ class _PendingDigits:
 
 def _mod_up(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     x = a[0][node.attr("part")]
-    if len(lw.users[node.id]) == 1:
+    users = lw.users[node.id]
+    if len(users) == 1 and lw.program.node(users[0]).op is HeOp.KEY_MULT:
         return _PendingDigits(x, node.type.level, node.attr("method"), em)
     return em.mod_up(x, node.type.level, node.attr("method"))
+
+
+def _digits_automorphism(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    """σ_g on every limb of every digit (each over the key-switching basis)."""
+    digits, level = a[0], node.type.level
+    method = lw.program.node(node.args[0]).attr("method")
+    mods = em.key_rows(level, method)
+    return [em.op(LimbOp.AUT, d, mod=mods, imm=int(node.attr("galois"))) for d in digits]
 
 
 def _key_mult(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
@@ -233,6 +242,7 @@ EMITTERS: dict[HeOp, Emitter] = {
     HeOp.SWAP_ROWS: _whole_key_switch,
     HeOp.AUTOMORPHISM: lambda lw, em, n, a: em.automorphism(a[0], int(n.attr("galois"))),
     HeOp.MOD_UP: _mod_up,
+    HeOp.DIGITS_AUTOMORPHISM: _digits_automorphism,
     HeOp.KEY_MULT: _key_mult,
     HeOp.MOD_DOWN: lambda lw, em, n, a: em.mod_down(a[0], n.type.level),
     HeOp.KS_ADD: _ks_add,

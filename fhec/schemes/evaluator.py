@@ -37,7 +37,7 @@ from fhec.schemes import rules
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.encryption import encode
 from fhec.schemes.keys import RELIN, KeySet, galois_for_conjugation, galois_for_rotation
-from fhec.schemes.keyswitch import key_switch
+from fhec.schemes.keyswitch import decompose, key_mult, key_switch, mod_down
 
 
 def encode_addend(params, values, level: int, scale) -> Plaintext:
@@ -365,6 +365,42 @@ class Evaluator:
         data = np.stack([add_mod(c0, u0, q), u1])
         noise = nz.add_noise(ct.noise, nz.keyswitch_noise(self.params, ct.level, method))
         return Ciphertext(self.params, data, ct.level, ct.scale, ct.key_id, noise)
+
+    def rotate_hoisted(self, ct: Ciphertext, steps, *, keyswitch: str | None = None) -> dict[int, Ciphertext]:
+        """Several rotations of one ciphertext with one decomposition (single hoisting,
+        Halevi–Shoup): c1 is decomposed once, and each rotation permutes the digits by
+        σ_g before its key product. Returns step -> rotated ciphertext, each bit-identical
+        to `rotate(ct, step)` (digits are lifted centered, which commutes with σ_g).
+
+        Raises `MissingRotationKeyError` as `rotate` does.
+        """
+        self._check(ct)
+        if ct.parts > 2:
+            ct = self.relinearize(ct, keyswitch=keyswitch)
+        method = self._method(keyswitch)
+        steps = [int(k) for k in steps]
+        galois = {k: galois_for_rotation(self.params, k) for k in steps}
+        for k, g in galois.items():
+            if g != 1 and not self.keys.has_key(g, method):
+                raise MissingRotationKeyError(
+                    f"rotation by {k} needs the Galois key for element {g} ({method} key switching), "
+                    f"which keygen did not generate; add it: keygen(params, rotations=[..., {k}])."
+                )
+        N, q = self.params.N, _q(ct)
+        digits = decompose(self.params, ct.data[1], ct.level, method)
+        noise = nz.add_noise(ct.noise, nz.keyswitch_noise(self.params, ct.level, method))
+        out = {}
+        for k, g in galois.items():
+            if g == 1:
+                out[k] = ct
+                continue
+            turned = [automorphism_ntt(d, g, N) for d in digits]
+            u0, u1 = key_mult(self.params, turned, self.keys.key(g, method), ct.level)
+            if method == "hybrid":
+                u0, u1 = mod_down(self.params, u0, ct.level), mod_down(self.params, u1, ct.level)
+            c0 = automorphism_ntt(ct.data[0], g, N)
+            out[k] = Ciphertext(self.params, np.stack([add_mod(c0, u0, q), u1]), ct.level, ct.scale, ct.key_id, noise)
+        return out
 
     def key_switch(self, ct: Ciphertext, source, *, keyswitch: str | None = None) -> Ciphertext:
         """Switch a 2-part ciphertext decrypting under s' (source: "relin" for s², or a Galois
