@@ -202,7 +202,7 @@ def stats_tables(spec: str, keyswitch: str | None = None):
     for op, n in s["ops"].items():
         head.add_row(op, f"{n:,}")
     by_he = Table(title="per HE op")
-    ops = list(s["ops"])
+    ops = [op for op, n in s["ops"].items() if n]  # the ops this program uses: keeps the table narrow
     by_he.add_column("HE op")
     for op in ops:
         by_he.add_column(op, justify="right")

@@ -65,7 +65,7 @@ from fhec.passes.he_rewrite import as_he
 from fhec.pipeline import PREPARED, run_prefix
 from fhec.reference import normalize_inputs, reference
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
-from fhec.schemes.encryption import decrypt, encode, encrypt
+from fhec.schemes.encryption import decrypt, encode, encode_scalar, encrypt
 from fhec.schemes.evaluator import Evaluator
 from fhec.ring.automorphism import automorphism_ntt
 from fhec.ring.modarith import add_mod
@@ -148,10 +148,11 @@ def plaintext_operand(params: Params, node: HeNode, level: int, scale, values) -
     ciphertext operand (at `level` with `scale`), encoded exactly as the evaluator does:
     additions at the operand's level and scale, multiplies at the node's ``plain_scale``
     (CKKS) or with factor 1 (BGV). `values` is the plain input's vector or the constant."""
-    vec = _slot_vector(params, values)
     if node.op in (HeOp.MUL_PLAIN, HeOp.MUL_CONST):
-        return encode(params, vec, level, node.attr("plain_scale") if params.scheme == "ckks" else None)
-    return encode(params, vec, level, scale)
+        scale = node.attr("plain_scale") if params.scheme == "ckks" else None
+    if not isinstance(values, Const) and np.ndim(values) == 0:  # a scalar: exact constant polynomial
+        return encode_scalar(params, values, level, scale)
+    return encode(params, _slot_vector(params, values), level, scale)
 
 
 Executor = Callable[[Evaluator, HeNode, list, dict], Any]

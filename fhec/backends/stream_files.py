@@ -21,7 +21,7 @@ Binary, one file per unit (``<unit>.bin``), little-endian: a 32-byte header, the
 16-byte records of four 32-bit words::
 
     w0  bits 0-5 op (StreamOp; 63 = WAIT)  bits 6-15 mod (1023 = none)  bits 16-31 wait
-    w1  dst      w2  src0      w3  src1 (MUL/ADD/SUB) or imm (AUT/MUL_CONST/BCONV)
+    w1  dst      w2  src0      w3  src1 (MUL/ADD/SUB) or imm (AUT/MUL_CONST/BCONV/ADD_CONST)
     (0xFFFFFFFF = none)
 
 A wait above 65535 cycles is carried by WAIT records (w1 = cycles, at most
@@ -43,6 +43,7 @@ import numpy as np
 
 from fhec.backends.streams import HAS_IMM, STREAM_ARITY, Streams, StreamOp, Unit
 from fhec.errors import FhecError
+from fhec.ir.limb_ops import LimbOp
 
 __all__ = [
     "FORMAT_VERSION",
@@ -153,7 +154,7 @@ def decode_stream(data: bytes) -> tuple[dict[str, int], dict[str, np.ndarray]]:
     cycle = np.cumsum(wait)[~is_wait]
     rec, op = rec[~is_wait], op[~is_wait]
     n = len(rec)
-    if np.any((op > StreamOp.BCONV) & (op != StreamOp.LOAD) & (op != StreamOp.STORE)):
+    if np.any((op >= len(LimbOp)) & (op != StreamOp.LOAD) & (op != StreamOp.STORE)):
         raise StreamFormatError("unknown opcode in stream")
     mod = (rec[:, 0] >> 6) & 0x3FF
 

@@ -33,7 +33,7 @@ Entries (struct of arrays, sorted by unit, then cycle)
 ``op`` (uint8)     a `StreamOp`: the nine `LimbOp` codes, LOAD or STORE
 ``dst``, ``src0``, ``src1`` (int32)  locations, -1 = none
 ``mod`` (int16)    modulus index of a functional-unit op, -1 for memory ops
-``imm`` (int32)    AUT: Galois element; MUL_CONST, BCONV: constant index; else -1
+``imm`` (int32)    AUT: Galois element; MUL_CONST, BCONV, ADD_CONST: constant index; else -1
 ``tag`` (int32)    provenance, not needed to execute: the program instruction an
                    FU entry implements, the rvec a LOAD/STORE moves; -1 = unknown
 
@@ -95,12 +95,13 @@ class StreamOp(enum.IntEnum):
     NEG = LimbOp.NEG
     AUT = LimbOp.AUT
     BCONV = LimbOp.BCONV
+    ADD_CONST = LimbOp.ADD_CONST
     LOAD = 16  # memory vector src0 -> slot dst
     STORE = 17  # slot src0 -> memory vector dst
 
 
 NUM_STREAM_OPS = 18
-"""Size of tables indexed by `StreamOp` (codes 9..15 are unused)."""
+"""Size of tables indexed by `StreamOp` (codes 10..15 are unused)."""
 
 MEMORY_KIND = "mem"
 """`Unit.kind` of the memory controller."""

@@ -33,6 +33,9 @@ class LimbOp(enum.IntEnum):
     AUT        dst = sigma_imm(src0) on the evaluation (NTT) domain; imm odd in [1, 2N)
     BCONV      dst = (src0 read mod m) * C[imm]  (one term of a fast base conversion;
                the lowering sums the terms with ADD)
+    ADD_CONST  dst = src0 + C[imm]          (a scalar constant added to every word: a
+               CKKS/BGV scalar plaintext is a constant polynomial, the same number at
+               every NTT evaluation point, so it needs one word per limb, not N)
     """
 
     NTT = 0
@@ -44,6 +47,7 @@ class LimbOp(enum.IntEnum):
     NEG = 6
     AUT = 7
     BCONV = 8
+    ADD_CONST = 9
 
 
 class RVecClass(enum.IntEnum):
@@ -93,6 +97,7 @@ for _op in LimbOp:
         LimbOp.AUT: ImmKind.GALOIS,
         LimbOp.MUL_CONST: ImmKind.CONSTANT,
         LimbOp.BCONV: ImmKind.CONSTANT,
+        LimbOp.ADD_CONST: ImmKind.CONSTANT,
     }.get(_op, ImmKind.NONE)
 del _op
 for _table in (ARITY, FOREIGN_SOURCE, IMM_KIND):

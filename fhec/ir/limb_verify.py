@@ -40,7 +40,7 @@ def verify_limb_program(p: LimbProgram) -> None:
     instruction, INPUT/KSH/CONST never written, every source loaded or written by
     an earlier instruction in array order); ``rvec_mod[dst] == mod``; sources have
     the instruction's modulus except for NTT and BCONV; AUT's imm is odd in
-    [1, 2N); MUL_CONST's and BCONV's imm index the constant table and that constant
+    [1, 2N); MUL_CONST's, BCONV's and ADD_CONST's imm index the constant table and that constant
     is reduced mod the instruction's modulus. The message names the first offending
     instruction or rvec and how many violate the same rule.
     """

@@ -14,7 +14,7 @@ import numpy as np
 from fhec.ir.he import Const, HeProgram, HeType
 from fhec.ir.limb import LimbProgram
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
-from fhec.schemes.encryption import encode
+from fhec.schemes.encryption import encode, encode_scalar
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,10 @@ class LoweredProgram:
             kind, value = r.source
             if kind == "plain":
                 value = plain_inputs[value]
-            vec = value.array if isinstance(value, Const) else np.full(params.slots, value) if np.ndim(value) == 0 else value
-            out[name] = encode(params, vec, r.level, r.scale)
+            if not isinstance(value, Const) and np.ndim(value) == 0:
+                out[name] = encode_scalar(params, value, r.level, r.scale)
+                continue
+            out[name] = encode(params, value.array if isinstance(value, Const) else value, r.level, r.scale)
         return out
 
     def output_ciphertexts(self, words: Mapping[int, np.ndarray], key_id: int) -> dict[str, Ciphertext]:

@@ -22,13 +22,14 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from fhec.errors import InternalError
-from fhec.ir.he import HeNode, HeOp, HeProgram, HeType
+from fhec.ir.he import Const, HeNode, HeOp, HeProgram, HeType
 from fhec.ir.he_types import is_int_scalar
 from fhec.ir.limb import LimbOp, verify_limb_program
 from fhec.ir.lowered import ConstRecipe, LoweredProgram
 from fhec.passes.lower_ops import LimbEmitter
 from fhec.passes.lower_outputs import finalize_outputs
 from fhec.schemes import rules
+from fhec.schemes.encryption import scalar_integer
 from fhec.schemes.keys import RELIN, galois_for_conjugation, galois_for_rotation
 
 
@@ -115,9 +116,17 @@ def _plain_source(lw: _Lowering, node: HeNode) -> tuple[str, Any]:
     return ("plain", lw.program.node(node.args[1]).attr("name"))
 
 
+def _is_scalar(value) -> bool:
+    return not isinstance(value, Const) and np.ndim(value) == 0
+
+
 def _add_plain(subtract: bool, from_input: bool) -> Emitter:
     def emit(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
         t = lw.arg_type(node)
+        if not from_input and _is_scalar(node.attr("value")):
+            # a scalar is a constant polynomial: one word per limb, added as an immediate
+            k = scalar_integer(lw.params, node.attr("value"), t.scale)
+            return em.add_scalar(a[0], -k if subtract else k)
         source = _plain_source(lw, node) if from_input else ("value", node.attr("value"))
         return em.add_plain(a[0], lw.const(ConstRecipe(source, t.level, t.scale)), subtract=subtract)
 
@@ -133,6 +142,8 @@ def _mul_const(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     v = node.attr("value")
     if is_int_scalar(v):
         return em.mul_integer(a[0], int(v))
+    if _is_scalar(v):  # a CKKS scalar encodes to the constant round(v · plain_scale)
+        return em.mul_integer(a[0], scalar_integer(lw.params, v, lw.mul_scale(node)))
     recipe = ConstRecipe(("value", v), lw.arg_type(node).level, lw.mul_scale(node))
     return em.mul_plain(a[0], lw.const(recipe))
 

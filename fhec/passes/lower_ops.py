@@ -129,6 +129,15 @@ class LimbEmitter:
         c0 = self.op(LimbOp.SUB if subtract else LimbOp.ADD, a[0], pt, mod=self._mods(a.shape[1]))
         return np.concatenate([c0[None], a[1:]])
 
+    def add_scalar(self, a: np.ndarray, k: int) -> np.ndarray:
+        """c0 + k (k an integer: a constant polynomial, the same in every NTT word), one
+        ADD_CONST per limb with k reduced mod the limb's prime; the other parts pass through."""
+        limbs = a.shape[1]
+        mods = self._mods(limbs)
+        consts = [k % q for q in self.params.moduli[:limbs]]
+        c0 = self.op(LimbOp.ADD_CONST, a[0], mod=mods, imm=self.constants(consts, mods))
+        return np.concatenate([c0[None], a[1:]])
+
     def mul_plain(self, a: np.ndarray, pt: np.ndarray) -> np.ndarray:
         return np.stack([self.op(LimbOp.MUL, p, pt, mod=self._mods(a.shape[1])) for p in a])
 

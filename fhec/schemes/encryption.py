@@ -7,6 +7,8 @@ error e only, as SEAL's `Encryptor` does with a secret key) and the public key o
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import math
 
 import numpy as np
@@ -54,6 +56,35 @@ def encode(params: Params, values, level: int | None = None, scale=None) -> Plai
         if scale != 1:
             coeffs = (coeffs * scale) % params.plain_modulus
     return Plaintext(params, ntt(to_rns(coeffs, moduli), moduli), level, scale)
+
+
+def scalar_integer(params: Params, value, scale=None) -> int:
+    """The integer a scalar plaintext encodes to: a constant polynomial, the same at every
+    slot and at every NTT evaluation point. CKKS: round(value × scale), exactly (scale
+    defaults to the top level's); BGV: value × factor mod t (factor default 1)."""
+    if params.scheme == "ckks":
+        scale = params.scale_at(params.top_level) if scale is None else scale
+        return round(Fraction(float(value)) * Fraction(float(scale)))
+    t = params.plain_modulus
+    return (int(value) % t) * (1 if scale is None else int(scale)) % t
+
+
+def encode_scalar(params: Params, value, level: int | None = None, scale=None) -> Plaintext:
+    """A scalar as a plaintext at `level` (default: top): the constant polynomial
+    `scalar_integer(params, value, scale)`, whose NTT form holds that integer mod each
+    prime in every word (CKKS scale default: the level's canonical scale; BGV factor 1).
+    Exact, where encoding `np.full(slots, value)` goes through a floating-point FFT."""
+    level = params.top_level if level is None else level
+    if params.scheme == "ckks":
+        scale = params.scale_at(level) if scale is None else float(scale)
+    else:
+        scale = 1 if scale is None else int(scale)
+    k = scalar_integer(params, value, scale)
+    moduli = params.moduli_at(level)
+    data = np.empty((len(moduli), params.N), dtype=np.uint64)
+    for i, q in enumerate(moduli):
+        data[i] = k % q
+    return Plaintext(params, data, level, scale)
 
 
 def encrypt(

@@ -35,7 +35,7 @@ from fhec.ring.rns import divide_by_dropped
 from fhec.schemes import noise as nz
 from fhec.schemes import rules
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
-from fhec.schemes.encryption import encode
+from fhec.schemes.encryption import encode, encode_scalar
 from fhec.schemes.keys import RELIN, KeySet, galois_for_conjugation, galois_for_rotation
 from fhec.schemes.keyswitch import decompose, key_mult, key_switch, mod_down
 
@@ -43,7 +43,7 @@ from fhec.schemes.keyswitch import decompose, key_mult, key_switch, mod_down
 def encode_addend(params, values, level: int, scale) -> Plaintext:
     """A scalar or slot vector encoded to be added to a ciphertext at (level, scale)."""
     if np.ndim(values) == 0:
-        values = np.full(params.slots, values)
+        return encode_scalar(params, values, level, scale)
     return encode(params, values, level, scale)
 
 
@@ -51,7 +51,8 @@ def encode_multiplier(params, values, level: int) -> Plaintext:
     """A scalar or slot vector encoded to multiply a level-`level` ciphertext: CKKS at
     `rules.plain_multiply_scale` (so the next rescale restores the scale), BGV with factor 1."""
     if np.ndim(values) == 0:
-        values = np.full(params.slots, values)
+        scale = None if params.scheme == "bgv" else rules.plain_multiply_scale(params, level)
+        return encode_scalar(params, values, level, scale)
     if params.scheme == "bgv":
         return encode(params, values, level)
     return encode(params, values, level, rules.plain_multiply_scale(params, level))

@@ -20,7 +20,7 @@ import numpy as np
 
 from fhec.errors import InternalError
 from fhec.ir.limb import LimbProgram, verify_limb_program
-from fhec.ir.limb_ops import IS_LOADED, LimbOp, RVecClass
+from fhec.ir.limb_ops import IMM_KIND, IS_LOADED, ImmKind, LimbOp, RVecClass
 from fhec.sim.semantics import Operands, apply
 
 __all__ = ["execute"]
@@ -80,7 +80,7 @@ def execute(
             b=b,
             moduli=row_moduli,
             src_moduli=tuple(moduli[m] for m in src_mod[start:end]),
-            consts=constants[imm[start:end]] if first in (LimbOp.MUL_CONST, LimbOp.BCONV) else constants[:0],
+            consts=constants[imm[start:end]] if IMM_KIND[first] == ImmKind.CONSTANT else constants[:0],
             galois=imm[start] if first == LimbOp.AUT else -1,
             N=program.N,
         )

@@ -29,7 +29,8 @@ class Operands:
         b: (k, N) src1 words for binary ops, else None.
         moduli: per row, the instruction's prime m.
         src_moduli: per row, the prime src0's words are residues of.
-        consts: per row, the constant C[imm] (MUL_CONST, BCONV), reduced mod m; else empty.
+        consts: per row, the constant C[imm] (MUL_CONST, BCONV, ADD_CONST), reduced mod m;
+            else empty.
         galois: the Galois element (AUT), else -1.
         N: the ring degree.
     """
@@ -60,6 +61,7 @@ KERNELS: dict[LimbOp, Kernel] = {
     LimbOp.NEG: lambda a, o: modarith.neg_mod(a, o.q),
     LimbOp.AUT: lambda a, o: automorphism.automorphism_ntt(a, o.galois, o.N),
     LimbOp.BCONV: lambda a, o: modarith.mul_const_mod(a, o.consts, o.q),
+    LimbOp.ADD_CONST: lambda a, o: modarith.add_mod(a, np.broadcast_to(o.consts[:, None], a.shape).copy(), o.q),
 }
 """What each op computes from its (already read) src0 and the other operands."""
 

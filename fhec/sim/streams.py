@@ -30,7 +30,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from fhec.backends.streams import Streams, StreamOp, op_timing
+from fhec.backends.streams import HAS_IMM, Streams, StreamOp, op_timing
 from fhec.backends.target import Target
 from fhec.errors import InternalError
 from fhec.ir.limb import LimbProgram
@@ -117,7 +117,7 @@ def execute_streams(
                 b, pb = read(src1[e], q)
                 b = b if pb == q else modarith.reduce_mod(b, q)
             c = 0
-            if o in (StreamOp.MUL_CONST, StreamOp.BCONV):
+            if HAS_IMM[o] and o != StreamOp.AUT:  # a constant-table index
                 if not 0 <= imm[e] < len(consts):
                     raise InternalError(f"stream entry uses constant {imm[e]}; the table has {len(consts)}")
                 c = int(consts[imm[e]]) % q

@@ -107,7 +107,7 @@ def test_user_path_works(tmp_path):
         ("latency = 1            # [derived]", "latency = -1           # [derived]", r"field 'cluster.units\[2\].latency': Input should be greater than or equal to 0"),
         ('ops = ["AUT"]', 'ops = ["AUTO"]', r"field 'cluster.units\[1\].ops': unknown op 'AUTO'"),
         ('ops = ["MUL", "MUL_CONST", "BCONV"]', 'ops = ["MUL", "MUL_CONST"]', "field 'cluster': op BCONV is executed by no unit"),
-        ('ops = ["ADD", "SUB", "NEG"]', 'ops = ["ADD", "SUB", "NEG", "MUL"]', r"op MUL is executed by several units \(mul, add\)"),
+        ('ops = ["ADD", "SUB", "NEG", "ADD_CONST"]', 'ops = ["ADD", "SUB", "NEG", "ADD_CONST", "MUL"]', r"op MUL is executed by several units \(mul, add\)"),
         ("n_min = 1024", "n_min = 1000", "field 'n_min': 1000 is not a power of two"),
         ("n_min = 1024", "n_min = 32768", r"n_min \(32768\) exceeds n_max \(16384\)"),
         ("lanes = 128", "lanes = 128\nlane = 64", "field 'lane': Extra inputs are not permitted"),

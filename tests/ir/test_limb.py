@@ -230,7 +230,8 @@ def random_programs(draw):
             mod = draw(st.integers(0, 1))
         same = [r for r in avail if int(b.rvec_mod(r)) == mod]
         s1 = draw(st.sampled_from(same)) if op in (LimbOp.MUL, LimbOp.ADD, LimbOp.SUB) else -1
-        imm = {LimbOp.AUT: draw(st.sampled_from([1, 3, 5, 31])), LimbOp.MUL_CONST: cidx[0], LimbOp.BCONV: cidx[1]}
+        imm = {LimbOp.AUT: draw(st.sampled_from([1, 3, 5, 31])), LimbOp.MUL_CONST: cidx[0], LimbOp.BCONV: cidx[1],
+               LimbOp.ADD_CONST: cidx[0]}
         avail.append(int(b.emit_new(op, s0, s1, mod=mod, imm=imm.get(op, -1))[0]))
     return b.build()
 

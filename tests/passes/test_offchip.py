@@ -68,7 +68,7 @@ def random_program(draw, N: int | None = None, max_instructions: int = 60, shuff
         imm = -1
         if op == LimbOp.AUT:
             imm = 2 * draw(st.integers(0, N - 1)) + 1
-        elif op in (LimbOp.MUL_CONST, LimbOp.BCONV):
+        elif op in (LimbOp.MUL_CONST, LimbOp.BCONV, LimbOp.ADD_CONST):
             imm = consts[draw(st.integers(0, 1))]
         if i >= n - outs:
             dst = int(b.new_rvecs(RVecClass.OUTPUT, m, [out_name, 0, i])[0])

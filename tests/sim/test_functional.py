@@ -85,6 +85,7 @@ class Reference:
                 LimbOp.NEG: lambda: [-x % q for x in a],
                 LimbOp.AUT: lambda: self.aut(a, imm),
                 LimbOp.BCONV: lambda: [x * C[imm] % q for x in a],
+                LimbOp.ADD_CONST: lambda: [(x + C[imm]) % q for x in a],
             }[op]()
             vals[int(p.dst[i])] = result
         return {int(r): vals[int(r)] for r in p.rvec_ids(RVecClass.OUTPUT)}
@@ -237,7 +238,7 @@ def random_programs(draw):
         imm = -1
         if op == LimbOp.AUT:
             imm = draw(st.sampled_from(range(1, 2 * SMALL_N, 2)))
-        elif op in (LimbOp.MUL_CONST, LimbOp.BCONV):
+        elif op in (LimbOp.MUL_CONST, LimbOp.BCONV, LimbOp.ADD_CONST):
             imm = int(draw(st.sampled_from(list(consts[mod]))))
         if draw(st.booleans()):
             dst = int(b.new_rvecs(RVecClass.OUTPUT, mod, [oname, 0, n_out])[0])
