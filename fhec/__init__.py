@@ -36,6 +36,7 @@ from fhec.errors import (
     PlaintextOperandError,
     MixedProgramsError,
     MissingInputError,
+    PolynomialError,
     LevelMismatchError,
     UnusedInputWarning,
 )
@@ -68,12 +69,15 @@ _LAZY: dict[str, str] = {
     "stats": "fhec.compiler",
     "Compiled": "fhec.compiler",
     "compile": "fhec.compiler",
+    # polynomial approximation (numpy only)
+    "Approximation": "fhec.approx",
+    "approx": "fhec.approx",
 }
 """Public name -> the module it is loaded from on first use."""
 
 _SUBMODULES = ("analysis", "backends", "frontend", "ir", "passes", "pipeline", "ring", "schemes", "sim", "testing")
 
-_FUNCTION_OVER_MODULE = ("reference", "evaluate", "run")
+_FUNCTION_OVER_MODULE = ("reference", "evaluate", "run", "approx")
 """Public functions named like the module that defines them."""
 
 
