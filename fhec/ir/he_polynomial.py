@@ -29,8 +29,8 @@ How it is evaluated (Bossuat et al., Eurocrypt 2021, §4; Lattigo's and OpenFHE'
   only on the chain of leading quotients) is divided further instead, down to
   ``B_1``, which always has a level to spare. So non-integer coefficients never add a
   level beyond ``ceil(log2(d+1))``, at the price of a product or two on that chain.
-* **k** is chosen per series among the powers of two, minimising the ciphertext
-  products (then the depth) of the static plan (`plan_polynomial`).
+* **k** is chosen per series among the powers of two, minimising the depth, then the
+  ciphertext products, of the static plan (`plan_polynomial`).
 
 With a domain, ``u = α·x + β`` costs one level when α is not an integer (the +1 of the
 depth bound). Everything runs through the builder's auto policy (rescale after each
@@ -220,8 +220,9 @@ def plan_polynomial(coeffs: tuple, basis: str, reduce: Callable = lambda v: v) -
     """The cheapest plan for `coeffs` in `basis` within depth ceil(log2(d+1)) below u.
 
     `reduce` normalises derived coefficients (BGV: centered mod t). Tries every
-    power-of-two baby-step bound k up to 2d and keeps the fewest products, then the
-    smallest depth, then the smallest k: deterministic.
+    power-of-two baby-step bound k up to 2d and keeps the smallest depth (below the
+    budget when the coefficients allow, e.g. integers), then the fewest products, then
+    the smallest k: deterministic.
     """
     d = degree(coeffs)
     budget = d.bit_length()  # ceil(log2(d + 1))
@@ -230,7 +231,7 @@ def plan_polynomial(coeffs: tuple, basis: str, reduce: Callable = lambda v: v) -
         root = _plan(tuple(coeffs), basis, 1 << j, budget, reduce)
         used = basis_closure(_used_basis(root, set()), basis)
         plan = Plan(root, 1 << j, node_depth(root), len(used - {1}) + _splits_with_products(root))
-        if best is None or (plan.products, plan.depth) < (best.products, best.depth):
+        if best is None or (plan.depth, plan.products) < (best.depth, best.products):
             best = plan
     return best
 

@@ -84,6 +84,20 @@ def test_integer_coefficients_need_only_the_powers_depth():
         assert x.level - y.level == math.ceil(math.log2(d)), d
 
 
+def test_never_deeper_than_the_previous_power_tree():
+    """The old recipe took ceil(log2 i) levels per power x^i, plus one for a non-integer
+    coefficient on it; sparse series with mixed coefficients never get deeper now."""
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        d = int(rng.integers(1, 70))
+        c = [0.0] * (d + 1)
+        for i in rng.choice(d + 1, size=min(d + 1, int(rng.integers(1, 5))), replace=False):
+            c[i] = float(rng.integers(-3, 4)) if rng.random() < 0.5 else float(rng.uniform(-1, 1))
+        c[d] = c[d] or 1.0
+        old = max((i - 1).bit_length() + (not float(v).is_integer()) for i, v in enumerate(c) if i and v)
+        assert plan_polynomial(tuple(c), "power").depth <= old, c
+
+
 def test_sparse_power_needs_only_its_squarings():
     p, x, y = traced(DEEP, [0] * 64 + [1])
     assert x.level - y.level == 6 and products(p) == 6
