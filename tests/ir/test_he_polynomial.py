@@ -10,10 +10,13 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from numpy.polynomial import Chebyshev, Legendre, Polynomial
 from numpy.polynomial import chebyshev as npc
 
 import fhec
+import fhec.testing as ft
 from fhec.errors import LevelExhaustedError, PolynomialError
 from fhec.ir.he import HeOp
 from fhec.ir.he_polynomial import DIVIDE, plan_polynomial, polynomial_depth
@@ -200,6 +203,34 @@ def test_identity_series_are_the_operand():
     assert x.polynomial([0, 1]) is x
     assert x.polynomial([0, 1.0], basis="chebyshev") is x
     assert x.polynomial(Chebyshev([0, 1])) is x
+
+
+@st.composite
+def chebyshev_cases(draw):
+    """(program, inputs): a random Chebyshev or power series of degree <= 15 on a random
+    domain (CKKS) or an integer series (BGV), inputs inside the domain."""
+    scheme = draw(st.sampled_from(["ckks", "bgv"]))
+    basis = draw(st.sampled_from(["chebyshev", "power"]))
+    d = draw(st.integers(0, 15))
+    if scheme == "bgv":
+        coeffs = draw(st.lists(st.integers(-300, 300), min_size=d + 1, max_size=d + 1))
+        p, _, _ = traced(BGV, coeffs, basis=basis)
+        return p, {"x": draw(ft.inputs_for(p, full=True))["x"]}
+    unit = st.floats(-1, 1, allow_nan=False, width=32)
+    coeffs = np.array(draw(st.lists(unit, min_size=d + 1, max_size=d + 1)), dtype=np.float64)
+    coeffs /= max(1.0, float(np.sum(np.abs(coeffs))))  # |value| <= 1 on the domain
+    lo = draw(st.sampled_from([-8.0, -1.0, 0.0, 0.5]))
+    hi = lo + draw(st.sampled_from([0.5, 1.0, 2.0, 16.0]))
+    series = (Chebyshev if basis == "chebyshev" else Polynomial)(coeffs, domain=[lo, hi])
+    p, _, _ = traced(DEEP, series)
+    xs = lo + (hi - lo) * (draw(ft.inputs_for(p, full=True))["x"] + 1) / 2
+    return p, {"x": xs}
+
+
+@given(chebyshev_cases())
+def test_random_series_match_numpy_within_their_estimated_precision(case):
+    program, inputs = case
+    ft.assert_matches_reference(program, inputs)  # CKKS: the estimated bits; BGV: exactly
 
 
 # -- errors ----------------------------------------------------------------------------------------
