@@ -63,7 +63,9 @@ def approx(f: Callable, domain, degree: int) -> Approximation:
     try:
         a, b = (float(v) for v in domain)
     except (TypeError, ValueError):
-        raise PolynomialError(f"approx(domain={domain!r}): the domain must be a pair of numbers (a, b) with a < b.") from None
+        raise PolynomialError(
+            f"approx(domain={domain!r}): the domain must be a pair of numbers (a, b) with a < b."
+        ) from None
     if not (math.isfinite(a) and math.isfinite(b) and a < b):
         raise PolynomialError(f"approx(domain=({a}, {b})): the domain must be a finite interval with a < b.")
     n = int(degree) + 1
@@ -84,8 +86,10 @@ def _values(f: Callable, xs: np.ndarray) -> np.ndarray:
     try:
         ys = np.asarray(f(xs), dtype=np.float64)
     except Exception as e:  # the user's function: report whatever it raised
-        raise PolynomialError(f"approx: calling {getattr(f, '__name__', f)!r} on a numpy array failed: {e!r}; "
-                              f"pass a vectorised function (e.g. wrap it with numpy.vectorize).") from e
+        raise PolynomialError(
+            f"approx: calling {getattr(f, '__name__', f)!r} on a numpy array failed: {e!r}; "
+            f"pass a vectorised function (e.g. wrap it with numpy.vectorize)."
+        ) from e
     if ys.shape != xs.shape or not np.all(np.isfinite(ys)):
         raise PolynomialError(
             f"approx: {getattr(f, '__name__', f)!r} must return finite real values of the shape of its input "

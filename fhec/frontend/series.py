@@ -87,7 +87,9 @@ def _check_domain(params: Params, domain, where):
 
 def _scalar(params: Params, c, i: int, where):
     if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real):
-        raise PolynomialError(f"coefficient {i} ({c!r}) is not a real number (fhec's slots are real); pass numbers only.", where)
+        raise PolynomialError(
+            f"coefficient {i} ({c!r}) is not a real number (fhec's slots are real); pass numbers only.", where
+        )
     if not math.isfinite(float(c)):
         raise PolynomialError(f"coefficient {i} is {c!r}; every coefficient must be finite.", where)
     return constants.scalar(params, c.item() if isinstance(c, np.generic) else c, where)

@@ -82,9 +82,12 @@ def affine_map(domain) -> tuple[Any, Any]:
     if domain is None:
         return 1, 0
     a, b = (float(v) for v in domain)
-    alpha, beta = 2.0 / (b - a), -(a + b) / (b - a)
-    pick = lambda v: exact_integer(v) if exact_integer(v) is not None else v  # noqa: E731
-    return pick(alpha), pick(beta)
+    return _int_if_exact(2.0 / (b - a)), _int_if_exact(-(a + b) / (b - a))
+
+
+def _int_if_exact(v):
+    n = exact_integer(v)
+    return v if n is None else n
 
 
 def _divide_power(c: tuple, g: int) -> tuple[tuple, tuple]:
@@ -259,7 +262,10 @@ class _Emitter:
             m = b.multiply(self.basis_value(a), self.basis_value(h), loc, auto=True)
             if self.basis == "chebyshev":
                 m = b.add(m, m, loc, auto=True)  # 2·T_a·T_h
-                m = b.add_const(m, 1, loc, subtract=True) if a == h else b.add(m, self.basis_value(1), loc, subtract=True, auto=True)
+                if a == h:  # T_0 = 1
+                    m = b.add_const(m, 1, loc, subtract=True)
+                else:
+                    m = b.add(m, self.basis_value(1), loc, subtract=True, auto=True)
             self.values[i] = m
         return self.values[i]
 
@@ -287,7 +293,10 @@ class _Emitter:
                 acc = self.plus(acc, t)
             return self.plus_const(acc, node.coeffs[0])
         g = self.basis_value(node.g)
-        top = self.b.multiply(self.emit(node.q), g, self.loc, auto=True) if _is_series(node.q) else self.scaled(g, node.q)
+        if _is_series(node.q):
+            top = self.b.multiply(self.emit(node.q), g, self.loc, auto=True)
+        else:
+            top = self.scaled(g, node.q)
         if _is_series(node.r):
             return self.plus(top, self.emit(node.r))
         return self.plus_const(top, node.r)
@@ -317,7 +326,8 @@ def check_attrs(params, attrs: dict[str, Any]) -> tuple[tuple, str, Any]:
     if basis not in BASES:
         raise IRTypeError(f"polynomial basis {basis!r} is not one of {BASES}")
     if domain is not None:
-        ok = isinstance(domain, tuple) and len(domain) == 2 and all(isinstance(v, float) and math.isfinite(v) for v in domain)
+        pair = isinstance(domain, tuple) and len(domain) == 2
+        ok = pair and all(isinstance(v, float) and math.isfinite(v) for v in domain)
         if not ok or domain[0] == domain[1] or params.scheme != "ckks":
             raise IRTypeError(f"polynomial domain {domain!r} is not a CKKS pair of distinct floats")
     return coeffs, basis, domain
