@@ -38,7 +38,7 @@ product, LEVEL_DOWN to align operands), so the expansion is deterministic and ev
 value at one level has that level's scale.
 
 Measured (tests/ir/test_he_polynomial.py, benchmarks/bench_polynomial.py): dense
-degree 15 / 31 / 63 series take depth 4 / 5 / 6 and 8 / 12 / 18 ciphertext products in
+degree 15 / 31 / 63 series take depth 4 / 5 / 6 and 8 / 13 / 18 ciphertext products in
 either basis.
 """
 
