@@ -35,7 +35,7 @@ def _traced(params, series, **kw):
 def run(quick: bool = False) -> list[dict]:
     import fhec
     from fhec.ir.he import HeOp
-    from fhec.passes import expand
+    from fhec.passes.he_expand import expand
 
     counting = fhec.CKKSParams(N=2**6, levels=8, base_limbs=2, security=None)
     precise = fhec.CKKSParams(N=2**12, levels=8, scale_bits=30, word_bits=32, base_limbs=2, security=None)

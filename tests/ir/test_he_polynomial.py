@@ -20,7 +20,7 @@ import fhec.testing as ft
 from fhec.errors import LevelExhaustedError, PolynomialError
 from fhec.ir.he import HeOp
 from fhec.ir.he_polynomial import DIVIDE, plan_polynomial, polynomial_depth
-from fhec.passes import expand
+from fhec.passes.he_expand import expand
 
 DEEP = fhec.CKKSParams(N=2**6, levels=8, base_limbs=2, security=None)
 PRECISE = fhec.CKKSParams(N=2**10, levels=8, scale_bits=30, word_bits=32, base_limbs=2, security=None)
