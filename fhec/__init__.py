@@ -70,14 +70,14 @@ _LAZY: dict[str, str] = {
     "Compiled": "fhec.compiler",
     "compile": "fhec.compiler",
     # polynomial approximation (numpy only)
-    "Approximation": "fhec.approx",
-    "approx": "fhec.approx",
+    "Approximation": "fhec.frontend.approx",
+    "approx": "fhec.frontend.approx",
 }
 """Public name -> the module it is loaded from on first use."""
 
 _SUBMODULES = ("analysis", "backends", "frontend", "ir", "passes", "pipeline", "ring", "schemes", "sim", "testing")
 
-_FUNCTION_OVER_MODULE = ("reference", "evaluate", "run", "approx")
+_FUNCTION_OVER_MODULE = ("reference", "evaluate", "run")
 """Public functions named like the module that defines them."""
 
 

@@ -11,7 +11,7 @@ Accepted inputs:
   "chebyshev" and an optional ``domain=(a, b)``;
 * a ``numpy.polynomial.Polynomial`` or ``Chebyshev``: its coefficients, its kind as the
   basis and its domain (its window must be the default [-1, 1]);
-* an `fhec.approx.Approximation` (what `fhec.approx` returns): its Chebyshev series.
+* an `fhec.Approximation` (what `fhec.approx` returns): its Chebyshev series.
 
 Everything else raises a `PolynomialError` (or, for non-integer BGV coefficients,
 `InvalidPlaintextError`) naming the bad value, what to change and the DSL line `where`.
@@ -97,7 +97,7 @@ def _scalar(params: Params, c, i: int, where):
 
 def series_of(params: Params, coeffs, basis: str | None, domain, where: str | None) -> tuple[tuple, str, tuple | None]:
     """The POLYNOMIAL attributes (coeffs, basis, domain) of a user's series; see the module doc."""
-    from fhec.approx import Approximation
+    from fhec.frontend.approx import Approximation
 
     if isinstance(coeffs, Approximation):
         coeffs = coeffs.poly

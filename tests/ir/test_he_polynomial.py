@@ -1,4 +1,4 @@
-"""Polynomial evaluation (fhec/ir/he_polynomial.py, the DSL's Cipher.polynomial, fhec.approx).
+"""Polynomial evaluation: fhec/ir/he_polynomial.py, Cipher.polynomial, fhec.approx (frontend/approx.py).
 
 Counts are measured on the expanded IR: ciphertext products are MUL nodes, depth is the
 operand's level minus the result's.

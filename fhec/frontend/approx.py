@@ -1,4 +1,5 @@
-"""Chebyshev approximations of Python functions for encrypted evaluation (numpy only).
+"""Chebyshev approximations of Python functions for encrypted evaluation (numpy only),
+public as `fhec.approx` and `fhec.Approximation`.
 
     a = fhec.approx(np.tanh, domain=(-8, 8), degree=63)
     print(a.max_error)                 # sup |f - a.poly| on a dense grid of the domain
