@@ -36,6 +36,7 @@ from fhec.errors import (
     PlaintextOperandError,
     MixedProgramsError,
     MissingInputError,
+    PolynomialError,
     LevelMismatchError,
     UnusedInputWarning,
 )
@@ -68,6 +69,9 @@ _LAZY: dict[str, str] = {
     "stats": "fhec.compiler",
     "Compiled": "fhec.compiler",
     "compile": "fhec.compiler",
+    # polynomial approximation (numpy only)
+    "Approximation": "fhec.frontend.approx",
+    "approx": "fhec.frontend.approx",
 }
 """Public name -> the module it is loaded from on first use."""
 

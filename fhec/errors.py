@@ -110,6 +110,11 @@ class MixedProgramsError(ProgramError):
     """Values of two different programs were combined in one operation."""
 
 
+class PolynomialError(ProgramError):
+    """A polynomial's coefficients, basis or domain are invalid (not finite, an unknown
+    basis, a degenerate domain, a numpy series with a non-default window...)."""
+
+
 class MissingInputError(ProgramError):
     """An input of a program was not given a value (or an unknown input name was given)."""
 

@@ -8,7 +8,8 @@ level changes, relinearization and plaintext-factor alignment do not change a va
 Inputs shorter than the slot count are zero-padded; a scalar fills every slot.
 
 This module deliberately shares no code with the recipes of `fhec.ir.he_recipes`:
-SUM_SLOTS is a windowed prefix sum, POLYNOMIAL is Horner's rule.
+SUM_SLOTS is a windowed prefix sum, POLYNOMIAL is Horner's rule or numpy's own
+Polynomial / Chebyshev series (BGV: the Chebyshev three-term recurrence mod t).
 """
 
 from __future__ import annotations
@@ -113,11 +114,37 @@ def _linear_transform(params: Params, x: np.ndarray, diagonals) -> np.ndarray:
     return acc
 
 
-def _polynomial(params: Params, x: np.ndarray, coeffs) -> np.ndarray:
+def _horner(params: Params, x: np.ndarray, coeffs) -> np.ndarray:
     acc = np.zeros_like(x)
-    for c in reversed(coeffs):  # Horner
+    for c in reversed(coeffs):
         acc = _mod(params, _mul(params, acc, x) + _const(params, c))
     return acc
+
+
+def _chebyshev_mod_t(params: Params, x: np.ndarray, coeffs) -> np.ndarray:
+    """sum c_i T_i(x) mod t by the three-term recurrence T_{i+1} = 2x·T_i − T_{i−1}."""
+    prev, cur = np.ones_like(x), x
+    acc = _mod(params, np.full_like(x, _const(params, coeffs[0])))
+    for i, c in enumerate(coeffs[1:], start=1):
+        if i > 1:
+            prev, cur = cur, _mod(params, 2 * _mul(params, x, cur) - prev)
+        acc = _mod(params, acc + _mul(params, cur, _const(params, c)))
+    return acc
+
+
+_NUMPY_SERIES = {"power": np.polynomial.Polynomial, "chebyshev": np.polynomial.Chebyshev}
+
+
+def _polynomial(params: Params, x: np.ndarray, node: HeNode) -> np.ndarray:
+    """POLYNOMIAL: numpy's own Polynomial / Chebyshev with the node's domain (CKKS);
+    Horner or the Chebyshev recurrence mod t (BGV, which has no domains)."""
+    coeffs, basis, domain = node.attr("coeffs"), node.attr("basis", "power"), node.attr("domain", None)
+    if params.scheme == "bgv":
+        return _horner(params, x, coeffs) if basis == "power" else _chebyshev_mod_t(params, x, coeffs)
+    if basis == "power" and domain is None:
+        return _horner(params, x, coeffs)
+    series = _NUMPY_SERIES[basis](np.asarray(coeffs, dtype=np.float64), domain=domain or (-1.0, 1.0))
+    return series(x)
 
 
 def _automorphism(params: Params, x: np.ndarray, step: int | None) -> np.ndarray:
@@ -155,7 +182,7 @@ SEMANTICS: dict[HeOp, Semantics] = {
     HeOp.SWAP_ROWS: lambda p, n, a, env: _swap_rows(a[0]),
     HeOp.SUM_SLOTS: lambda p, n, a, env: _window_sum(p, a[0], n.attr("n")),
     HeOp.LINEAR_TRANSFORM: lambda p, n, a, env: _linear_transform(p, a[0], n.attr("diagonals")),
-    HeOp.POLYNOMIAL: lambda p, n, a, env: _polynomial(p, a[0], n.attr("coeffs")),
+    HeOp.POLYNOMIAL: lambda p, n, a, env: _polynomial(p, a[0], n),
     # key-switch pieces: the automorphism moves the slots; the rest carries no message
     # of its own (ks_add's value is its ciphertext operand's, now under the right key)
     HeOp.AUTOMORPHISM: lambda p, n, a, env: _automorphism(p, a[0], n.attr("step")),

@@ -27,7 +27,6 @@ from fhec.errors import (
 from fhec.frontend import constants
 from fhec.frontend.location import caller_location
 from fhec.ir.he import HeType
-from fhec.ir.he_recipes import polynomial_degree
 from fhec.ir.he_types import estimated_bits, row_length
 
 if TYPE_CHECKING:
@@ -287,32 +286,38 @@ class Cipher(_Handle):
         diagonals = diagonals_of(self._program.params, matrix, loc)
         return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc))
 
-    def polynomial(self, coeffs) -> "Cipher":
-        """sum_i coeffs[i] * x**i, evaluated with a balanced power tree (depth
-        ceil(log2 degree), plus one level for non-integer CKKS coefficients)."""
-        loc = caller_location()
-        p = self._program.params
-        try:
-            cs = tuple(constants.scalar(p, c, loc) for c in coeffs)
-        except TypeError:
-            raise ProgramError(f"polynomial() takes a sequence of coefficients, got {coeffs!r}.", loc) from None
-        cs = cs[: polynomial_degree(cs) + 1]
-        if polynomial_degree(cs) < 1:
-            raise ProgramError(f"polynomial({list(coeffs)!r}) is constant; it needs a nonzero coefficient of x^1 or higher.", loc)
-        if cs[0] == 0 and len(cs) == 2 and cs[1] == 1:
-            return self
-        return self._polynomial(cs, loc)
+    def polynomial(self, coeffs, basis: str | None = None, domain=None) -> "Cipher":
+        """sum_i coeffs[i] * B_i(u), B_i = u^i (basis="power", the default) or the
+        Chebyshev T_i (basis="chebyshev"), u = (2x - a - b) / (b - a) for domain=(a, b)
+        (u = x without one). `coeffs` may also be a numpy ``Polynomial`` / ``Chebyshev``
+        (its basis and domain are used) or what `fhec.approx` returns.
 
-    def _polynomial(self, cs: tuple, loc: str | None) -> "Cipher":
+        Evaluated by baby-step / giant-step Paterson–Stockmeyer (`fhec.ir.he_polynomial`):
+        depth ceil(log2(d + 1)) levels, plus one when the domain map has a non-integer
+        factor. A constant series gives x*0 + c (no level). Raises `PolynomialError` for
+        bad coefficients, basis or domain and `LevelExhaustedError` (saying how many levels
+        the series needs) when the operand has too few levels.
+        """
+        loc = caller_location()
+        from fhec.frontend.series import series_of
+
+        cs, basis, domain = series_of(self._program.params, coeffs, basis, domain, loc)
+        if cs == (0, 1) and domain is None:  # u = x and B_1 = x in both bases
+            return self
+        return self._polynomial(cs, loc, basis, domain)
+
+    def _polynomial(self, cs: tuple, loc: str | None, basis: str = "power", domain=None) -> "Cipher":
         try:
-            return self._apply(lambda: self._b.polynomial(self._id, cs, loc))
+            return self._apply(lambda: self._b.polynomial(self._id, cs, loc, basis, domain))
         except LevelExhaustedError as e:
-            d = len(cs) - 1
-            need = math.ceil(math.log2(d)) if d > 1 else 0
+            from fhec.ir.he_polynomial import coefficient_reducer, polynomial_depth
+
+            p = self._program.params
+            need = polynomial_depth(cs, basis, domain, coefficient_reducer(p))
             raise LevelExhaustedError(
-                f"a polynomial of degree {d} needs {need} level(s) for its powers (plus one for non-integer "
-                f"CKKS coefficients) but its operand is at level {self.level}; increase `levels` in the "
-                f"parameters (now {self._program.params.levels}) or lower the degree.",
+                f"a polynomial of degree {len(cs) - 1} ({basis} basis{', with a domain map' if domain else ''}) "
+                f"needs {need} level(s) but its operand is at level {self.level}; increase `levels` in the "
+                f"parameters (now {p.levels}), apply it to a value at level {need} or more, or lower the degree.",
                 loc,
             ) from e
 

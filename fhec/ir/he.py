@@ -56,7 +56,7 @@ class HeOp(enum.Enum):
     SWAP_ROWS = "swap_rows"                # BGV: exchange the two slot rows
     SUM_SLOTS = "sum_slots"                # high level: slot i <- sum of slots i..i+n-1 (attrs: n)
     LINEAR_TRANSFORM = "linear_transform"  # high level: sum_k diag_k ⊙ rot(x, k) (attrs: diagonals, plain_scale)
-    POLYNOMIAL = "polynomial"              # high level: sum_i c_i x^i (attrs: coeffs)
+    POLYNOMIAL = "polynomial"              # high level: sum_i c_i B_i(u) (attrs: coeffs[, basis, domain])
     # The pieces of a key switch (fhec.passes.he_keyswitch.expand_key_switches):
     AUTOMORPHISM = "automorphism"          # σ_g on both parts, no key switch (attrs: galois, step)
     MOD_UP = "mod_up"                      # digits of one part over the key-switching basis (attrs: part, method)

@@ -317,5 +317,10 @@ class HeBuilder:
         m = self.emit(HeOp.LINEAR_TRANSFORM, (a,), attrs_of(diagonals=diagonals, plain_scale=ps), loc)
         return self.after_multiply(m, loc)
 
-    def polynomial(self, a: int, coeffs: tuple, loc: str | None) -> int:
-        return self.emit(HeOp.POLYNOMIAL, (self.two_parts(a, loc),), attrs_of(coeffs=coeffs), loc)
+    def polynomial(self, a: int, coeffs: tuple, loc: str | None, basis: str = "power", domain=None) -> int:
+        """POLYNOMIAL of a series (`fhec.ir.he_polynomial`); the basis and the domain are
+        attributes only when not the defaults (power basis, no domain map)."""
+        extra = {"basis": basis} if basis != "power" else {}
+        if domain is not None:
+            extra["domain"] = domain
+        return self.emit(HeOp.POLYNOMIAL, (self.two_parts(a, loc),), attrs_of(coeffs=coeffs, **extra), loc)

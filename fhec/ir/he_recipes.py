@@ -24,12 +24,10 @@ Recipes (default algorithms; later passes may choose others, e.g. BSGS or hoisti
   giant-step rotations act on the unrescaled sums (their key-switch error lands at the
   larger scale) and one rescale follows. BGV cross-row diagonals get a row swap first
   and their own BSGS.
-* POLYNOMIAL: a balanced power tree (x^m = x^(2^k) · x^(m-2^k), depth ceil(log2 m))
-  computing only the powers with a nonzero coefficient, each term scaled by its
-  coefficient (integers exactly, without a level), terms summed from the highest level
-  down with automatic alignment. Depth ceil(log2 d) + 1 for non-integer coefficients.
-  It always applies the auto rescaling policy internally: inside the op there is no
-  place where a manual-mode program could rescale.
+* POLYNOMIAL: a power or Chebyshev series, optionally on a domain, by baby-step /
+  giant-step Paterson–Stockmeyer (`fhec.ir.he_polynomial`): depth ceil(log2(d+1)), plus
+  one for a non-integer domain map. It always applies the auto rescaling policy
+  internally: inside the op there is no place where a manual-mode program could rescale.
 """
 
 from __future__ import annotations
@@ -38,7 +36,8 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from fhec.ir.he import Const, HeOp, HeType, attrs_of, sorted_keys
-from fhec.ir.he_types import IRTypeError, is_int_scalar, row_length
+from fhec.ir.he_polynomial import polynomial_recipe
+from fhec.ir.he_types import IRTypeError, row_length
 
 Recipe = Callable[["HeBuilder", int, dict[str, Any], "str | None"], int]  # noqa: F821
 
@@ -141,44 +140,6 @@ def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -
             if g % row:
                 inner = b.emit(HeOp.ROTATE, (inner,), attrs_of(step=g % row), loc)
             acc = inner if acc is None else b.emit(HeOp.ADD, (acc, inner), (), loc)
-    return acc
-
-
-def polynomial_degree(coeffs: tuple) -> int:
-    """Index of the highest nonzero coefficient (0 for a constant)."""
-    return max((i for i, c in enumerate(coeffs) if c != 0), default=0)
-
-
-def polynomial_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
-    coeffs = attrs["coeffs"]
-    if not isinstance(coeffs, tuple) or polynomial_degree(coeffs) < 1:
-        raise IRTypeError(f"polynomial needs a nonconstant coefficient tuple, got {coeffs!r}")
-    powers: dict[int, int] = {1: x}
-
-    def power(m: int) -> int:
-        if m not in powers:
-            k = 1 << (m.bit_length() - 1)
-            lo, hi = (m // 2, m // 2) if k == m else (k, m - k)
-            powers[m] = b.multiply(power(lo), power(hi), loc, auto=True)
-        return powers[m]
-
-    terms = []
-    for i, c in enumerate(coeffs):
-        if i == 0 or c == 0:
-            continue
-        p = power(i)
-        if c == 1:
-            terms.append(p)
-        elif c == -1:
-            terms.append(b.negate(p, loc))
-        else:
-            terms.append(b.multiply_const(p, int(c) if is_int_scalar(c) else float(c), loc, auto=True))
-    terms.sort(key=lambda v: -b.type_of(v).level)  # stable: highest level first, fewest alignments
-    acc = terms[0]
-    for t in terms[1:]:
-        acc = b.add(acc, t, loc, auto=True)
-    if coeffs[0] != 0:
-        acc = b.add_const(acc, coeffs[0], loc)
     return acc
 
 

@@ -1,8 +1,8 @@
 """Expansion of the high-level HE ops into primitives.
 
 `expand(program)` replaces every SUM_SLOTS, LINEAR_TRANSFORM and POLYNOMIAL node by
-its recipe (`fhec.ir.he_recipes`: rotate-and-add, the diagonal method, a balanced power
-tree). Preserves: the program's semantics (`fhec.reference` gives the same outputs),
+its recipe (`fhec.ir.he_recipes`: rotate-and-add, the diagonal method,
+Paterson–Stockmeyer for polynomials). Preserves: the program's semantics (`fhec.reference` gives the same outputs),
 every value's type (levels, scales, noise, since the high-level node was typed by the
 same recipe), inputs, outputs and their names. After it, each node is one call of the
 eager evaluator.

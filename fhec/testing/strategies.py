@@ -10,7 +10,7 @@
 
 Programs are random DAGs of the DSL operations (arithmetic with ciphertexts, plain
 inputs and constants, rotations, conjugation / row swap, level changes, sum_slots,
-linear transforms, polynomials) over small insecure rings (N = 2^5..2^7,
+linear transforms, power and Chebyshev polynomials, on domains) over small insecure rings (N = 2^5..2^7,
 ``security=None``) within a multiplicative depth budget. They are built through the
 DSL itself, so every program is one a user could write; an operation the DSL rejects
 (level exhausted, a manual-mode mismatch) is simply skipped, since a failed DSL
@@ -246,6 +246,19 @@ class _Gen:
         self.keep(a.linear_transform(diag), bound)
 
     def op_polynomial(self):
+        """A power-basis series (as before), a Chebyshev series (CKKS: on a domain around
+        the operand's bound, as a list or a numpy object), or a constant."""
+        kind = self.draw(st.sampled_from(["power", "power", "chebyshev", "chebyshev", "constant"]))
+        if kind == "power":
+            self.op_power_series()
+        elif kind == "chebyshev":
+            self.op_chebyshev_series()
+        else:
+            a, ba = self.pick()
+            c = self.small_float() if self.ckks else self.small_int()
+            self.keep(a.polynomial([c]), abs(c))
+
+    def op_power_series(self):
         a, ba = self.pick()
         degree = self.draw(st.integers(1, 4 if self.ckks else 8))
         if self.ckks:
@@ -257,6 +270,36 @@ class _Gen:
             coeffs[-1] = 1
         bound = sum(abs(c) * max(ba, 1.0) ** i for i, c in enumerate(coeffs))
         self.keep(a.polynomial(coeffs), bound)
+
+    def op_chebyshev_series(self):
+        a, ba = self.pick()
+        # a domain map costs a level unless its factor is an integer; without one the values
+        # must already lie in [-1, 1]
+        use_domain = self.ckks and (ba > 1.0 or self.draw(st.booleans()))
+        # at most the degree the operand's levels allow (depth ceil(log2(d+1))), so few attempts are wasted
+        cap = 2 ** max(0, a.level - use_domain) - 1
+        degree = self.draw(st.integers(1, max(1, min(7 if self.ckks else 8, cap))))
+        if not self.ckks:
+            coeffs = [self.draw(st.integers(-5, 5)) for _ in range(degree + 1)]
+            coeffs[-1] = coeffs[-1] or 1
+            self.keep(a.polynomial(coeffs, basis="chebyshev"), 0.0)
+            return
+        coeffs = [self.draw(st.sampled_from([0, 1, -1])) if self.draw(st.booleans()) else self.small_float()
+                  for _ in range(degree + 1)]
+        coeffs[-1] = coeffs[-1] or 0.5
+        total = sum(abs(c) for c in coeffs)
+        coeffs = [c * min(1.0, 0.9 * self.limit / total) for c in coeffs]  # the value stays within the headroom
+        bound = sum(abs(c) for c in coeffs)  # |T_i(u)| <= 1 while u = map(x) stays in [-1, 1]
+        if not use_domain:
+            self.keep(a.polynomial(coeffs, basis="chebyshev"), bound)
+            return
+        m = max(ba, 0.25)  # the domain holds every value of a
+        widen = st.sampled_from([0.0, 0.5, 2.0])
+        domain = (-m * (1 + self.draw(widen)), m * (1 + self.draw(widen)))
+        if self.draw(st.booleans()):
+            self.keep(a.polynomial(np.polynomial.Chebyshev(coeffs, domain=domain)), bound)
+        else:
+            self.keep(a.polynomial(coeffs, basis="chebyshev", domain=domain), bound)
 
 
 _OPS = (

@@ -284,7 +284,7 @@ def test_bgv_constants_are_integers(bgv):
         lambda p, x: p.plain("x"),                 # name taken by an encrypted input
         lambda p, x: x.sum_slots(0),
         lambda p, x: x.sum_slots(1000),
-        lambda p, x: x.polynomial([3.0]),          # constant
+        lambda p, x: x.polynomial([3.0, float("nan")]),  # NaN coefficient
         lambda p, x: x.linear_transform(np.zeros((2, 2))),
         lambda p, x: x.level_down(x.level),
         lambda p, x: x.rotate(1.5),
@@ -292,7 +292,7 @@ def test_bgv_constants_are_integers(bgv):
         lambda p, x: bool(x),                      # branching on an encrypted value
         lambda p, x: x * True,
     ],
-    ids=["dup-input", "level", "dup-plain", "sum0", "sum-big", "const-poly", "zero-matrix", "level-down",
+    ids=["dup-input", "level", "dup-plain", "sum0", "sum-big", "nan-poly", "zero-matrix", "level-down",
          "float-rotation", "pow0", "bool", "bool-constant"],
 )
 def test_program_errors_name_the_line(ckks, bad):

@@ -1,0 +1,346 @@
+"""Polynomial evaluation: a series in the power or Chebyshev basis, on a domain, by a
+baby-step / giant-step Paterson–Stockmeyer recursion (the POLYNOMIAL recipe).
+
+A POLYNOMIAL node holds ``coeffs`` and, when not the defaults, ``basis`` ("power" or
+"chebyshev") and ``domain`` ``(a, b)``. Its value is ``sum_i coeffs[i] · B_i(u)`` with
+``u = (2x − a − b) / (b − a)`` (``u = x`` without a domain) and ``B_i(u)`` = ``u^i`` or
+the Chebyshev polynomial ``T_i(u)``, exactly numpy's ``Polynomial`` / ``Chebyshev`` with
+that domain and the default window.
+
+How it is evaluated (Bossuat et al., Eurocrypt 2021, §4; Lattigo's and OpenFHE's
+``EvalChebyshevSeriesPS`` follow the same scheme):
+
+* **basis values** ``B_i`` are built on demand from ``B_1 = u`` by the balanced product
+  rule, ``a = ceil(i/2)``, ``b = floor(i/2)``: ``u^i = u^a · u^b`` and
+  ``T_i = 2·T_a·T_b − T_{a−b}`` (``a − b`` is 0 or 1, so ``T_{a−b}`` is 1 or u). One
+  ciphertext product each, at depth ``ceil(log2 i)`` below u.
+* **giant steps**: a series of degree d with ``g = 2^floor(log2 d)`` is divided by
+  ``B_g``: ``p = q·B_g + r`` with deg q, deg r < g (for Chebyshev,
+  ``T_{g+j} = 2·T_g·T_j − T_{g−j}`` gives ``q = c_g + Σ 2c_{g+j} T_j`` and
+  ``r_i = c_i − c_{2g−i}``); q and r are evaluated recursively and combined with one
+  product.
+* **leaves**: a series of degree below the baby-step bound k is summed directly,
+  ``c_0 + Σ c_i·B_i``, when that fits its depth budget. Integer coefficients multiply
+  exactly; a non-integer costs a rescale, i.e. a level, on its term.
+* **depth budget**: the whole series may use ``ceil(log2(d+1))`` levels below u (the
+  minimum: u^d alone needs ``ceil(log2 d)``). Dividing passes ``budget − 1`` to q (it is
+  multiplied once more) and ``budget`` to r. A leaf whose direct sum would exceed its
+  budget (a non-integer coefficient on a basis value at the full depth — this happens
+  only on the chain of leading quotients) is divided further instead, down to
+  ``B_1``, which always has a level to spare. So non-integer coefficients never add a
+  level beyond ``ceil(log2(d+1))``, at the price of a product or two on that chain.
+* **k** is chosen per series among the powers of two, minimising the depth, then the
+  ciphertext products, of the static plan (`plan_polynomial`).
+
+With a domain, ``u = α·x + β`` costs one level when α is not an integer (the +1 of the
+depth bound). Everything runs through the builder's auto policy (rescale after each
+product, LEVEL_DOWN to align operands), so the expansion is deterministic and every
+value at one level has that level's scale.
+
+Measured (tests/ir/test_he_polynomial.py, benchmarks/bench_polynomial.py): dense
+degree 15 / 31 / 63 series take depth 4 / 5 / 6 and 8 / 13 / 18 ciphertext products in
+either basis.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable, Union
+
+from fhec.ir.he_types import IRTypeError
+
+BASES = ("power", "chebyshev")
+"""The bases a POLYNOMIAL's coefficients may be given in."""
+
+_EXACT_LIMIT = 2**24
+"""Integer-valued coefficients below this multiply exactly (no rescale, no level)."""
+
+
+# -- series arithmetic -------------------------------------------------------------------------
+
+
+def degree(coeffs) -> int:
+    """Index of the highest nonzero coefficient (0 for a constant)."""
+    return max((i for i, c in enumerate(coeffs) if c != 0), default=0)
+
+
+def exact_integer(c) -> int | None:
+    """`c` as a Python int when multiplying by it is exact (an integer, or an
+    integer-valued float below 2^24), else None."""
+    if isinstance(c, numbers.Integral) and not isinstance(c, bool):
+        return int(c)
+    if isinstance(c, float) and c.is_integer() and abs(c) < _EXACT_LIMIT:
+        return int(c)
+    return None
+
+
+def affine_map(domain) -> tuple[Any, Any]:
+    """(α, β) with u = α·x + β mapping `domain` (a, b) onto [-1, 1] ((1, 0) for None).
+    Integer-valued α and β are returned as ints."""
+    if domain is None:
+        return 1, 0
+    a, b = (float(v) for v in domain)
+    return _int_if_exact(2.0 / (b - a)), _int_if_exact(-(a + b) / (b - a))
+
+
+def _int_if_exact(v):
+    n = exact_integer(v)
+    return v if n is None else n
+
+
+def _divide_power(c: tuple, g: int) -> tuple[tuple, tuple]:
+    return c[g:], c[:g]
+
+
+def _divide_chebyshev(c: tuple, g: int) -> tuple[tuple, tuple]:
+    # T_{g+j} = 2·T_g·T_j − T_{g−j} for 0 < j < g, and T_g·T_0 = T_g
+    q = (c[g],) + tuple(2 * c[g + j] for j in range(1, len(c) - g))
+    r = list(c[:g])
+    for j in range(1, len(c) - g):
+        r[g - j] = r[g - j] - c[g + j]
+    return q, tuple(r)
+
+
+DIVIDE: dict[str, Callable[[tuple, int], tuple[tuple, tuple]]] = {
+    "power": _divide_power,
+    "chebyshev": _divide_chebyshev,
+}
+"""(q, r) with p = q·B_g + r for a series p of degree < 2g (coefficients not reduced)."""
+
+
+def factors(i: int) -> tuple[int, int]:
+    """The halves (a, b) of the balanced product rule for B_i (i >= 2)."""
+    return (i + 1) // 2, i // 2
+
+
+def basis_depth(i: int) -> int:
+    """Levels B_i lies below B_1 = u: ceil(log2 i)."""
+    return (i - 1).bit_length()
+
+
+# -- the static plan ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """c_0 + Σ c_i·B_i summed directly (degree >= 1)."""
+
+    coeffs: tuple
+
+
+@dataclass(frozen=True)
+class Split:
+    """q·B_g + r."""
+
+    g: int
+    q: "Node"
+    r: "Node"
+
+
+Node = Union[Leaf, Split, int, float]
+"""A plan node; a bare number is a constant series."""
+
+
+def _trim(c: tuple) -> tuple:
+    return c[: degree(c) + 1]
+
+
+def _leaf_depth(c: tuple) -> int:
+    return max((basis_depth(i) + (exact_integer(v) is None) for i, v in enumerate(c) if i and v != 0), default=0)
+
+
+def _plan(c: tuple, basis: str, k: int, budget: int, reduce: Callable) -> Node:
+    c = tuple(reduce(v) for v in _trim(c))
+    d = len(c) - 1
+    if d == 0:
+        return c[0]
+    if d < k and _leaf_depth(c) <= budget:
+        return Leaf(c)
+    g = 1 << (d.bit_length() - 1)
+    q, r = DIVIDE[basis](c, g)
+    return Split(g, _plan(q, basis, k, budget - 1, reduce), _plan(r, basis, k, budget, reduce))
+
+
+def _is_series(node: Node) -> bool:
+    return isinstance(node, (Leaf, Split))
+
+
+def node_depth(node: Node) -> int:
+    """Levels the plan's result lies below u (0 for a constant)."""
+    if isinstance(node, Leaf):
+        return _leaf_depth(node.coeffs)
+    if isinstance(node, Split):
+        gd = basis_depth(node.g)
+        top = max(node_depth(node.q), gd) + 1 if _is_series(node.q) else gd + (exact_integer(node.q) is None)
+        return max(top, node_depth(node.r))
+    return 0
+
+
+def _used_basis(node: Node, out: set[int]) -> set[int]:
+    if isinstance(node, Leaf):
+        out.update(i for i, v in enumerate(node.coeffs) if i and v != 0)
+    elif isinstance(node, Split):
+        out.add(node.g)
+        _used_basis(node.q, out)
+        _used_basis(node.r, out)
+    return out
+
+
+def basis_closure(indices, basis: str) -> set[int]:
+    """Every B_i (i >= 1) that building `indices` computes."""
+    todo, seen = list(indices), set()
+    while todo:
+        i = todo.pop()
+        if i in seen or i < 1:
+            continue
+        seen.add(i)
+        if i >= 2:
+            a, b = factors(i)
+            todo += [a, b] + ([a - b] if basis == "chebyshev" else [])
+    return seen
+
+
+def _splits_with_products(node: Node) -> int:
+    if not isinstance(node, Split):
+        return 0
+    return _is_series(node.q) + _splits_with_products(node.q) + _splits_with_products(node.r)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a series is evaluated: the tree, the baby-step bound k, its depth below u and
+    its ciphertext products (basis values plus giant-step products)."""
+
+    root: Node
+    k: int
+    depth: int
+    products: int
+
+
+def plan_polynomial(coeffs: tuple, basis: str, reduce: Callable = lambda v: v) -> Plan:
+    """The cheapest plan for `coeffs` in `basis` within depth ceil(log2(d+1)) below u.
+
+    `reduce` normalises derived coefficients (BGV: centered mod t). Tries every
+    power-of-two baby-step bound k up to 2d and keeps the smallest depth (below the
+    budget when the coefficients allow, e.g. integers), then the fewest products, then
+    the smallest k: deterministic.
+    """
+    d = degree(coeffs)
+    budget = d.bit_length()  # ceil(log2(d + 1))
+    best = None
+    for j in range(1, max(1, d.bit_length()) + 1):
+        root = _plan(tuple(coeffs), basis, 1 << j, budget, reduce)
+        used = basis_closure(_used_basis(root, set()), basis)
+        plan = Plan(root, 1 << j, node_depth(root), len(used - {1}) + _splits_with_products(root))
+        if best is None or (plan.depth, plan.products) < (best.depth, best.products):
+            best = plan
+    return best
+
+
+def polynomial_depth(coeffs: tuple, basis: str, domain, reduce: Callable = lambda v: v) -> int:
+    """Levels the POLYNOMIAL of these attributes consumes (the domain map included)."""
+    alpha, _ = affine_map(domain)
+    return plan_polynomial(coeffs, basis, reduce).depth + (exact_integer(alpha) is None)
+
+
+# -- emission -------------------------------------------------------------------------------------
+
+
+class _Emitter:
+    """Emits a plan through a `HeBuilder` with the auto policy (see module doc)."""
+
+    def __init__(self, b, u: int, basis: str, loc: str | None):
+        self.b, self.basis, self.loc = b, basis, loc
+        self.values: dict[int, int] = {1: u}
+
+    def basis_value(self, i: int) -> int:
+        if i not in self.values:
+            b, loc = self.b, self.loc
+            a, h = factors(i)
+            m = b.multiply(self.basis_value(a), self.basis_value(h), loc, auto=True)
+            if self.basis == "chebyshev":
+                m = b.add(m, m, loc, auto=True)  # 2·T_a·T_h
+                if a == h:  # T_0 = 1
+                    m = b.add_const(m, 1, loc, subtract=True)
+                else:
+                    m = b.add(m, self.basis_value(1), loc, subtract=True, auto=True)
+            self.values[i] = m
+        return self.values[i]
+
+    def scaled(self, v: int, c) -> int:
+        """c·v: exact for integers (±1 without a node), encoded and rescaled otherwise."""
+        n = exact_integer(c)
+        if n == 1:
+            return v
+        if n == -1:
+            return self.b.negate(v, self.loc)
+        return self.b.multiply_const(v, n if n is not None else float(c), self.loc, auto=True)
+
+    def plus(self, acc: int | None, term: int) -> int:
+        return term if acc is None else self.b.add(acc, term, self.loc, auto=True)
+
+    def plus_const(self, v: int, c) -> int:
+        return v if c == 0 else self.b.add_const(v, c, self.loc)
+
+    def emit(self, node: Node) -> int:
+        if isinstance(node, Leaf):
+            terms = [self.scaled(self.basis_value(i), c) for i, c in enumerate(node.coeffs) if i and c != 0]
+            terms.sort(key=lambda v: -self.b.type_of(v).level)  # stable: highest level first, fewest alignments
+            acc = None
+            for t in terms:
+                acc = self.plus(acc, t)
+            return self.plus_const(acc, node.coeffs[0])
+        g = self.basis_value(node.g)
+        if _is_series(node.q):
+            top = self.b.multiply(self.emit(node.q), g, self.loc, auto=True)
+        else:
+            top = self.scaled(g, node.q)
+        if _is_series(node.r):
+            return self.plus(top, self.emit(node.r))
+        return self.plus_const(top, node.r)
+
+
+def _bgv_reduce(t: int) -> Callable:
+    def reduce(v):
+        v = int(v) % t
+        return v - t if v > t // 2 else v
+
+    return reduce
+
+
+def coefficient_reducer(params) -> Callable:
+    """How derived coefficients are normalised: BGV centered mod t, CKKS as they are."""
+    return _bgv_reduce(params.plain_modulus) if params.scheme == "bgv" else (lambda v: v)
+
+
+def check_attrs(params, attrs: dict[str, Any]) -> tuple[tuple, str, Any]:
+    """(coeffs, basis, domain) of a POLYNOMIAL node; IRTypeError when malformed (the DSL
+    validates user input first, so that is a bug)."""
+    coeffs, basis, domain = attrs["coeffs"], attrs.get("basis", "power"), attrs.get("domain")
+    if not isinstance(coeffs, tuple) or not coeffs or not all(isinstance(c, numbers.Real) for c in coeffs):
+        raise IRTypeError(f"polynomial needs a non-empty tuple of coefficients, got {coeffs!r}")
+    if any(not math.isfinite(c) for c in coeffs):
+        raise IRTypeError(f"polynomial coefficients must be finite, got {coeffs!r}")
+    if basis not in BASES:
+        raise IRTypeError(f"polynomial basis {basis!r} is not one of {BASES}")
+    if domain is not None:
+        pair = isinstance(domain, tuple) and len(domain) == 2
+        ok = pair and all(isinstance(v, float) and math.isfinite(v) for v in domain)
+        if not ok or domain[0] == domain[1] or params.scheme != "ckks":
+            raise IRTypeError(f"polynomial domain {domain!r} is not a CKKS pair of distinct floats")
+    return coeffs, basis, domain
+
+
+def polynomial_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
+    """Expand a POLYNOMIAL (see module doc). A constant series gives x·0 + c (no level)."""
+    coeffs, basis, domain = check_attrs(b.params, attrs)
+    if degree(coeffs) == 0:
+        zero = b.multiply_const(x, 0, loc, auto=True)
+        return b.add_const(zero, coeffs[0], loc) if coeffs[0] != 0 else zero
+    alpha, beta = affine_map(domain)
+    em = _Emitter(b, x, basis, loc)
+    u = em.plus_const(em.scaled(x, alpha), beta)
+    em.values[1] = u
+    return em.emit(plan_polynomial(coeffs, basis, coefficient_reducer(b.params)).root)
