@@ -4,6 +4,7 @@
     check                  every output set, every input used          fhec.ir.he_verify
     expand                 high-level ops -> primitives                fhec.passes.he_expand
     cse, dce               merge duplicates, drop dead nodes           fhec.passes.he_cleanup
+    lazy_relinearize       sums of products relinearized once          fhec.passes.he_lazy_relin
     plan_rotations         rotations fit a bounded key set             fhec.passes.he_rotations
       ── what the eager evaluator runs (`fhec.evaluate`) ──
     order_for_hint_reuse   F1 §4.2 key-switch-hint reuse order         fhec.passes.he_order
@@ -124,6 +125,14 @@ def _dce(program: HeProgram, o: Options) -> HeProgram:
     return dce(program)
 
 
+def _lazy_relinearize(program: HeProgram, o: Options) -> HeProgram:
+    """Under ``rescale="auto"``, add products in their 3-part form and relinearize and
+    rescale each sum once. Preserves every output's message and type."""
+    from fhec.passes.he_lazy_relin import lazy_relinearize
+
+    return lazy_relinearize(program)
+
+
 def _plan_rotations(program: HeProgram, o: Options) -> HeProgram:
     """Under a rotation-key cap, decompose rotations into a bounded key set (NAF or
     powers of two). Preserves every output; the extra rotations are visible in the IR."""
@@ -237,6 +246,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("expand", _expand),
     Pass("cse", _cse),
     Pass("dce", _dce),
+    Pass("lazy_relinearize", _lazy_relinearize),
     Pass("plan_rotations", _plan_rotations),
     Pass("order_for_hint_reuse", _order_for_hint_reuse),
     Pass("choose_keyswitch", _choose_keyswitch),

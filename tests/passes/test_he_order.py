@@ -70,11 +70,14 @@ def test_reordering_cuts_hint_traffic_when_hints_do_not_fit():
 
 
 def _wide(k=200, N=2**10):
-    p = fhec.Program("wide", fhec.CKKSParams(N=N, levels=2, scale_bits=28, word_bits=32, security=None))
+    """HEIR's wide program with every product relinearized and rescaled as written
+    (manual mode, so lazy relinearization leaves it alone and every product is live)."""
+    params = fhec.CKKSParams(N=N, levels=2, scale_bits=28, word_bits=32, security=None)
+    p = fhec.Program("wide", params, rescale="manual")
     x, y = p.input("x"), p.input("y")
     acc = None
     for i in range(k):
-        t = x * (y + 0.001 * (i + 1))
+        t = (x * (y + 0.001 * (i + 1))).relinearize().rescale()
         acc = t if acc is None else acc + t
     p.output("acc", acc)
     return p
