@@ -18,15 +18,17 @@ another part drew, nor on the order in which they run.
 
 Bytes become values with vectorized numpy, without bias:
 
-* uniform mod q: k-byte little-endian words, k = min(8, ceil((bits(q) + 6) / 8)), so
-  at least 6 spare bits; a word at or above the largest multiple of q below 2^(8k) is
-  rejected (probability < 2^-6, about 2^-7 for NTT primes), the others reduced mod q;
+* uniform mod q: per prime, the cheaper of two exact plans (`_uniform_plan`): words
+  masked to bits(q) and kept below q, or words with at least 6 spare bits kept below
+  the largest multiple of q that fits, then reduced mod q;
 * ternary: one byte per coefficient, 255 rejected, then ``byte mod 3 − 1``;
 * Gaussian: the discrete Gaussian ``P(x) ∝ exp(−x²/2σ²)`` on ``|x| ≤ ceil(6σ)`` (the HE
   standard's truncation), by inversion of a 64-bit cumulative distribution table (CDT):
-  one uniform 64-bit word per coefficient, located by ``np.searchsorted``. Table
-  entries are exact to 2^-64 (computed with `decimal`), so every probability is within
-  2^-64 of the truncated distribution's.
+  one uniform 64-bit word per coefficient. A guide table indexed by the word's top 16
+  bits settles almost every word; the rest take a binary search. Table entries are
+  exact to 2^-64 (computed with `decimal`), so every probability is within 2^-64 of the
+  truncated distribution's. (A CDT rather than Box–Muller: it samples the discrete
+  distribution the HE standard specifies, with integer comparisons only.)
 
 Rejection draws a little more than the expected need in one block; the rare shortfall
 is made up from the next block, so results stay deterministic for a seed.
@@ -126,7 +128,7 @@ class SeedCounters:
 
     A `KeySet` owns one, so that two encryptions under the same keys and seed draw
     different streams while a rerun of the same script (fresh keys) draws the same ones.
-    Thread-safe; pickles with its counts (an unpickled copy never repeats a stream).
+    Thread-safe; pickles with its counts, so an unpickled copy continues the count.
     """
 
     def __init__(self) -> None:
@@ -232,12 +234,11 @@ class Sampler:
     def uniform_mod(self, q: int, count: int) -> np.ndarray:
         """`count` integers uniform in [0, q), uint64 (1 < q < 2^64)."""
         k, mask, limit, reduce = _uniform_plan(q)
-        qq, mm, ll = np.uint64(q), np.uint64(mask), np.uint64(min(limit, 2**64 - 1))
+        qq, mm, ll = np.uint64(q), np.uint64(mask), np.uint64(limit)
 
         def convert(raw: np.ndarray) -> np.ndarray:
             words = _le_words(raw, k) & mm
-            if limit < 2**64:
-                words = words[words < ll]
+            words = words[words < ll]
             return words % qq if reduce else words
 
         return self._collect(count, k, limit / (mask + 1), convert)
