@@ -20,7 +20,7 @@ stream from (s, "keygen") and a child stream per part: ``secret``, ``public``,
 depend on which switching keys are requested. `seed=None` keys the stream from the OS.
 
 No `repr` shows key material: a key set prints its shape and `fingerprint` (a hash of
-the public key, which names the key pair without being a function of the secret alone).
+the public key: it names the key pair and is computed from public data only).
 """
 
 from __future__ import annotations
