@@ -90,6 +90,7 @@ def run(quick: bool = False) -> list[dict]:
 
 _CHILD = (
     "import json, sys; sys.path.insert(0, {bench!r}); import bench_sampling as b, numba; "
+    "assert b.fhec.__file__.startswith(sys.argv[1]), b.fhec.__file__; "
     "numba.set_num_threads(1); print(json.dumps(b._scheme_times(5, b.time.process_time)))"
 )
 
@@ -104,7 +105,9 @@ def compare(old_root: str, rounds: int = 3) -> dict[str, dict[str, float]]:
     for _ in range(rounds):
         for label, root in roots.items():
             env = dict(os.environ, PYTHONPATH=root)
-            out = subprocess.run([sys.executable, "-c", _CHILD.format(bench=str(here.parent))], env=env,
+            # cwd=root: `python -c` puts the working directory first on sys.path, so a
+            # run from this checkout would otherwise import this checkout's fhec twice.
+            out = subprocess.run([sys.executable, "-c", _CHILD.format(bench=str(here.parent)), root], env=env, cwd=root,
                                  capture_output=True, text=True, check=True)
             for op, us in json.loads(out.stdout.strip().splitlines()[-1]).items():
                 best[label][op] = min(us, best[label].get(op, float("inf")))

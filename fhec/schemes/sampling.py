@@ -344,5 +344,17 @@ def _gaussian_cdt(stddev: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def small_ntt(coeffs: np.ndarray, moduli: tuple[int, ...]) -> np.ndarray:
-    """NTT-domain RNS form of a small signed polynomial."""
-    return ntt(to_rns(coeffs, moduli), moduli)
+    """NTT-domain RNS form of a small signed polynomial (int64 coefficients)."""
+    return ntt(small_rns(coeffs, moduli), moduli)
+
+
+def small_rns(coeffs: np.ndarray, moduli: tuple[int, ...]) -> np.ndarray:
+    """Residues (uint64, shape (len(moduli), N)) of signed coefficients; `to_rns` in one
+    broadcast step when every |c| is below every modulus (errors, secrets, u)."""
+    c = np.asarray(coeffs)
+    if c.dtype != np.int64 or int(np.max(np.abs(c), initial=0)) >= min(moduli):
+        return to_rns(c, moduli)
+    q = np.array(moduli, dtype=np.uint64)[:, None]
+    # A negative c is 2^64 + c as uint64; adding q wraps around to q + c, its residue.
+    u = c.view(np.uint64)[None, :]
+    return np.where(c[None, :] < 0, u + q, np.broadcast_to(u, (len(moduli), c.size)))

@@ -46,6 +46,14 @@ def test_default_encryptions_share_no_randomness(ckks_keys, ckks_params):
     assert np.max(np.abs(leaked - (x1 - x2))) > 1.0  # the difference of the inputs does not come out
 
 
+def test_default_bgv_encryptions_share_no_randomness(bgv_keys, bgv_params):
+    x = np.arange(bgv_params.slots) % bgv_params.plain_modulus
+    for keys in (bgv_keys, bgv_keys.public_only()):
+        c1, c2 = fhec.encrypt(keys, x), fhec.encrypt(keys, x)
+        assert np.count_nonzero(c1.data == c2.data) <= 4
+        assert np.array_equal(fhec.decrypt(bgv_keys, c1), x)
+
+
 def test_default_public_key_encryptions_differ(ckks_keys, ckks_params):
     pub = ckks_keys.public_only()
     x = _vec(ckks_params, 1)
