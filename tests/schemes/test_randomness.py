@@ -16,7 +16,8 @@ from fhec.ring.ntt import intt
 from fhec.run import run_detailed
 from fhec.ring.primes import ntt_primes
 from fhec.schemes.encoding import ckks_decode
-from fhec.schemes.sampling import Sampler, SeedCounters, _gaussian_cdt, _uniform_plan, check_seed
+from fhec.ring.rns import to_rns
+from fhec.schemes.sampling import Sampler, SeedCounters, _gaussian_cdt, _uniform_plan, check_seed, small_rns
 
 
 def _vec(params, seed, lo=-1.0, hi=1.0):
@@ -241,6 +242,16 @@ def test_rejection_shortfall_is_made_up_from_the_next_blocks():
         need = 100 - 10 * len(expected)
         expected.append(np.frombuffer(ref.random_bytes(need + 16 + 8), np.uint8)[:10])
     assert got.size == 100 and np.array_equal(got, np.concatenate(expected))
+
+
+def test_small_rns_matches_to_rns():
+    moduli = tuple(ntt_primes(2**10, 30, 3))
+    s = Sampler.from_seed(10, "rns")
+    cases = [s.gaussian(2**10), s.ternary(2**10), s.gaussian(2**10) * 65537,
+             np.array([-(2**40), 3, -1, 0], dtype=np.int64)]  # the last one is not small: to_rns itself
+    for c in cases:
+        got = small_rns(c, moduli)
+        assert got.dtype == np.uint64 and np.array_equal(got, to_rns(c, moduli))
 
 
 def test_uniform_symmetric_range():
