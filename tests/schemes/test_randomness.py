@@ -350,7 +350,8 @@ def test_no_secret_in_any_repr(ckks_keys, ckks_params):
     ct = fhec.encrypt(ckks_keys, _vec(ckks_params, 1), seed=1)
     cases = {
         "keys": (ckks_keys, [ckks_keys, ckks_keys.public_only(), ckks_keys.key("relin", "hybrid"), ct,
-                             fhec.encode(ckks_params, [1.0]), ckks_keys.encryptions, Sampler.fresh()]),
+                             fhec.encode(ckks_params, [1.0]), ckks_keys.encryptions, Sampler.fresh(),
+                             fhec.Evaluator(ckks_keys)]),
         "run": (result.keys, [result, result.keys]),
         "compiled": (compiled["keys"], [compiled]),
     }
