@@ -217,6 +217,8 @@ class Sampler:
         """`count` values by rejection: candidates of `nbytes` bytes each, a fraction
         `accept` of which survive `convert(raw uint8 array) -> accepted values`.
         The raw array holds ``candidates · nbytes`` bytes plus 8 of padding (`_le_words`)."""
+        if count <= 0:
+            return convert(np.zeros(_PAD, dtype=np.uint8))[:0]  # empty, with the values' dtype
         parts, have = [], 0
         while have < count:
             need = count - have
@@ -237,9 +239,12 @@ class Sampler:
         qq, mm, ll = np.uint64(q), np.uint64(mask), np.uint64(limit)
 
         def convert(raw: np.ndarray) -> np.ndarray:
-            words = _le_words(raw, k) & mm
+            words = _le_words(raw, k)  # a fresh array: the steps below work in place
+            np.bitwise_and(words, mm, out=words)
             words = words[words < ll]
-            return words % qq if reduce else words
+            if reduce:
+                np.remainder(words, qq, out=words)
+            return words
 
         return self._collect(count, k, limit / (mask + 1), convert)
 

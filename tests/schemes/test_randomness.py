@@ -257,6 +257,9 @@ def test_small_rns_matches_to_rns():
 def test_uniform_symmetric_range():
     v = Sampler.from_seed(8, "flood").uniform_symmetric(3, 20_000)
     assert int(v.min()) == -8 and int(v.max()) == 8 and np.unique(v).size == 17
+    empty = Sampler.from_seed(8, "none")
+    assert empty.uniform_mod(7, 0).dtype == np.uint64 and empty.uniform_mod(7, 0).size == 0
+    assert empty.ternary(0).size == 0
 
 
 def test_child_streams_are_reproducible_and_independent():
