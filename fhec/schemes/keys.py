@@ -33,7 +33,7 @@ import numpy as np
 
 from fhec.errors import ParameterError
 from fhec.ring.automorphism import automorphism_ntt
-from fhec.ring.modarith import add_mod, mul_mod, neg_mod
+from fhec.ring.modarith import add_mod, mul_mod, sub_mod
 from fhec.schemes.encoding import (
     bgv_rotation_galois,
     bgv_swap_rows_galois,
@@ -191,15 +191,17 @@ def make_switching_key(
     s = s_ntt[:L]
     tgt = target_ntt[:L]
     factor = _error_factor(params)
-    bs, as_ = [], []
-    for gadget in _gadget_rows(params, method):
-        a = sampler.uniform(moduli, params.N)
+    gadgets = _gadget_rows(params, method)
+    a_arr = np.empty((len(gadgets), L, params.N), dtype=np.uint64)
+    b_arr = np.empty_like(a_arr)
+    for d, gadget in enumerate(gadgets):
+        a = sampler.uniform(moduli, params.N, out=a_arr[d])
         e = small_ntt(sampler.gaussian(params.N) * factor, moduli)
-        g_tgt = mul_mod(tgt, np.broadcast_to(gadget[:, None], tgt.shape), q)
-        b = add_mod(add_mod(neg_mod(mul_mod(a, s, q), q), e, q), g_tgt, q)
-        bs.append(b)
-        as_.append(a)
-    b_arr, a_arr = np.stack(bs), np.stack(as_)
+        b_arr[d] = sub_mod(e, mul_mod(a, s, q), q)
+        # gadget_d is zero outside its digit's limbs: add g_d · target there only.
+        rows = np.flatnonzero(gadget)
+        g_tgt = mul_mod(tgt[rows], np.broadcast_to(gadget[rows, None], (rows.size, params.N)), q[rows])
+        b_arr[d, rows] = add_mod(b_arr[d, rows], g_tgt, q[rows])
     b_arr.setflags(write=False)
     a_arr.setflags(write=False)
     return SwitchingKey(method, source, b_arr, a_arr)
@@ -246,7 +248,7 @@ def keygen(
     public = root.child("public")
     a = public.uniform(params.moduli, N)
     e = small_ntt(public.gaussian(N) * _error_factor(params), params.moduli)
-    b = add_mod(neg_mod(mul_mod(a, s_ntt[:Lq], q_all[:Lq]), q_all[:Lq]), e, q_all[:Lq])
+    b = sub_mod(e, mul_mod(a, s_ntt[:Lq], q_all[:Lq]), q_all[:Lq])
     for arr in (a, b):
         arr.setflags(write=False)
 

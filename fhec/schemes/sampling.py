@@ -248,11 +248,13 @@ class Sampler:
 
         return self._collect(count, k, limit / (mask + 1), convert)
 
-    def uniform(self, moduli: tuple[int, ...], N: int) -> np.ndarray:
-        """A uniformly random polynomial mod each prime, shape (len(moduli), N), uint64.
+    def uniform(self, moduli: tuple[int, ...], N: int, out: np.ndarray | None = None) -> np.ndarray:
+        """A uniformly random polynomial mod each prime, shape (len(moduli), N), uint64,
+        written into `out` when given (a uint64 array of that shape).
 
         Uniform in either domain, so callers use it directly as an NTT-domain polynomial."""
-        out = np.empty((len(moduli), N), dtype=np.uint64)
+        if out is None:
+            out = np.empty((len(moduli), N), dtype=np.uint64)
         for i, q in enumerate(moduli):
             out[i] = self.uniform_mod(q, N)
         return out
