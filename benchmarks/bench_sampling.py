@@ -3,11 +3,11 @@ keygen / encryption at CKKS N=2^14 with 8 limbs (60-bit base, 7 × 40-bit levels
 60-bit special prime; relinearization and one rotation key for both key-switching methods).
 
 PCG64 is the generator fhec used before issue 9; it is fast but not cryptographic. To
-compare keygen and encryption with the code before that change (7056c65), extract the
+compare keygen and encryption with the code before that change (fab1259), extract the
 old package and pass its directory (both run interleaved in subprocesses, best of
 several runs, process CPU time):
 
-    git archive 7056c65 fhec | tar -x -C /tmp/old && python benchmarks/bench_sampling.py --against /tmp/old
+    git archive fab1259 fhec | tar -x -C /tmp/old && python benchmarks/bench_sampling.py --against /tmp/old
 """
 
 from __future__ import annotations
