@@ -66,7 +66,7 @@ def test_default_public_key_encryptions_differ(ckks_keys, ckks_params):
 def test_default_keys_and_inputs_are_fresh():
     params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=30, word_bits=32, security=None)
     prepared = prepare(_program(params))
-    k1, k2 = make_keys(prepared, seed=0), make_keys(prepared, seed=0)
+    k1, k2 = make_keys(prepared), make_keys(prepared)  # default arguments: fresh keys
     assert k1.key_id != k2.key_id and not np.array_equal(k1.secret_coeffs, k2.secret_coeffs)
     inputs = random_inputs(prepared, seed=0)
     a, b = encrypt_inputs(prepared, k1, inputs), encrypt_inputs(prepared, k1, inputs)
