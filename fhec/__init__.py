@@ -18,6 +18,7 @@ from fhec.errors import (
     InvalidModulusError,
     WordSizeError,
     InsecureParametersError,
+    SeedError,
     TooManyValuesError,
     MismatchedParametersError,
     MissingKeyError,

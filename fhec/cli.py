@@ -123,7 +123,7 @@ def load_programs(spec: str) -> list:
     return list(programs.values())
 
 
-def check_program(spec: str, seed: int = 0, rel_bits: float | None = None) -> tuple[bool, list[str]]:
+def check_program(spec: str, seed: int | None = None, rel_bits: float | None = None) -> tuple[bool, list[str]]:
     """Run ``fhec check`` on ``FILE.py[:NAME]`` (every program of the file without NAME):
     (all outputs match, report lines)."""
     from fhec.evaluate import check_against_reference, random_inputs
@@ -161,9 +161,9 @@ def show(program: str) -> None:
 
 @main.command()
 @click.argument("programs", nargs=-1, required=True)
-@click.option("--seed", default=0, show_default=True, help="Seed of the random inputs, keys and encryptions.")
+@click.option("--seed", type=int, default=None, help="Seed of the random inputs, keys and encryptions, to reproduce a run (default: fresh randomness).")
 @click.option("--rel-bits", type=float, default=None, help="CKKS precision required (default: per output, from its noise estimate).")
-def check(programs: tuple[str, ...], seed: int, rel_bits: float | None) -> None:
+def check(programs: tuple[str, ...], seed: int | None, rel_bits: float | None) -> None:
     """Evaluate each PROGRAM under encryption on random inputs and compare with the
     plaintext reference: max error (CKKS) or exactness (BGV). Exit 1 on a mismatch.
 
@@ -290,8 +290,8 @@ def compile_command(program: str, target: str, out_dir: str | None, keyswitch: s
 @click.argument("program")
 @_target_option
 @_keyswitch_option
-@click.option("--seed", default=0, show_default=True, help="Seed of keys, encryption and random inputs.")
-def run_command(program: str, target: str, keyswitch: str | None, seed: int) -> None:
+@click.option("--seed", type=int, default=None, help="Seed of keys, encryption and random inputs, to reproduce a run (default: fresh randomness).")
+def run_command(program: str, target: str, keyswitch: str | None, seed: int | None) -> None:
     """Compile PROGRAM, replay its streams in the hazard checker, execute them on
     encrypted random inputs, and compare the decrypted outputs with fhec.reference.
     Exit 1 on a mismatch."""

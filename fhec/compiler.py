@@ -51,7 +51,7 @@ class Compiled:
     report: Report
     keyswitch: str
 
-    def run(self, inputs: Mapping[str, Any], seed: int = 0, *, check: bool = False) -> dict[str, np.ndarray]:
+    def run(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, np.ndarray]:
         """Execute the *streams* on real ciphertexts: keygen and encrypt (as `fhec.evaluate`
         does for this seed), run every unit's stream in the functional model of the
         target's scratchpad and memory, decrypt. Returns output name -> slot vector.
@@ -61,7 +61,7 @@ class Compiled:
         """
         return self.run_detailed(inputs, seed, check=check)["outputs"]
 
-    def run_detailed(self, inputs: Mapping[str, Any], seed: int = 0, *, check: bool = False) -> dict[str, Any]:
+    def run_detailed(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, Any]:
         """`run`, returning also the output ciphertexts, keys and input ciphertexts."""
         from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs
         from fhec.sim.bind import bind_lowered

@@ -47,6 +47,11 @@ class InsecureParametersError(ParameterError):
     """log2(Q·P) exceeds the HE-standard bound for the requested security level."""
 
 
+class SeedError(ParameterError):
+    """A seed is not a non-negative int, bytes or None (e.g. a string, a negative int, a
+    bool or a numpy Generator)."""
+
+
 class TooManyValuesError(FhecError):
     """More values than the parameter set has slots."""
 

@@ -7,7 +7,7 @@ ciphertexts:
 * `prepare(program)` — `fhec.pipeline` up to ``plan_rotations``: primitives only,
   rotation keys planned;
 * `make_keys(program, seed)` — `fhec.keygen` with exactly the keys the program needs;
-* `encrypt_inputs(program, keys, inputs, seed)` — one deterministic seed per input;
+* `encrypt_inputs(program, keys, inputs, seed)` — one stream per input, fresh per call;
 * `run_he(program, keys, ciphertexts, plains)` — one `Evaluator` call per node;
 * `decrypt_outputs(keys, ciphertexts)`.
 
@@ -51,7 +51,6 @@ node id), else their ``keyswitch`` attribute, else the evaluator's default.
 from __future__ import annotations
 
 import math
-import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -65,28 +64,14 @@ from fhec.passes.he_rewrite import as_he
 from fhec.pipeline import PREPARED, run_prefix
 from fhec.reference import normalize_inputs, reference
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
-from fhec.schemes.encryption import decrypt, encode, encode_scalar, encrypt
+from fhec.schemes.encryption import decrypt, encode, encode_scalar, encrypt, encryption_sampler
 from fhec.schemes.evaluator import Evaluator
 from fhec.ring.automorphism import automorphism_ntt
 from fhec.ring.modarith import add_mod
 from fhec.schemes import keyswitch as ks
 from fhec.schemes.keys import RELIN, KeySet, keygen
 from fhec.schemes.params import Params
-
-# -- seeds --------------------------------------------------------------------------------
-
-_KEY_TAG, _INPUT_TAG = 0, 1
-
-
-def key_seed(seed: int) -> np.random.Generator:
-    """The generator keygen draws from for a run with `seed`."""
-    return np.random.default_rng(np.random.SeedSequence([int(seed), _KEY_TAG]))
-
-
-def input_seed(seed: int, name: str) -> np.random.Generator:
-    """The generator the encryption of input `name` draws from (independent per name)."""
-    return np.random.default_rng(np.random.SeedSequence([int(seed), _INPUT_TAG, zlib.crc32(name.encode())]))
-
+from fhec.schemes.sampling import numpy_seed
 
 # -- steps -----------------------------------------------------------------------------------
 
@@ -113,21 +98,27 @@ def keygen_method(program: HeProgram, default: str | None = None) -> str:
     return "hybrid" if default == "auto" else default
 
 
-def make_keys(program, seed: int = 0, keyswitch: str | None = None) -> KeySet:
+def make_keys(program, seed=None, keyswitch: str | None = None) -> KeySet:
     """`fhec.keygen` with exactly the keys `program` needs (`key_requirements`);
-    `keyswitch`: "bv", "hybrid" or "both" (default: the parameters' method)."""
+    `keyswitch`: "bv", "hybrid" or "both" (default: the parameters' method).
+    `seed` as in `fhec.keygen` (None: OS entropy)."""
     program = as_he(program)
     req = key_requirements(program)
     method = keyswitch or program.params.keyswitch  # only the keys the run will use
-    return keygen(program.params, seed=key_seed(seed), keyswitch=method, **req.keygen_kwargs())
+    return keygen(program.params, seed=seed, keyswitch=method, **req.keygen_kwargs())
 
 
-def encrypt_inputs(program, keys: KeySet, inputs: Mapping[str, Any], seed: int = 0) -> dict[str, Ciphertext]:
-    """Encrypt every encrypted input at its declared level with `input_seed(seed, name)`."""
+def encrypt_inputs(program, keys: KeySet, inputs: Mapping[str, Any], seed=None) -> dict[str, Ciphertext]:
+    """Encrypt every encrypted input at its declared level.
+
+    The call takes one stream from `encryption_sampler(keys, seed)` (a new one per call
+    for an explicit seed, OS entropy for None) and each input its child ``input/<name>``:
+    the same fresh keys and seed give the same ciphertexts whatever the input order."""
     program = as_he(program)
     values = normalize_inputs(program, inputs)
+    session = encryption_sampler(keys, seed)
     return {
-        name: encrypt(keys, values[name], level=node.attr("level"), seed=input_seed(seed, name))
+        name: encrypt(keys, values[name], level=node.attr("level"), seed=session.child(f"input/{name}"))
         for name, node in program.inputs.items()
     }
 
@@ -322,12 +313,13 @@ def decrypt_outputs(keys: KeySet, ciphertexts: Mapping[str, Ciphertext], program
     return out
 
 
-def evaluate(program, inputs: Mapping[str, Any], seed: int = 0) -> dict[str, np.ndarray]:
+def evaluate(program, inputs: Mapping[str, Any], seed=None) -> dict[str, np.ndarray]:
     """Run `program` on `inputs` under encryption with the eager evaluator.
 
-    keygen (only the keys the prepared program needs) -> encrypt each input with a
-    deterministic per-input seed -> one evaluator call per node -> decrypt. Returns
-    output name -> float64 (CKKS) / int64 mod t (BGV) slot vector.
+    keygen (only the keys the prepared program needs) -> encrypt each input -> one
+    evaluator call per node -> decrypt. Returns output name -> float64 (CKKS) / int64
+    mod t (BGV) slot vector. `seed`: None (default) for OS randomness; an int or bytes
+    to reproduce keys and ciphertexts (`fhec.run` and `Compiled.run` derive the same).
 
     Raises the errors of `reference` (missing inputs, no outputs...), and the
     evaluator's (`NoiseBudgetExhaustedError` for a BGV result whose noise overflowed).
@@ -409,18 +401,19 @@ def compare_outputs(
 
 
 def check_against_reference(
-    program, inputs: Mapping[str, Any], seed: int = 0, rel_bits: float | None = None
+    program, inputs: Mapping[str, Any], seed=None, rel_bits: float | None = None
 ) -> list[OutputComparison]:
     """`evaluate` vs `reference` on the same inputs (what ``fhec check`` runs)."""
     got = evaluate(program, inputs, seed)
     return compare_outputs(program, got, reference(program, inputs), rel_bits)
 
 
-def random_inputs(program, seed: int = 0) -> dict[str, np.ndarray]:
-    """Random full-slot inputs: CKKS uniform in [-1, 1], BGV uniform in [0, t)."""
+def random_inputs(program, seed=None) -> dict[str, np.ndarray]:
+    """Random full-slot inputs: CKKS uniform in [-1, 1], BGV uniform in [0, t).
+    Test data, not key material: numpy's generator, seeded by `numpy_seed(seed)`."""
     program = as_he(program)
     params = program.params
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(numpy_seed(seed))
     names = list(program.inputs) + list(program.plain_inputs)
     if params.scheme == "ckks":
         return {n: rng.uniform(-1.0, 1.0, params.slots) for n in names}

@@ -56,14 +56,15 @@ class RunResult:
 
 
 def run_detailed(
-    program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: str | None = None, *, hoisting: str = "auto"
+    program, inputs: Mapping[str, Any], seed=None, keyswitch: str | None = None, *, hoisting: str = "auto"
 ) -> RunResult:
     """Compile `program` to limb instructions, execute them on real ciphertexts, decrypt.
 
     Args:
         program: a `fhec.Program`, a traced `@fhec.program` function or an `HeProgram`.
         inputs: input name -> slot values (encrypted and plain inputs alike).
-        seed: keys and encryptions are derived from it (as in `fhec.evaluate`).
+        seed: keys and encryptions are derived from it (as in `fhec.evaluate`); None (the
+            default): fresh OS randomness.
         keyswitch: "bv", "hybrid", "auto" (per key switch, see
             `fhec.passes.keyswitch_choice.choose_methods`), or None for the parameters'
             method (the one their noise estimates assume, and `fhec.evaluate` uses).
@@ -88,7 +89,7 @@ def run_detailed(
 
 
 def run(
-    program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: str | None = None, *, hoisting: str = "auto"
+    program, inputs: Mapping[str, Any], seed=None, keyswitch: str | None = None, *, hoisting: str = "auto"
 ) -> dict[str, np.ndarray]:
     """Run `program` compiled: keygen, encrypt, lower to limb instructions, execute them
     in the functional model (the limb program, unscheduled), decrypt. Returns output name

@@ -66,7 +66,7 @@ def test_show_prints_the_typed_ir(write):
 
 
 def test_check_reports_max_error_and_exactness(write):
-    r = run("check", write("one.py", ONE), write("two.py", TWO))
+    r = run("check", "--seed", "0", write("one.py", ONE), write("two.py", TWO))
     assert r.exit_code == 0, r.output
     assert "[f, ckks, N=64]: OK" in r.output and "out: max error" in r.output
     assert "[first, bgv, N=32]: OK" in r.output and "y: exact" in r.output
@@ -74,7 +74,7 @@ def test_check_reports_max_error_and_exactness(write):
 
 
 def test_check_exits_1_on_a_mismatch(write):
-    r = run("check", "--rel-bits", "60", write("one.py", ONE))  # no CKKS result has 60 bits
+    r = run("check", "--seed", "0", "--rel-bits", "60", write("one.py", ONE))  # no CKKS result has 60 bits
     assert r.exit_code == 1 and "MISMATCH" in r.output
 
 
@@ -91,7 +91,7 @@ def test_program_selection(write):
 
 def test_user_errors_print_without_traceback(write):
     deep = write("deep.py", DEEP)
-    r = run("check", deep)
+    r = run("check", "--seed", "0", deep)
     assert r.exit_code == 2
     assert r.stderr.startswith("error: ") and "deep.py:6" in r.stderr and "Traceback" not in r.stderr
     r = run("show", str(pathlib.Path(deep).with_name("missing.py")))
@@ -100,20 +100,25 @@ def test_user_errors_print_without_traceback(write):
 
 def test_files_without_programs_are_skipped_in_a_batch(write):
     helper = write("helper.py", "X = 1\n")
-    r = run("check", helper, write("one.py", ONE))
+    r = run("check", "--seed", "0", helper, write("one.py", ONE))
     assert r.exit_code == 0 and "helper.py: skipped" in r.output
-    assert run("check", helper).exit_code == 2
+    assert run("check", "--seed", "0", helper).exit_code == 2
 
 
 @pytest.mark.parametrize("name", ["logistic_regression.py", "private_lookup.py", "lola_mnist.py"])
 def test_examples_pass_check(name):
-    r = run("check", str(EXAMPLES / name))
+    r = run("check", "--seed", "0", str(EXAMPLES / name))
     assert r.exit_code == 0, r.output
     assert ": OK" in r.output
 
 
 @pytest.mark.slow
 def test_f1_matvec_example_passes_check():
-    r = run("check", str(EXAMPLES / "matvec.py"))
+    r = run("check", "--seed", "0", str(EXAMPLES / "matvec.py"))
     assert r.exit_code == 0, r.output
     assert r.output.count(": max error") == 4
+
+
+def test_check_rejects_a_negative_seed_with_the_fix(write):
+    r = run("check", "--seed", "-1", write("one.py", ONE))
+    assert r.exit_code == 2 and "seed=-1 is negative" in r.stderr and "Traceback" not in r.stderr

@@ -51,7 +51,7 @@ def test_bgv_compiled_equals_eager_bit_for_bit(keyswitch, data):
 @given(data=st.data())
 def test_ckks_bv_is_bit_identical_even_where_imprecise(data):
     program = data.draw(ft.programs(scheme="ckks", max_depth=2))
-    r = run_detailed(program, data.draw(ft.inputs_for(program)), keyswitch="bv")
+    r = run_detailed(program, data.draw(ft.inputs_for(program)), keyswitch="bv", seed=0)
     for name, ct in r.eager().items():
         assert np.array_equal(r.ciphertexts[name].data, ct.data)
 
@@ -74,7 +74,7 @@ def test_unknown_keyswitch_policy():
     p = fhec.Program("t", params)
     p.output("y", p.input("x") + 1.0)
     with pytest.raises(fhec.ParameterError, match="keyswitch"):
-        fhec.run(p, {"x": [0.5]}, keyswitch="fast")
+        fhec.run(p, {"x": [0.5]}, keyswitch="fast", seed=0)
 
 
 @pytest.mark.parametrize("scheme", ["ckks", "bgv"])
@@ -104,7 +104,7 @@ def test_users_property_test_on_compiled_limbs():
     @settings(max_examples=5, deadline=None)
     @given(ft.programs(scheme="ckks", max_depth=2))
     def test_my_programs(program):
-        ft.assert_matches_reference(program, target="limbs")
+        ft.assert_matches_reference(program, target="limbs", seed=0)
 
     test_my_programs()
 
@@ -120,4 +120,4 @@ def test_assert_matches_reference_on_limbs_names_output_and_bits(monkeypatch):
     real = run_mod.run
     monkeypatch.setattr(run_mod, "run", lambda *a, **k: {"y": real(*a, **k)["y"] + 1e-2})
     with pytest.raises(AssertionError, match=r"output 'y'.*bits"):
-        ft.assert_matches_reference(p, target="limbs")
+        ft.assert_matches_reference(p, target="limbs", seed=0)

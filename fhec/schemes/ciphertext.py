@@ -42,6 +42,17 @@ class Plaintext:
     def moduli(self) -> tuple[int, ...]:
         return self.params.moduli_at(self.level)
 
+    def __repr__(self) -> str:
+        # The message is the user's data: show the shape, never the residues.
+        return (
+            f"Plaintext({self.params.scheme}, N={self.params.N}, level={self.level}, "
+            f"limbs={self.data.shape[0]}, scale={_scale_text(self)})"
+        )
+
+
+def _scale_text(x) -> str:
+    return f"{x.scale:.4g}" if x.params.scheme == "ckks" else str(x.scale)
+
 
 @dataclass(frozen=True, eq=False)
 class Ciphertext:
@@ -98,8 +109,7 @@ class Ciphertext:
         return estimated_noise_budget_bits(self)
 
     def __repr__(self) -> str:
-        s = f"{self.scale:.4g}" if self.params.scheme == "ckks" else str(self.scale)
         return (
             f"Ciphertext({self.params.scheme}, N={self.params.N}, level={self.level}, "
-            f"limbs={self.limbs}, parts={self.parts}, scale={s})"
+            f"limbs={self.limbs}, parts={self.parts}, scale={_scale_text(self)})"
         )

@@ -3,6 +3,17 @@
 `encrypt` uses the secret key when the key set has one (symmetric RLWE encryption:
 error e only, as SEAL's `Encryptor` does with a secret key) and the public key otherwise
 (error e0 + e·u + e1·s, about √N times larger).
+
+Randomness (`encryption_sampler`): with ``seed=None`` every encryption keys a fresh
+SHAKE-256 stream from the OS. With an explicit seed, the n-th encryption under one key
+set and seed draws the stream of (seed, "encrypt/<key_id>/<n>"), n counted by the key
+set: two calls never share randomness, and a rerun of the same script (same keys, same
+calls in the same order) reproduces every ciphertext.
+
+`decrypt(..., flood_bits=b)` (CKKS) adds fresh noise uniform in [−2^b, 2^b] to the
+decrypted polynomial before decoding: the result no longer reveals the ciphertext's
+exact error, which the key-recovery attacks on CKKS decryptions (Li–Micciancio,
+IND-CPA-D) exploit. See docs/security.md for how to choose b.
 """
 
 from __future__ import annotations
@@ -13,7 +24,13 @@ import math
 
 import numpy as np
 
-from fhec.errors import MismatchedParametersError, NoiseBudgetExhaustedError, TooManyValuesError
+from fhec.errors import (
+    MismatchedParametersError,
+    NoiseBudgetExhaustedError,
+    ParameterError,
+    SchemeMismatchError,
+    TooManyValuesError,
+)
 from fhec.ring.modarith import add_mod, mul_mod, neg_mod
 from fhec.ring.ntt import intt
 from fhec.ring.rns import centered, crt_compose, product, to_rns
@@ -22,8 +39,10 @@ from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.encoding import bgv_decode, bgv_encode, ckks_decode, ckks_encode
 from fhec.schemes.keys import KeySet
 from fhec.schemes.params import Params
-from fhec.schemes.sampling import gaussian, make_rng, small_ntt, ternary
+from fhec.schemes.sampling import Sampler, check_seed, small_ntt
 from fhec.ring.ntt import ntt
+
+MAX_FLOOD_BITS = 62
 
 
 def _check_length(params: Params, values) -> np.ndarray:
@@ -87,13 +106,26 @@ def encode_scalar(params: Params, value, level: int | None = None, scale=None) -
     return Plaintext(params, data, level, scale)
 
 
-def encrypt(
-    keys: KeySet, values, *, level: int | None = None, seed: int | np.random.Generator | None = None
-) -> Ciphertext:
+def encryption_sampler(keys: KeySet, seed) -> Sampler:
+    """The stream one encryption under `keys` draws from (see the module doc).
+
+    None: a fresh OS-keyed stream. An int or bytes: the stream of (seed,
+    "encrypt/<key_id>/<n>") with n = ``keys.encryptions.next(seed)``, so every call takes
+    a new n. A `Sampler`: itself (the caller manages it). Raises `SeedError`.
+    """
+    seed = check_seed(seed)
+    if seed is None or isinstance(seed, Sampler):
+        return Sampler.fresh() if seed is None else seed
+    return Sampler.from_seed(seed, f"encrypt/{keys.key_id}/{keys.encryptions.next(seed)}")
+
+
+def encrypt(keys: KeySet, values, *, level: int | None = None, seed=None) -> Ciphertext:
     """Encrypt up to `slots` values at `level` (default: top) under `keys`.
 
-    `seed` makes the encryption randomness reproducible (None: OS entropy).
-    Raises `TooManyValuesError`.
+    `seed`: None (the default) for fresh OS randomness, which is what a deployment
+    must use; a non-negative int or bytes for a reproducible experiment, where every
+    call under the same keys and seed still draws a new stream (`encryption_sampler`);
+    or a `Sampler`. Raises `TooManyValuesError`, `SeedError`.
     """
     params = keys.params
     pt = values if isinstance(values, Plaintext) else encode(params, values, level)
@@ -105,25 +137,23 @@ def encrypt_plaintext(keys: KeySet, pt: Plaintext, *, seed=None) -> Ciphertext:
     params = keys.params
     if pt.params.fingerprint != params.fingerprint:
         raise MismatchedParametersError("the plaintext was encoded for another parameter set than the keys")
-    rng = make_rng(seed)
+    sampler = encryption_sampler(keys, seed)
     moduli = pt.moduli
     L = len(moduli)
     q = np.array(moduli, dtype=np.uint64)
     t = params.plain_modulus if params.scheme == "bgv" else 1
     N = params.N
     if keys.secret_ntt is not None:
-        from fhec.schemes.sampling import uniform_ntt
-
-        a = uniform_ntt(rng, moduli, N)
-        e = small_ntt(gaussian(rng, N) * t, moduli)
+        a = sampler.uniform(moduli, N)
+        e = small_ntt(sampler.gaussian(N) * t, moduli)
         c0 = add_mod(add_mod(neg_mod(mul_mod(a, keys.secret_ntt[:L], q), q), e, q), pt.data, q)
         data = np.stack([c0, a])
         noise = nz.fresh_noise(params, public_key=False)
     else:
         b, a = keys.public
-        u = small_ntt(ternary(rng, N), moduli)
-        e0 = small_ntt(gaussian(rng, N) * t, moduli)
-        e1 = small_ntt(gaussian(rng, N) * t, moduli)
+        u = small_ntt(sampler.ternary(N), moduli)
+        e0 = small_ntt(sampler.gaussian(N) * t, moduli)
+        e1 = small_ntt(sampler.gaussian(N) * t, moduli)
         c0 = add_mod(add_mod(mul_mod(b[:L], u, q), e0, q), pt.data, q)
         c1 = add_mod(mul_mod(a[:L], u, q), e1, q)
         data = np.stack([c0, c1])
@@ -165,17 +195,28 @@ def decrypt_polynomial(keys: KeySet, ct: Ciphertext) -> np.ndarray:
     return centered(crt_compose(_raw_decrypt(keys, ct, len(moduli)), moduli), product(moduli))
 
 
-def decrypt(keys: KeySet, ct: Ciphertext) -> np.ndarray:
+def decrypt(keys: KeySet, ct: Ciphertext, *, flood_bits: int | None = None) -> np.ndarray:
     """Decrypt and decode: float64 slots (CKKS; the real part) or int64 slots mod t (BGV).
 
-    Raises `MismatchedParametersError` for a ciphertext of another key set, and (BGV)
-    `NoiseBudgetExhaustedError` when the noise has reached the modulus.
+    `flood_bits` (CKKS only): add fresh OS-random noise uniform in [−2^b, 2^b] to every
+    coefficient of the decrypted polynomial before decoding, so that the output does
+    not reveal the ciphertext's error (IND-CPA-D; see docs/security.md). It costs
+    precision: slot errors grow by about 2^b·√N / scale.
+
+    Raises `MismatchedParametersError` for a ciphertext of another key set, (BGV)
+    `NoiseBudgetExhaustedError` when the noise has reached the modulus,
+    `SchemeMismatchError` for `flood_bits` on BGV and `ParameterError` for a
+    `flood_bits` outside [0, min(62, log2(scale) − 1)].
     """
     params = ct.params
+    if flood_bits is not None:
+        _check_flood_bits(ct, flood_bits)
     if params.scheme == "ckks":
         k = _ckks_limbs(ct)
         moduli = ct.moduli[:k]
         v = centered(crt_compose(_raw_decrypt(keys, ct, k), moduli), product(moduli))
+        if flood_bits is not None:
+            v = v + Sampler.fresh().uniform_symmetric(flood_bits, params.N).astype(object)
         return ckks_decode(v, params.N, ct.scale).real
     v = decrypt_polynomial(keys, ct)
     budget = _budget_of(ct, v)
@@ -190,6 +231,23 @@ def decrypt(keys: KeySet, ct: Ciphertext) -> np.ndarray:
     m = bgv_decode(m, params.N, t)
     inv = pow(int(ct.scale), -1, t)
     return (m.astype(object) * inv % t).astype(np.int64)
+
+
+def _check_flood_bits(ct: Ciphertext, flood_bits) -> None:
+    if ct.params.scheme != "ckks":
+        raise SchemeMismatchError(
+            f"flood_bits={flood_bits!r}: noise flooding applies to CKKS decryption. BGV decryption returns "
+            f"m mod t exactly, which carries no noise; drop flood_bits."
+        )
+    top = min(MAX_FLOOD_BITS, math.floor(math.log2(ct.scale)) - 1)
+    if isinstance(flood_bits, (bool, np.bool_)) or not isinstance(flood_bits, (int, np.integer)) or not (
+        0 <= flood_bits <= top
+    ):
+        raise ParameterError(
+            f"flood_bits={flood_bits!r}: pass an int in [0, {top}] (the flooding noise must stay below the "
+            f"scale 2^{math.log2(ct.scale):.1f} of the ciphertext, and below 2^{MAX_FLOOD_BITS}); "
+            f"docs/security.md explains how to choose it."
+        )
 
 
 def _budget_of(ct: Ciphertext, v: np.ndarray) -> float:

@@ -13,11 +13,19 @@ per key-switching method (`fhec.schemes.keyswitch`):
 All key polynomials are stored in the NTT domain over the top-level basis, limbs of Q
 first, then P (hybrid only). A lower-level key switch uses the prefix of Q's limbs.
 BGV keys carry their error multiplied by t, so every key switch adds a multiple of t.
+
+Randomness (`fhec.schemes.sampling`): ``keygen(params, seed=s)`` derives one SHAKE-256
+stream from (s, "keygen") and a child stream per part: ``secret``, ``public``,
+``switch/<source>/<method>`` and ``key-id``. The secret of a seed therefore does not
+depend on which switching keys are requested. `seed=None` keys the stream from the OS.
+
+No `repr` shows key material: a key set prints its shape and `fingerprint` (a hash of
+the public key: it names the key pair and is computed from public data only).
 """
 
 from __future__ import annotations
 
-import secrets
+import hashlib
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
@@ -25,7 +33,7 @@ import numpy as np
 
 from fhec.errors import ParameterError
 from fhec.ring.automorphism import automorphism_ntt
-from fhec.ring.modarith import add_mod, mul_mod, neg_mod
+from fhec.ring.modarith import add_mod, mul_mod, sub_mod
 from fhec.schemes.encoding import (
     bgv_rotation_galois,
     bgv_swap_rows_galois,
@@ -33,7 +41,7 @@ from fhec.schemes.encoding import (
     ckks_rotation_galois,
 )
 from fhec.schemes.params import Params
-from fhec.schemes.sampling import gaussian, make_rng, small_ntt, ternary, uniform_ntt
+from fhec.schemes.sampling import Sampler, SeedCounters, small_ntt
 
 Method = Literal["bv", "hybrid"]
 RELIN = "relin"
@@ -73,6 +81,10 @@ class SwitchingKey:
     def nbytes(self) -> int:
         return self.b.nbytes + self.a.nbytes
 
+    def __repr__(self) -> str:
+        digits, limbs, N = self.b.shape
+        return f"SwitchingKey({self.method}, source={self.source!r}, digits={digits}, limbs={limbs}, N={N})"
+
 
 @dataclass(frozen=True, eq=False)
 class KeySet:
@@ -86,6 +98,12 @@ class KeySet:
         public: (b, a) with b = −a·s + e over Q, NTT domain.
         switching: {(source, method): SwitchingKey}; source is "relin" or a Galois element.
         rotations: the rotation offsets requested at keygen (for error messages).
+        methods: the key-switching methods whose keys were generated.
+        encryptions: per explicit seed, how many encryptions drew from it under these
+            keys (see `fhec.schemes.encryption.encryption_sampler`); shared with
+            `public_only` copies so that no two encryptions reuse a stream.
+
+    `repr` shows shapes, `key_id` and `fingerprint`, never a coefficient.
     """
 
     params: Params
@@ -96,6 +114,7 @@ class KeySet:
     switching: dict = field(repr=False)
     rotations: tuple[int, ...] = ()
     methods: tuple[str, ...] = ()
+    encryptions: SeedCounters = field(default_factory=SeedCounters, repr=False)
 
     def has_key(self, source: int | str, method: Method) -> bool:
         return (source, method) in self.switching
@@ -105,7 +124,30 @@ class KeySet:
 
     def public_only(self) -> "KeySet":
         """A copy without the secret key: what a server evaluating the program receives."""
-        return KeySet(self.params, self.key_id, None, None, self.public, self.switching, self.rotations, self.methods)
+        return KeySet(
+            self.params, self.key_id, None, None, self.public, self.switching, self.rotations, self.methods,
+            self.encryptions,
+        )
+
+    @property
+    def fingerprint(self) -> str:
+        """16 hex digits of SHAKE-256 over the public key (b, a): identifies the key pair."""
+        h = hashlib.shake_256(b"fhec/public-key")
+        for part in self.public:
+            h.update(np.ascontiguousarray(part).tobytes())
+        return h.hexdigest(8)
+
+    def __repr__(self) -> str:
+        p = self.params
+        secret = f"ternary[{p.N}] hidden" if self.secret_coeffs is not None else "none (public-only)"
+        sources = sorted({s for s, _ in self.switching}, key=str)
+        galois = sum(1 for s in sources if s != RELIN)
+        switching = ", ".join(([RELIN] if RELIN in sources else []) + ([f"{galois} Galois"] if galois else []))
+        return (
+            f"KeySet({p.scheme}, N={p.N}, limbs={p.max_limbs}+{len(p.special_moduli)}, key_id={self.key_id}, "
+            f"fingerprint={self.fingerprint}, secret={secret}, switching=[{switching or 'none'}] "
+            f"x {'/'.join(self.methods) or 'no method'})"
+        )
 
     @property
     def galois_elements(self) -> tuple[int, ...]:
@@ -136,11 +178,12 @@ def _gadget_rows(params: Params, method: Method) -> list[np.ndarray]:
 
 
 def make_switching_key(
-    params: Params, s_ntt: np.ndarray, target_ntt: np.ndarray, source: int | str, method: Method, rng
+    params: Params, s_ntt: np.ndarray, target_ntt: np.ndarray, source: int | str, method: Method, sampler: Sampler
 ) -> SwitchingKey:
     """Encrypt ``gadget_d · target`` under s for every digit d (see the module doc).
 
     `s_ntt`, `target_ntt`: NTT-domain polynomials over Q ∪ P (P rows unused for BV).
+    `sampler`: the stream of this key alone.
     """
     moduli = params.moduli if method == "bv" else _all_moduli(params)
     L = len(moduli)
@@ -148,15 +191,17 @@ def make_switching_key(
     s = s_ntt[:L]
     tgt = target_ntt[:L]
     factor = _error_factor(params)
-    bs, as_ = [], []
-    for gadget in _gadget_rows(params, method):
-        a = uniform_ntt(rng, moduli, params.N)
-        e = small_ntt(gaussian(rng, params.N) * factor, moduli)
-        g_tgt = mul_mod(tgt, np.broadcast_to(gadget[:, None], tgt.shape), q)
-        b = add_mod(add_mod(neg_mod(mul_mod(a, s, q), q), e, q), g_tgt, q)
-        bs.append(b)
-        as_.append(a)
-    b_arr, a_arr = np.stack(bs), np.stack(as_)
+    gadgets = _gadget_rows(params, method)
+    a_arr = np.empty((len(gadgets), L, params.N), dtype=np.uint64)
+    b_arr = np.empty_like(a_arr)
+    for d, gadget in enumerate(gadgets):
+        a = sampler.uniform(moduli, params.N, out=a_arr[d])
+        e = small_ntt(sampler.gaussian(params.N) * factor, moduli)
+        b_arr[d] = sub_mod(e, mul_mod(a, s, q), q)
+        # gadget_d is zero outside its digit's limbs: add g_d · target there only.
+        rows = np.flatnonzero(gadget)
+        g_tgt = mul_mod(tgt[rows], np.broadcast_to(gadget[rows, None], (rows.size, params.N)), q[rows])
+        b_arr[d, rows] = add_mod(b_arr[d, rows], g_tgt, q[rows])
     b_arr.setflags(write=False)
     a_arr.setflags(write=False)
     return SwitchingKey(method, source, b_arr, a_arr)
@@ -165,7 +210,7 @@ def make_switching_key(
 def keygen(
     params: Params,
     rotations: Iterable[int] = (),
-    seed: int | np.random.Generator | None = None,
+    seed: int | bytes | Sampler | None = None,
     *,
     relinearization: bool = True,
     conjugation: bool = False,
@@ -177,7 +222,9 @@ def keygen(
     Args:
         params: a `CKKSParams` or `BGVParams`.
         rotations: slot offsets k for which `Evaluator.rotate(ct, k)` must work.
-        seed: an int for reproducible keys, a Generator, or None for OS entropy.
+        seed: None (the default) for keys from OS entropy; a non-negative int or bytes
+            for reproducible keys (a SHAKE-256 stream of the seed, for experiments only);
+            or a `Sampler`.
         relinearization: generate the relinearization key (needed by ct × ct multiply).
         conjugation: generate the key of CKKS `conjugate` / BGV `swap_rows`.
         galois_elements: extra raw Galois elements.
@@ -186,21 +233,22 @@ def keygen(
             (``keyswitch=``); a key set of one method is half the size and time. The
             evaluator's default method is `params.keyswitch` when its keys exist.
 
-    Raises `ParameterError` for an unknown key-switching method.
+    Raises `ParameterError` for an unknown key-switching method, `SeedError` for an invalid seed.
     """
-    rng = make_rng(seed)
+    root = Sampler.from_seed(seed, "keygen")
     methods = _methods(keyswitch or "both")
     moduli_all = _all_moduli(params)
     q_all = np.array(moduli_all, dtype=np.uint64)
     N = params.N
-    s = ternary(rng, N)
+    s = root.child("secret").ternary(N)
     s_ntt = small_ntt(s, moduli_all)
     s_ntt.setflags(write=False)
 
     Lq = params.max_limbs
-    a = uniform_ntt(rng, params.moduli, N)
-    e = small_ntt(gaussian(rng, N) * _error_factor(params), params.moduli)
-    b = add_mod(neg_mod(mul_mod(a, s_ntt[:Lq], q_all[:Lq]), q_all[:Lq]), e, q_all[:Lq])
+    public = root.child("public")
+    a = public.uniform(params.moduli, N)
+    e = small_ntt(public.gaussian(N) * _error_factor(params), params.moduli)
+    b = sub_mod(e, mul_mod(a, s_ntt[:Lq], q_all[:Lq]), q_all[:Lq])
     for arr in (a, b):
         arr.setflags(write=False)
 
@@ -221,9 +269,10 @@ def keygen(
         else:
             target = automorphism_ntt(s_ntt, source, N)
         for method in methods:
-            switching[(source, method)] = make_switching_key(params, s_ntt, target, source, method, rng)
+            stream = root.child(f"switch/{source}/{method}")
+            switching[(source, method)] = make_switching_key(params, s_ntt, target, source, method, stream)
 
-    key_id = int(rng.integers(0, 2**62)) if seed is not None else secrets.randbits(62)
+    key_id = root.child("key-id").integer(62)
     return KeySet(params, key_id, s, s_ntt, (b, a), switching, rotations, methods)
 
 

@@ -17,7 +17,7 @@ def assert_matches_reference(
     inputs: Mapping[str, Any] | None = None,
     target: str | None = None,
     rel_bits: float | None = None,
-    seed: int = 0,
+    seed=None,
 ) -> None:
     """Run `program` under encryption and assert it matches `fhec.reference`.
 
@@ -27,7 +27,9 @@ def assert_matches_reference(
     for that accelerator with its streams executed (`fhec.compile(...).run`). CKKS outputs must agree to
     `rel_bits` bits relative to max(1, max|expected|) (default: per output, from its
     estimated precision, `fhec.evaluate.default_required_bits`); BGV outputs exactly.
-    `inputs` default to random ones (`fhec.evaluate.random_inputs`).
+    `inputs` default to random ones (`fhec.evaluate.random_inputs`). `seed` drives the
+    keys, encryptions and random inputs: None (default) for fresh randomness; pass an
+    int in tests so that a failure can be reproduced.
 
     Raises AssertionError naming each failing output, its worst slots and the bits
     reached versus required.
@@ -53,7 +55,7 @@ def assert_matches_reference(
         raise AssertionError("\n".join(lines))
 
 
-def _execute(program, inputs, target, seed: int):
+def _execute(program, inputs, target, seed):
     """Decrypted outputs of `program` on `inputs` by the execution `target` names."""
     from fhec.evaluate import evaluate
 

@@ -23,26 +23,26 @@ from fhec.ir.he import HeOp
 @given(ft.programs(scheme="ckks", max_depth=3).flatmap(ft.with_inputs))
 def test_ckks_evaluate_matches_reference(case):
     program, inputs = case
-    ft.assert_matches_reference(program, inputs)
+    ft.assert_matches_reference(program, inputs, seed=0)
 
 
 @given(ft.programs(scheme="bgv", max_depth=3).flatmap(ft.with_inputs))
 def test_bgv_evaluate_matches_reference_exactly(case):
     program, inputs = case
-    ft.assert_matches_reference(program, inputs)
+    ft.assert_matches_reference(program, inputs, seed=0)
 
 
 @given(ft.programs(scheme="ckks", max_depth=4, max_ops=20, rescale="manual").flatmap(ft.with_inputs))
 def test_ckks_manual_mode_programs(case):
     program, inputs = case
     assert program.options.rescale == "manual"
-    ft.assert_matches_reference(program, inputs)
+    ft.assert_matches_reference(program, inputs, seed=0)
 
 
 @given(ft.programs(scheme="bgv", max_depth=4, max_ops=20).flatmap(ft.with_inputs))
 def test_bgv_longer_programs(case):
     program, inputs = case
-    ft.assert_matches_reference(program, inputs)
+    ft.assert_matches_reference(program, inputs, seed=0)
 
 
 @given(ft.params("ckks", max_levels=2))
@@ -94,7 +94,7 @@ def test_assert_matches_reference_reports_output_slots_and_bits(monkeypatch):
 
     monkeypatch.setattr(evaluate_module, "evaluate", off_by_a_bit)
     with pytest.raises(AssertionError) as e:
-        ft.assert_matches_reference(p, {"x": np.zeros(32)})
+        ft.assert_matches_reference(p, {"x": np.zeros(32)}, seed=0)
     message = str(e.value)
     assert "output 'y'" in message and "worst slots [5]" in message and "bits" in message
 
@@ -113,13 +113,13 @@ def test_assert_matches_reference_bgv_names_wrong_slots(monkeypatch):
 
     monkeypatch.setattr(evaluate_module, "evaluate", wrong)
     with pytest.raises(AssertionError, match=r"output 'y': 1 slots differ, e.g. slots \[7\]"):
-        ft.assert_matches_reference(p, {"x": np.arange(32)})
+        ft.assert_matches_reference(p, {"x": np.arange(32)}, seed=0)
 
 
 def test_compiled_targets_run_the_streams():
     p = fhec.Program("t", fhec.CKKSParams(N=2**5, levels=1, security=None))
     p.output("y", p.input("x") + 1)
-    ft.assert_matches_reference(p, target="tiny")
-    ft.assert_matches_reference(p, target="limbs")
+    ft.assert_matches_reference(p, target="tiny", seed=0)
+    ft.assert_matches_reference(p, target="limbs", seed=0)
     with pytest.raises(fhec.TargetError, match="supports ring degrees"):
-        ft.assert_matches_reference(p, target="f1")  # F1 runs N = 2^10..2^14
+        ft.assert_matches_reference(p, target="f1", seed=0)  # F1 runs N = 2^10..2^14
