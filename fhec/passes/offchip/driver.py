@@ -14,7 +14,7 @@ from fhec.ir.limb_ops import IS_LOADED, RVecClass
 from fhec.ir.schedule import DataSchedule, Event
 from fhec.passes.offchip.kernel import Outcome, schedule_kernel
 from fhec.passes.offchip.policies import POLICIES, Policy
-from fhec.passes.offchip.state import C_PEAK, NUM_KINDS, Problem
+from fhec.passes.offchip.state import NUM_KINDS, Problem
 
 __all__ = ["schedule_offchip", "check_fits_target", "MIN_SLOTS"]
 
@@ -128,18 +128,16 @@ def schedule_offchip(
         )
 
     order = np.argsort(program.prio, kind="stable")
-    st, outcome = schedule_kernel(_problem(program, target, order, slots, policy, prefetch_reserve))
-    if outcome == Outcome.CAPACITY:
+    res = schedule_kernel(_problem(program, target, order, slots, policy, prefetch_reserve))
+    if res.outcome == Outcome.CAPACITY:
         raise TargetError(
             f"scratchpad of {slots} RVecs is too small to hold the operands of one instruction "
             f"(need {MIN_SLOTS})"
         )
-    if outcome == Outcome.DEADLOCK:
+    if res.outcome == Outcome.DEADLOCK:
         raise InternalError("off-chip scheduler made no progress: no instruction ready and nothing to load")
-    ev = st.events
-    nev = int(ev.count[0])
-    kind = ev.kind[:nev].copy()
-    arg = ev.arg[:nev].copy()
+    kind = res.kind.copy()
+    arg = res.arg.copy()
     comp = kind == Event.COMPUTE
     arg[comp] = order[arg[comp]]  # ranks back to instruction indices
     return DataSchedule(
@@ -148,9 +146,9 @@ def schedule_offchip(
         slots=slots,
         kind=kind,
         arg=arg,
-        slot=ev.slot[:nev].copy(),
-        src0_slot=ev.src0[:nev].copy(),
-        src1_slot=ev.src1[:nev].copy(),
+        slot=res.slot.copy(),
+        src0_slot=res.src0.copy(),
+        src1_slot=res.src1.copy(),
         traffic=classify_traffic(program, kind, arg),
-        peak_slots=int(st.ctr[C_PEAK]),
+        peak_slots=int(res.peak),
     )

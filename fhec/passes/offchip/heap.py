@@ -1,71 +1,55 @@
 """Binary min-heaps of int64 keys for the numba kernels of the off-chip scheduler.
 
-A `Heap` is a namedtuple ``(keys, size)``: ``keys`` is an int64 array whose first
-``size[0]`` entries are the heap; ``size`` is a one-element int64 array so that the
-functions below can change it in place (namedtuples are immutable in numba). The
-kernel packs a key as ``(priority << 32) | id``, so the minimum is the entry of
-smallest priority, ties broken by the smaller id.
-
-`push` does not grow ``keys``: callers make room first with `reserve` (which may
-return a new `Heap` sharing ``size``), once per scheduling step.
+A heap is an int64 array whose first ``size`` entries are the heap; the functions
+take the size and return the new one. The kernel packs a key as
+``(priority << 32) | id``, so the minimum is the entry of smallest priority, ties
+broken by the smaller id. `push` does not grow the array: callers make room first
+with `grown`, once per scheduling step.
 """
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 from numba import njit
 
-__all__ = ["Heap", "new_heap", "push", "pop", "grown", "reserve"]
-
-Heap = collections.namedtuple("Heap", ["keys", "size"])
+__all__ = ["push", "pop", "grown"]
 
 
 @njit(cache=True)
-def new_heap(capacity):
-    """An empty heap with room for `capacity` keys."""
-    return Heap(np.empty(capacity, dtype=np.int64), np.zeros(1, dtype=np.int64))
-
-
-@njit(cache=True)
-def push(h, key):
-    """Insert `key`; the caller guarantees room (see `reserve`)."""
-    keys = h.keys
-    i = h.size[0]
-    keys[i] = key
+def push(h, size, key):
+    """Insert `key` into the heap `h[:size]` (the caller guarantees room); returns the new size."""
+    i = size
+    h[i] = key
     while i > 0:
         p = (i - 1) >> 1
-        if keys[p] <= key:
+        if h[p] <= key:
             break
-        keys[i] = keys[p]
+        h[i] = h[p]
         i = p
-    keys[i] = key
-    h.size[0] += 1
+    h[i] = key
+    return size + 1
 
 
 @njit(cache=True)
-def pop(h):
-    """Remove the minimum ``keys[0]`` (a no-op on an empty heap)."""
-    keys = h.keys
-    size = h.size[0] - 1
+def pop(h, size):
+    """Remove the minimum ``h[0]`` of the heap `h[:size]`; returns the new size (0 if it was empty)."""
+    size -= 1
     if size <= 0:
-        h.size[0] = 0
-        return
-    key = keys[size]
+        return 0
+    key = h[size]
     i = 0
     while True:
         c = 2 * i + 1
         if c >= size:
             break
-        if c + 1 < size and keys[c + 1] < keys[c]:
+        if c + 1 < size and h[c + 1] < h[c]:
             c += 1
-        if keys[c] >= key:
+        if h[c] >= key:
             break
-        keys[i] = keys[c]
+        h[i] = h[c]
         i = c
-    keys[i] = key
-    h.size[0] = size
+    h[i] = key
+    return size
 
 
 @njit(cache=True)
@@ -77,11 +61,3 @@ def grown(a, used, need):
     g = np.empty(max(2 * len(a), used + need), dtype=a.dtype)
     g[:used] = a[:used]
     return g
-
-
-@njit(cache=True)
-def reserve(h, need):
-    """`h`, or a `Heap` with the same entries and room for `need` more pushes."""
-    if h.size[0] + need <= len(h.keys):
-        return h
-    return Heap(grown(h.keys, h.size[0], need), h.size)

@@ -12,12 +12,12 @@ Each step (see the package docstring for the policy in words):
 3. otherwise ``c`` issues, taking a free slot or evicting a victim for its result;
    values whose last user issued die (an OUTPUT is stored first).
 
-`schedule_kernel` returns the final `State` (its ``events`` are the schedule) and
-an `Outcome`.
+`schedule_kernel` returns the events, the peak slot count and an `Outcome`.
 """
 
 from __future__ import annotations
 
+import collections
 import enum
 
 from numba import njit
@@ -26,24 +26,20 @@ from fhec.ir.schedule import Event
 from fhec.passes.offchip import heap
 from fhec.passes.offchip.policies import best_victim, push_victim
 from fhec.passes.offchip.state import (
-    C_DONE,
     MASK,
     NEVER,
-    T_MEM,
-    T_NOW,
     emit,
-    free_slots,
+    make_room,
     new_state,
     next_use,
     note_peak,
     release_slot,
-    room,
     store,
     take_slot,
     tick,
 )
 
-__all__ = ["Outcome", "schedule_kernel"]
+__all__ = ["Outcome", "Result", "schedule_kernel"]
 
 
 class Outcome(enum.IntEnum):
@@ -54,6 +50,10 @@ class Outcome(enum.IntEnum):
     DEADLOCK = 2  # nothing ready and nothing to load: a bug
 
 
+Result = collections.namedtuple("Result", ["kind", "arg", "slot", "src0", "src1", "peak", "outcome"])
+"""What `schedule_kernel` returns: the events (views of the first ``nev`` entries of
+the state's arrays), the peak slots in use and an `Outcome` code."""
+
 _DONE = int(Outcome.DONE)
 _CAPACITY = int(Outcome.CAPACITY)
 _DEADLOCK = int(Outcome.DEADLOCK)
@@ -62,61 +62,59 @@ _LOAD = int(Event.LOAD)
 
 
 @njit(cache=True)
-def _evict(pb, st, victim, vnu):
+def _evict(st, victim, vnu):
     """Take `victim` off chip (storing it first if dirty); returns its slot. If it
     has a later user it becomes a pending load again."""
     st.vkey[victim] = -1
     slot = st.slot_of[victim]
     st.resident[victim] = False
     if not st.stored[victim]:
-        store(pb, st, victim, slot)
+        store(st, victim, slot)
     if vnu != NEVER:
-        heap.push(st.pend, (vnu << 32) | victim)
+        st.pend_n = heap.push(st.pend, st.pend_n, (vnu << 32) | victim)
     return slot
 
 
 @njit(cache=True)
-def _candidate(pb, st):
+def _candidate(st):
     """The most urgent ready instruction with its sources resident, or -1; parks the
     more urgent ready ones that wait for a source."""
-    ready = st.ready
-    while ready.size[0] > 0:
-        r = ready.keys[0]
+    while st.ready_n > 0:
+        r = st.ready[0]
         miss = -1
-        if not st.resident[pb.src0[r]]:
-            miss = pb.src0[r]
-        elif pb.src1[r] >= 0 and not st.resident[pb.src1[r]]:
-            miss = pb.src1[r]
+        if not st.resident[st.src0[r]]:
+            miss = st.src0[r]
+        elif st.src1[r] >= 0 and not st.resident[st.src1[r]]:
+            miss = st.src1[r]
         if miss < 0:
             return r
-        heap.pop(ready)
+        st.ready_n = heap.pop(st.ready, st.ready_n)
         st.park_next[r] = st.park_head[miss]
         st.park_head[miss] = r
         st.is_parked[r] = True
-        heap.push(st.parked, r)
+        st.parked_n = heap.push(st.parked, st.parked_n, r)
     return -1
 
 
 @njit(cache=True)
-def _start_time(pb, st, c):
+def _start_time(st, c):
     """When `c` could start in the coarse time model: its unit kind free, its sources complete."""
-    tc = max(st.kclock[pb.kind[c]], st.avail[pb.src0[c]])
-    if pb.src1[c] >= 0:
-        tc = max(tc, st.avail[pb.src1[c]])
+    tc = max(st.kclock[st.kind[c]], st.avail[st.src0[c]])
+    if st.src1[c] >= 0:
+        tc = max(tc, st.avail[st.src1[c]])
     return tc
 
 
 @njit(cache=True)
-def _urgent_load(pb, st):
+def _urgent_load(st):
     """(rvec, next use) of the pending load whose earliest user is most urgent, or
     (-1, NEVER); drops stale entries. The entry stays on the heap."""
-    pend = st.pend
-    while pend.size[0] > 0:
-        key = pend.keys[0]
+    while st.pend_n > 0:
+        key = st.pend[0]
         v = key & MASK
         nu = key >> 32
-        if st.resident[v] or next_use(pb, st, v) != nu:
-            heap.pop(pend)
+        if st.resident[v] or next_use(st, v) != nu:
+            st.pend_n = heap.pop(st.pend, st.pend_n)
             continue
         return v, nu
     return -1, NEVER
@@ -125,117 +123,121 @@ def _urgent_load(pb, st):
 @njit(cache=True)
 def _urgent_parked(st):
     """The most urgent instruction still waiting for a load, or -1."""
-    parked = st.parked
-    while parked.size[0] > 0 and (st.issued[parked.keys[0]] or not st.is_parked[parked.keys[0]]):
-        heap.pop(parked)
-    return parked.keys[0] if parked.size[0] > 0 else -1
+    while st.parked_n > 0 and (st.issued[st.parked[0]] or not st.is_parked[st.parked[0]]):
+        st.parked_n = heap.pop(st.parked, st.parked_n)
+    return st.parked[0] if st.parked_n > 0 else -1
 
 
 @njit(cache=True)
-def _load(pb, st, v, nu, slot, t):
+def _load(st, v, nu, slot, t):
     """Load `v` into `slot`, the channel taking it at coarse time `t`; wakes the
     instructions parked on it."""
     st.resident[v] = True
     st.slot_of[v] = slot
-    st.avail[v] = t + pb.mem_lat + pb.xfer
-    st.time[T_MEM] = t + pb.xfer
+    st.avail[v] = t + st.mem_lat + st.xfer
+    st.tmem = t + st.xfer
     st.touch[v] = tick(st)
-    push_victim(pb, st, v, nu)
+    push_victim(st, v, nu)
     emit(st, _LOAD, v, slot, -1, -1)
-    note_peak(pb, st)
+    note_peak(st)
     r = st.park_head[v]
     st.park_head[v] = -1
     while r >= 0:
         nxt = st.park_next[r]
         st.is_parked[r] = False
-        heap.push(st.ready, r)
+        st.ready_n = heap.push(st.ready, st.ready_n, r)
         r = nxt
 
 
 @njit(cache=True)
-def _issue(pb, st, c, tc):
+def _issue(st, c, tc):
     """Issue instruction `c` at coarse time `tc`; False if no slot can hold its result."""
-    if free_slots(st) > 0:
-        slot = take_slot(pb, st)
+    if st.fcount > 0:
+        slot = take_slot(st)
     else:
-        victim, vnu = best_victim(pb, st, pb.src0[c], pb.src1[c])
+        victim, vnu = best_victim(st, st.src0[c], st.src1[c])
         if victim < 0:
             return False
-        slot = _evict(pb, st, victim, vnu)
-    heap.pop(st.ready)
+        slot = _evict(st, victim, vnu)
+    st.ready_n = heap.pop(st.ready, st.ready_n)
     st.issued[c] = True
-    st.ctr[C_DONE] += 1
-    d = pb.dst[c]
-    s1 = pb.src1_raw[c]
-    emit(st, _COMPUTE, c, slot, st.slot_of[pb.src0[c]], st.slot_of[s1] if s1 >= 0 else -1)
-    st.time[T_NOW] = max(st.time[T_NOW], tc)
-    st.kclock[pb.kind[c]] = tc + pb.cost[c]
+    st.done += 1
+    d = st.dst[c]
+    s1 = st.src1_raw[c]
+    emit(st, _COMPUTE, c, slot, st.slot_of[st.src0[c]], st.slot_of[s1] if s1 >= 0 else -1)
+    st.now = max(st.now, tc)
+    st.kclock[st.kind[c]] = tc + st.cost[c]
     st.resident[d] = True
     st.slot_of[d] = slot
-    st.avail[d] = tc + pb.busy[c]
+    st.avail[d] = tc + st.busy[c]
     st.touch[d] = tick(st)
-    note_peak(pb, st)
+    note_peak(st)
     # successors whose producers have all issued become candidates
-    for p in range(pb.users_ptr[d], pb.users_ptr[d + 1]):
-        u = pb.users[p]
+    for p in range(st.users_ptr[d], st.users_ptr[d + 1]):
+        u = st.users[p]
         st.deps[u] -= 1
         if st.deps[u] == 0:
-            heap.push(st.ready, u)
+            st.ready_n = heap.push(st.ready, st.ready_n, u)
     # sources and result: refresh their eviction keys, or let them die
     for j in range(3):
-        v = pb.src0[c] if j == 0 else (pb.src1[c] if j == 1 else d)
+        v = st.src0[c] if j == 0 else (st.src1[c] if j == 1 else d)
         if v < 0:
             continue
-        nu = next_use(pb, st, v)
+        nu = next_use(st, v)
         if nu == NEVER:
-            if pb.is_output[v] and not st.stored[v]:  # its final, compulsory store
-                store(pb, st, v, st.slot_of[v])
+            if st.is_output[v] and not st.stored[v]:  # its final, compulsory store
+                store(st, v, st.slot_of[v])
             st.resident[v] = False
             st.vkey[v] = -1
-            release_slot(pb, st, st.slot_of[v])
+            release_slot(st, st.slot_of[v])
         else:
             if j < 2:
                 st.touch[v] = tick(st)
-            push_victim(pb, st, v, nu)
+            push_victim(st, v, nu)
     return True
 
 
 @njit(cache=True)
+def _result(st, outcome):
+    n = st.nev
+    return Result(st.ev_kind[:n], st.ev_arg[:n], st.ev_slot[:n], st.ev_src0[:n], st.ev_src1[:n], st.peak, outcome)
+
+
+@njit(cache=True)
 def schedule_kernel(pb):
-    """Run the greedy loop on `Problem` `pb`; returns (final `State`, `Outcome` code)."""
+    """Run the greedy loop on `Problem` `pb`; returns a `Result`."""
     st = new_state(pb)
-    n = len(pb.src0)
-    while st.ctr[C_DONE] < n:
-        st = room(st, n)
-        c = _candidate(pb, st)
-        tc = _start_time(pb, st, c) if c >= 0 else 0.0
-        lv, lnu = _urgent_load(pb, st)
+    n = len(st.src0)
+    while st.done < n:
+        make_room(st)  # the bounded pushes of one step never grow an array
+        c = _candidate(st)
+        tc = _start_time(st, c) if c >= 0 else 0.0
+        lv, lnu = _urgent_load(st)
         if lv >= 0:
-            tl = max(st.time[T_MEM], st.time[T_NOW])
+            tl = max(st.tmem, st.now)
             if c < 0 or tl <= tc:
                 slot = -1
-                free = free_slots(st)
-                if free > pb.reserve or (c < 0 and free > 0):
-                    slot = take_slot(pb, st)
-                    heap.pop(st.pend)
+                if st.fcount > st.reserve or (c < 0 and st.fcount > 0):
+                    slot = take_slot(st)
+                    st.pend_n = heap.pop(st.pend, st.pend_n)
                 elif c < 0:
                     # Nothing can run without a load. Load for the most urgent instruction
                     # waiting on one (with priorities in dependence order, lv's earliest user)
                     # and evict anything but its operands. Its heap entry goes stale.
                     w = _urgent_parked(st)
                     if w < 0:
-                        return st, _DEADLOCK
-                    lv = pb.src0[w] if not st.resident[pb.src0[w]] else pb.src1[w]
-                    lnu = next_use(pb, st, lv)
-                    victim, vnu = best_victim(pb, st, pb.src0[w], pb.src1[w])
+                        return _result(st, _DEADLOCK)
+                    lv = st.src0[w] if not st.resident[st.src0[w]] else st.src1[w]
+                    lnu = next_use(st, lv)
+                    victim, vnu = best_victim(st, st.src0[w], st.src1[w])
                     if victim < 0:
-                        return st, _CAPACITY
-                    slot = _evict(pb, st, victim, vnu)
+                        return _result(st, _CAPACITY)
+                    slot = _evict(st, victim, vnu)
                 if slot >= 0:
-                    _load(pb, st, lv, lnu, slot, tl)
+                    _load(st, lv, lnu, slot, tl)
                     continue
         if c < 0:
-            return st, _DEADLOCK
-        if not _issue(pb, st, c, tc):
-            return st, _CAPACITY
-    return st, _DONE
+            return _result(st, _DEADLOCK)
+        if not _issue(st, c, tc):
+            return _result(st, _CAPACITY)
+    return _result(st, _DONE)

@@ -5,8 +5,8 @@ scratchpad when a slot is needed and none is free.
   smallest-rank among its unissued users), F1 §4.3's approximation of Belady's MIN;
 - ``lru``: the value used least recently (for comparison).
 
-Candidates sit in the lazy min-heap `State.vict` keyed by ``(priority << 32) | rvec``,
-where the priority is the policy's `victim_key`. `State.vkey` holds each resident
+Candidates sit in the lazy min-heap ``State.vict`` keyed by ``(priority << 32) | rvec``,
+where the priority is the policy's `victim_key`. ``State.vkey`` holds each resident
 value's one valid key; entries that no longer match it are stale and skipped.
 """
 
@@ -36,36 +36,37 @@ _LRU = int(Policy.LRU)
 
 
 @njit(cache=True)
-def victim_key(pb, st, v, nu):
+def victim_key(st, v, nu):
     """Heap key of resident `v` whose next use is `nu`: smaller is evicted first."""
-    if pb.policy == _LRU:
+    if st.policy == _LRU:
         return (st.touch[v] << 32) | v
     return ((NEVER - nu) << 32) | v
 
 
 @njit(cache=True)
-def push_victim(pb, st, v, nu):
+def push_victim(st, v, nu):
     """Make `v`'s current eviction key its only valid heap entry."""
-    key = victim_key(pb, st, v, nu)
+    key = victim_key(st, v, nu)
     if key == st.vkey[v]:
         return
     st.vkey[v] = key
-    heap.push(st.vict, key)
+    st.vict_n = heap.push(st.vict, st.vict_n, key)
 
 
 @njit(cache=True)
-def best_victim(pb, st, pin_a, pin_b):
+def best_victim(st, pin_a, pin_b):
     """Remove the best eviction candidate other than `pin_a` and `pin_b` from the heap
     and return (its rvec, its next use), or (-1, NEVER) if there is none. Stale
     entries are dropped; the pinned rvecs' entries stay."""
     vict = st.vict
     held = st.held
+    size = st.vict_n
     nheld = 0
     victim = -1
     vnu = NEVER
-    while vict.size[0] > 0:
-        key = vict.keys[0]
-        heap.pop(vict)
+    while size > 0:
+        key = vict[0]
+        size = heap.pop(vict, size)
         v = key & MASK
         if not st.resident[v] or key != st.vkey[v]:
             continue
@@ -74,8 +75,9 @@ def best_victim(pb, st, pin_a, pin_b):
             nheld += 1
             continue
         victim = v
-        vnu = next_use(pb, st, v) if pb.policy == _LRU else NEVER - (key >> 32)
+        vnu = next_use(st, v) if st.policy == _LRU else NEVER - (key >> 32)
         break
     for i in range(nheld):
-        heap.push(vict, held[i])
+        size = heap.push(vict, size, held[i])
+    st.vict_n = size
     return victim, vnu

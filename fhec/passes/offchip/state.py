@@ -1,11 +1,12 @@
-"""The off-chip scheduler's kernel data as two numba-compatible structs.
+"""The off-chip scheduler's kernel data as ONE numba struct, `State`.
 
-`Problem` is what the kernel reads and never changes: the instructions in priority
-order (rank r = the r-th most urgent), their users, and the machine's coarse time
-model. `State` is everything the greedy loop changes, bundled so that the kernel's
-helpers take ``(pb, st)`` instead of a dozen arrays. Both are namedtuples, which
-numba compiles to plain structs (and can cache, unlike a jitclass); scalars that
-change live in small arrays indexed by the ``C_*`` and ``T_*`` constants.
+`Problem` (a namedtuple, built by the driver with named fields) is what the kernel
+reads: the instructions in priority order (rank r = the r-th most urgent), their
+users and the machine's coarse time model. `new_state` copies it into a `State`,
+which adds everything the greedy loop changes. `State` is a numba StructRef: passed
+by reference, with mutable fields (counters, and arrays replaced when they grow), and
+cacheable. A namedtuple state was measured 5-7x slower: numba passes tuples by value,
+copying (and reference-counting) every array at every helper call.
 
 Conventions: an rvec id ``v`` indexes the per-rvec arrays; a rank ``r`` indexes the
 per-instruction arrays; ``-1`` means none; `NEVER` is the "next use" of a value no
@@ -17,13 +18,13 @@ from __future__ import annotations
 import collections
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.experimental import structref
 
 from fhec.ir.schedule import Event
 from fhec.passes.offchip import heap
-from fhec.passes.offchip.heap import Heap
 
-__all__ = ["Problem", "State", "Events", "NEVER", "MASK", "new_state", "next_use", "room"]
+__all__ = ["Problem", "State", "NEVER", "MASK", "NUM_KINDS", "new_state", "next_use", "needs_room", "make_room"]
 
 NEVER = np.int64(2**31 - 1)
 """Next use of a value with no unissued user (larger than every rank)."""
@@ -33,84 +34,87 @@ MASK = np.int64(2**32 - 1)
 NUM_KINDS = 8
 """Size of the per-unit-kind clock table (at least the number of `UnitKind`s)."""
 
-Problem = collections.namedtuple(
-    "Problem",
-    [
-        # per rank
-        "src0",       # first source rvec
-        "src1",       # second source rvec, -1 if none or the same as src0
-        "src1_raw",   # second source rvec as the program names it (for the event's slot)
-        "dst",        # destination rvec
-        "kind",       # index of the unit kind that executes it (< NUM_KINDS)
-        "cost",       # cycles it occupies all units of its kind (occupancy / units)
-        "busy",       # cycles from issue to its result complete
-        "deps",       # sources that are computed (not loaded) values
-        # per rvec
-        "users_ptr",  # CSR: users[users_ptr[v]:users_ptr[v+1]] are v's readers' ranks, ascending
-        "users",
-        "loaded",     # starts off chip (INPUT, KSH, CONST)
-        "is_output",  # must be stored once after it is computed
-        # scalars
-        "capacity",   # scratchpad slots
-        "xfer",       # cycles the memory channel takes per RVec
-        "mem_lat",    # off-chip latency in cycles
-        "policy",     # a `Policy` code
-        "reserve",    # slots prefetches leave free
-    ],
+_PROBLEM_FIELDS = (
+    # per rank
+    "src0",       # first source rvec
+    "src1",       # second source rvec, -1 if none or the same as src0
+    "src1_raw",   # second source rvec as the program names it (for the event's slot)
+    "dst",        # destination rvec
+    "kind",       # index of the unit kind that executes it (< NUM_KINDS)
+    "cost",       # cycles it occupies all units of its kind (occupancy / units)
+    "busy",       # cycles from issue to its result complete
+    "deps",       # sources that are computed (not loaded) values
+    # per rvec
+    "users_ptr",  # CSR: users[users_ptr[v]:users_ptr[v+1]] are v's readers' ranks, ascending
+    "users",
+    "loaded",     # starts off chip (INPUT, KSH, CONST)
+    "is_output",  # must be stored once after it is computed
+    # scalars
+    "capacity",   # scratchpad slots
+    "xfer",       # cycles the memory channel takes per RVec
+    "mem_lat",    # off-chip latency in cycles
+    "policy",     # a `policies.Policy` code
+    "reserve",    # slots prefetches leave free
+)
+Problem = collections.namedtuple("Problem", _PROBLEM_FIELDS)
+
+_STATE_FIELDS = _PROBLEM_FIELDS[:7] + _PROBLEM_FIELDS[8:] + (
+    # per rank
+    "issued",
+    "deps",       # computed sources not yet computed
+    "is_parked",  # waits in park_head/park_next for a source to be loaded
+    "park_next",  # next rank waiting on the same rvec
+    # per rvec
+    "uptr",       # first user in users_ptr..users that may be unissued (advanced lazily)
+    "resident",   # in the scratchpad
+    "slot_of",    # its slot while resident
+    "stored",     # has an up-to-date copy off chip
+    "avail",      # coarse time at which it is complete on chip
+    "touch",      # logical time of its last use (LRU)
+    "park_head",  # first rank waiting for it to be loaded, -1 if none
+    "vkey",       # its one valid key in `vict`, -1 if none
+    # lazy min-heaps (stale entries are skipped when they reach the top) and their sizes
+    "ready", "ready_n",    # ranks whose producers have issued
+    "pend", "pend_n",      # (next use << 32 | rvec) of values to load
+    "vict", "vict_n",      # eviction candidates, keyed by the policy (`policies.victim_key`)
+    "parked", "parked_n",  # ranks waiting for a load
+    # free slots, reused first in first out
+    "fifo", "fhead", "fcount",
+    # coarse time model
+    "kclock",     # per unit kind, when its units are next free
+    "now",        # the latest issue time
+    "tmem",       # when the memory channel is next free
+    "clock",      # LRU logical time
+    "done",       # instructions issued
+    "peak",       # most slots in use at once
+    "held",       # scratch for `policies.best_victim`
+    # the schedule being built: the first `nev` entries of parallel arrays
+    "ev_kind", "ev_arg", "ev_slot", "ev_src0", "ev_src1", "nev",
 )
 
-Events = collections.namedtuple("Events", ["kind", "arg", "slot", "src0", "src1", "count"])
-"""The schedule being built: parallel arrays, the first ``count[0]`` entries valid."""
 
-State = collections.namedtuple(
-    "State",
-    [
-        # per rank
-        "issued",
-        "deps",       # computed sources not yet computed
-        "is_parked",  # waits in park_head/park_next for a source to be loaded
-        "park_next",  # next rank waiting on the same rvec
-        # per rvec
-        "uptr",       # first user in users_ptr..users that may be unissued (advanced lazily)
-        "resident",   # in the scratchpad
-        "slot_of",    # its slot while resident
-        "stored",     # has an up-to-date copy off chip
-        "avail",      # coarse time at which it is complete on chip
-        "touch",      # logical time of its last use (LRU)
-        "park_head",  # first rank waiting for it to be loaded, -1 if none
-        "vkey",       # its one valid key in `vict`, -1 if none
-        # heaps (lazy: stale entries are skipped when they reach the top)
-        "ready",      # ranks whose producers have issued
-        "pend",       # (next use << 32 | rvec) of values to load
-        "vict",       # eviction candidates, key by policy
-        "parked",     # ranks waiting for a load
-        # free slots, reused first in first out
-        "fifo",
-        # coarse time model: per unit kind, when its units are next free
-        "kclock",
-        "ctr",        # int64 counters, indexed by C_*
-        "time",       # float64 clocks, indexed by T_*
-        "held",       # scratch for `policies.best_victim`
-        "events",
-    ],
-)
+@structref.register
+class _StateType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
-C_DONE, C_PEAK, C_CLOCK, C_FHEAD, C_FCOUNT = range(5)
-"""Indices into `State.ctr`: instructions issued, peak slots used, LRU logical clock,
-head of the free-slot FIFO and number of free slots."""
-T_NOW, T_MEM = range(2)
-"""Indices into `State.time`: the latest issue time, when the memory channel is next free."""
+
+class State(structref.StructRefProxy):
+    """The whole state of one kernel run (fields: see ``_STATE_FIELDS``)."""
+
+
+structref.define_proxy(State, _StateType, list(_STATE_FIELDS))
 
 
 @njit(cache=True)
-def next_use(pb, st, v):
+def next_use(st, v):
     """Rank of the most urgent unissued reader of `v`, or `NEVER`."""
     p = st.uptr[v]
-    end = pb.users_ptr[v + 1]
-    while p < end and st.issued[pb.users[p]]:
+    end = st.users_ptr[v + 1]
+    while p < end and st.issued[st.users[p]]:
         p += 1
     st.uptr[v] = p
-    return pb.users[p] if p < end else NEVER
+    return st.users[p] if p < end else NEVER
 
 
 @njit(cache=True)
@@ -119,45 +123,39 @@ def new_state(pb):
     instructions without computed sources ready, every loaded value pending."""
     n = len(pb.src0)
     R = len(pb.loaded)
-    ctr = np.zeros(5, dtype=np.int64)
-    ctr[C_CLOCK] = 1
-    ctr[C_FCOUNT] = pb.capacity
     cap_ev = 2 * n + 16
     st = State(
-        np.zeros(n, dtype=np.bool_),
-        pb.deps.copy(),
-        np.zeros(max(n, 1), dtype=np.bool_),
-        np.full(max(n, 1), -1, dtype=np.int64),
-        pb.users_ptr[:-1].copy(),
-        np.zeros(R, dtype=np.bool_),
-        np.full(R, -1, dtype=np.int32),
-        pb.loaded.copy(),
-        np.zeros(R, dtype=np.float64),
-        np.zeros(R, dtype=np.int64),
-        np.full(R, -1, dtype=np.int64),
-        np.full(R, -1, dtype=np.int64),
-        heap.new_heap(max(n, 1)),
-        heap.new_heap(max(R, 16)),
-        heap.new_heap(max(3 * n, 16)),
-        heap.new_heap(16),
-        np.arange(pb.capacity).astype(np.int32),
-        np.zeros(NUM_KINDS, dtype=np.float64),
-        ctr,
-        np.zeros(2, dtype=np.float64),
-        np.empty(4, dtype=np.int64),
-        Events(
-            np.empty(cap_ev, dtype=np.uint8), np.empty(cap_ev, dtype=np.int32), np.empty(cap_ev, dtype=np.int32),
-            np.empty(cap_ev, dtype=np.int32), np.empty(cap_ev, dtype=np.int32), np.zeros(1, dtype=np.int64),
-        ),
+        pb.src0, pb.src1, pb.src1_raw, pb.dst, pb.kind, pb.cost, pb.busy,
+        pb.users_ptr, pb.users, pb.loaded, pb.is_output,
+        pb.capacity, pb.xfer, pb.mem_lat, pb.policy, pb.reserve,
+        # per rank
+        np.zeros(n, dtype=np.bool_), pb.deps.copy(),
+        np.zeros(max(n, 1), dtype=np.bool_), np.full(max(n, 1), -1, dtype=np.int64),
+        # per rvec
+        pb.users_ptr[:-1].copy(), np.zeros(R, dtype=np.bool_), np.full(R, -1, dtype=np.int32),
+        pb.loaded.copy(), np.zeros(R, dtype=np.float64), np.zeros(R, dtype=np.int64),
+        np.full(R, -1, dtype=np.int64), np.full(R, -1, dtype=np.int64),
+        # heaps
+        np.empty(max(n, 1), dtype=np.int64), 0,
+        np.empty(max(R, 16), dtype=np.int64), 0,
+        np.empty(max(3 * n, 16), dtype=np.int64), 0,
+        np.empty(16, dtype=np.int64), 0,
+        # free slots
+        np.arange(pb.capacity).astype(np.int32), 0, pb.capacity,
+        # time
+        np.zeros(NUM_KINDS, dtype=np.float64), 0.0, 0.0, 1, 0, 0, np.empty(4, dtype=np.int64),
+        # events
+        np.empty(cap_ev, dtype=np.uint8), np.empty(cap_ev, dtype=np.int32), np.empty(cap_ev, dtype=np.int32),
+        np.empty(cap_ev, dtype=np.int32), np.empty(cap_ev, dtype=np.int32), 0,
     )
     for r in range(n):
-        if pb.deps[r] == 0:
-            heap.push(st.ready, r)
+        if st.deps[r] == 0:
+            st.ready_n = heap.push(st.ready, st.ready_n, r)
     for v in range(R):
-        if pb.loaded[v]:
-            nu = next_use(pb, st, v)
+        if st.loaded[v]:
+            nu = next_use(st, v)
             if nu != NEVER:
-                heap.push(st.pend, (nu << 32) | v)
+                st.pend_n = heap.push(st.pend, st.pend_n, (nu << 32) | v)
     return st
 
 
@@ -166,94 +164,69 @@ _EVENTS_PER_STEP = 8
 
 
 @njit(cache=True)
-def _needs_room(st, n):
-    return (
-        st.events.count[0] + _EVENTS_PER_STEP > len(st.events.kind)
-        or st.vict.size[0] + 16 > len(st.vict.keys)
-        or st.pend.size[0] + 16 > len(st.pend.keys)
-        or st.parked.size[0] + n + 1 > len(st.parked.keys)
-    )
-
-
-@njit(cache=True)
-def _with_room(st, n):
-    ev = st.events
-    if ev.count[0] + _EVENTS_PER_STEP > len(ev.kind):
-        used = ev.count[0]
-        m = 2 * len(ev.kind) - used
-        ev = Events(heap.grown(ev.kind, used, m), heap.grown(ev.arg, used, m), heap.grown(ev.slot, used, m),
-                    heap.grown(ev.src0, used, m), heap.grown(ev.src1, used, m), ev.count)
-    return State(
-        st.issued, st.deps, st.is_parked, st.park_next,
-        st.uptr, st.resident, st.slot_of, st.stored, st.avail, st.touch, st.park_head, st.vkey,
-        st.ready, heap.reserve(st.pend, 16), heap.reserve(st.vict, 16), heap.reserve(st.parked, n + 1),
-        st.fifo, st.kclock, st.ctr, st.time, st.held, ev,
-    )
-
-
-@njit(cache=True)
-def room(st, n):
-    """`st`, or a copy with the growable buffers enlarged for one more step (the
-    bounded pushes of one step never grow an array themselves)."""
-    if _needs_room(st, n):
-        return _with_room(st, n)
-    return st
+def make_room(st):
+    """Enlarge the growable buffers so that the bounded pushes of one step fit."""
+    n = len(st.src0)
+    if st.nev + _EVENTS_PER_STEP > len(st.ev_kind):
+        m = 2 * len(st.ev_kind) - st.nev
+        st.ev_kind = heap.grown(st.ev_kind, st.nev, m)
+        st.ev_arg = heap.grown(st.ev_arg, st.nev, m)
+        st.ev_slot = heap.grown(st.ev_slot, st.nev, m)
+        st.ev_src0 = heap.grown(st.ev_src0, st.nev, m)
+        st.ev_src1 = heap.grown(st.ev_src1, st.nev, m)
+    st.vict = heap.grown(st.vict, st.vict_n, 16)
+    st.pend = heap.grown(st.pend, st.pend_n, 16)
+    st.parked = heap.grown(st.parked, st.parked_n, n + 1)
 
 
 # --- the free-slot FIFO and the event list ------------------------------------------------
 
 
 @njit(cache=True)
-def free_slots(st):
-    return st.ctr[C_FCOUNT]
-
-
-@njit(cache=True)
-def take_slot(pb, st):
+def take_slot(st):
     """The free slot freed longest ago (the caller checked one is free)."""
-    slot = st.fifo[st.ctr[C_FHEAD]]
-    st.ctr[C_FHEAD] = (st.ctr[C_FHEAD] + 1) % pb.capacity
-    st.ctr[C_FCOUNT] -= 1
+    slot = st.fifo[st.fhead]
+    st.fhead = (st.fhead + 1) % st.capacity
+    st.fcount -= 1
     return slot
 
 
 @njit(cache=True)
-def release_slot(pb, st, slot):
-    st.fifo[(st.ctr[C_FHEAD] + st.ctr[C_FCOUNT]) % pb.capacity] = slot
-    st.ctr[C_FCOUNT] += 1
+def release_slot(st, slot):
+    st.fifo[(st.fhead + st.fcount) % st.capacity] = slot
+    st.fcount += 1
 
 
 @njit(cache=True)
-def note_peak(pb, st):
-    st.ctr[C_PEAK] = max(st.ctr[C_PEAK], pb.capacity - st.ctr[C_FCOUNT])
+def note_peak(st):
+    st.peak = max(st.peak, st.capacity - st.fcount)
 
 
 @njit(cache=True)
 def tick(st):
     """The next LRU logical time."""
-    t = st.ctr[C_CLOCK]
-    st.ctr[C_CLOCK] = t + 1
+    t = st.clock
+    st.clock = t + 1
     return t
 
 
 @njit(cache=True)
 def emit(st, kind, arg, slot, src0, src1):
-    ev = st.events
-    i = ev.count[0]
-    ev.kind[i] = kind
-    ev.arg[i] = arg
-    ev.slot[i] = slot
-    ev.src0[i] = src0
-    ev.src1[i] = src1
-    ev.count[0] = i + 1
+    i = st.nev
+    st.ev_kind[i] = kind
+    st.ev_arg[i] = arg
+    st.ev_slot[i] = slot
+    st.ev_src0[i] = src0
+    st.ev_src1[i] = src1
+    st.nev = i + 1
 
 
 _STORE = int(Event.STORE)
 
 
 @njit(cache=True)
-def store(pb, st, v, slot):
+def store(st, v, slot):
     """Emit the store of resident `v` from `slot`, after it is complete on chip."""
-    st.time[T_MEM] = max(st.time[T_MEM], st.avail[v]) + pb.xfer
+    st.tmem = max(st.tmem, st.avail[v]) + st.xfer
     st.stored[v] = True
     emit(st, _STORE, v, slot, -1, -1)
