@@ -36,8 +36,8 @@ The algorithm (F1 §4.3; docs/scheduling.md walks through it):
 - Free slots are reused first-in first-out, so that the cycle scheduler finds the
   previous occupant of a slot long finished with.
 
-Modules: `heap` (the kernels' min-heaps), `state` (the kernel's input and its
-mutable state, each one numba struct), `policies` (victim choice: Belady, LRU),
+Modules: `heap` (the kernels' min-heaps), `state` (the kernel's input, and its
+whole mutable state as one numba struct), `policies` (victim choice: Belady, LRU),
 `kernel` (the greedy loop) and `driver` (`schedule_offchip`: numpy preparation
 and the `DataSchedule`).
 
