@@ -12,6 +12,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fhec._jit import announce_compile
+
+announce_compile(__file__)
+
 __all__ = ["push", "pop", "grown"]
 
 

@@ -22,6 +22,8 @@ import enum
 
 from numba import njit
 
+from fhec._jit import announce_compile
+
 from fhec.ir.schedule import Event
 from fhec.passes.offchip import heap
 from fhec.passes.offchip.policies import best_victim, push_victim
@@ -38,6 +40,8 @@ from fhec.passes.offchip.state import (
     take_slot,
     tick,
 )
+
+announce_compile(__file__)
 
 __all__ = ["Outcome", "Result", "schedule_kernel"]
 

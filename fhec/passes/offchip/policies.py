@@ -16,8 +16,12 @@ import enum
 
 from numba import njit
 
+from fhec._jit import announce_compile
+
 from fhec.passes.offchip import heap
 from fhec.passes.offchip.state import MASK, NEVER, next_use
+
+announce_compile(__file__)
 
 __all__ = ["Policy", "POLICIES", "victim_key", "push_victim", "best_victim"]
 

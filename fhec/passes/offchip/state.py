@@ -21,8 +21,12 @@ import numpy as np
 from numba import njit, types
 from numba.experimental import structref
 
+from fhec._jit import announce_compile
+
 from fhec.ir.schedule import Event
 from fhec.passes.offchip import heap
+
+announce_compile(__file__)
 
 __all__ = ["Problem", "State", "NEVER", "MASK", "NUM_KINDS", "new_state", "next_use", "needs_room", "make_room"]
 
