@@ -28,7 +28,7 @@ from fhec.passes.offchip import heap
 
 announce_compile(__file__)
 
-__all__ = ["Problem", "State", "NEVER", "MASK", "NUM_KINDS", "new_state", "next_use", "needs_room", "make_room"]
+__all__ = ["Problem", "State", "NEVER", "MASK", "NUM_KINDS", "new_state", "next_use", "make_room"]
 
 NEVER = np.int64(2**31 - 1)
 """Next use of a value with no unissued user (larger than every rank)."""
