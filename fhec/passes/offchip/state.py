@@ -178,9 +178,13 @@ def make_room(st):
         st.ev_slot = heap.grown(st.ev_slot, st.nev, m)
         st.ev_src0 = heap.grown(st.ev_src0, st.nev, m)
         st.ev_src1 = heap.grown(st.ev_src1, st.nev, m)
-    st.vict = heap.grown(st.vict, st.vict_n, 16)
-    st.pend = heap.grown(st.pend, st.pend_n, 16)
-    st.parked = heap.grown(st.parked, st.parked_n, n + 1)
+    # assign only when growing: storing an array field costs reference counting every step
+    if st.vict_n + 16 > len(st.vict):
+        st.vict = heap.grown(st.vict, st.vict_n, 16)
+    if st.pend_n + 16 > len(st.pend):
+        st.pend = heap.grown(st.pend, st.pend_n, 16)
+    if st.parked_n + n + 1 > len(st.parked):
+        st.parked = heap.grown(st.parked, st.parked_n, n + 1)
 
 
 # --- the free-slot FIFO and the event list ------------------------------------------------
