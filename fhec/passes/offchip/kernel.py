@@ -100,7 +100,7 @@ def _candidate(st):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _start_time(st, c):
     """When `c` could start in the coarse time model: its unit kind free, its sources complete."""
     tc = max(st.kclock[st.kind[c]], st.avail[st.src0[c]])

@@ -39,7 +39,7 @@ POLICIES = tuple(p.name.lower() for p in Policy)
 _LRU = int(Policy.LRU)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def victim_key(st, v, nu):
     """Heap key of resident `v` whose next use is `nu`: smaller is evicted first."""
     if st.policy == _LRU:
@@ -47,7 +47,7 @@ def victim_key(st, v, nu):
     return ((NEVER - nu) << 32) | v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def push_victim(st, v, nu):
     """Make `v`'s current eviction key its only valid heap entry."""
     key = victim_key(st, v, nu)

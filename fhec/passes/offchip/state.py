@@ -110,7 +110,7 @@ class State(structref.StructRefProxy):
 structref.define_proxy(State, _StateType, list(_STATE_FIELDS))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def next_use(st, v):
     """Rank of the most urgent unissued reader of `v`, or `NEVER`."""
     p = st.uptr[v]
@@ -190,7 +190,7 @@ def make_room(st):
 # --- the free-slot FIFO and the event list ------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def take_slot(st):
     """The free slot freed longest ago (the caller checked one is free)."""
     slot = st.fifo[st.fhead]
@@ -199,18 +199,18 @@ def take_slot(st):
     return slot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def release_slot(st, slot):
     st.fifo[(st.fhead + st.fcount) % st.capacity] = slot
     st.fcount += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def note_peak(st):
     st.peak = max(st.peak, st.capacity - st.fcount)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def tick(st):
     """The next LRU logical time."""
     t = st.clock
@@ -218,7 +218,7 @@ def tick(st):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def emit(st, kind, arg, slot, src0, src1):
     i = st.nev
     st.ev_kind[i] = kind
@@ -232,7 +232,7 @@ def emit(st, kind, arg, slot, src0, src1):
 _STORE = int(Event.STORE)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def store(st, v, slot):
     """Emit the store of resident `v` from `slot`, after it is complete on chip."""
     st.tmem = max(st.tmem, st.avail[v]) + st.xfer
