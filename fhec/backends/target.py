@@ -2,9 +2,16 @@
 
 A `Target` lists what the schedulers and the timing model need to know about a
 machine (F1 §3, §6; ARCHITECTURE.md "Targets"): clock, word size, supported ring
-degrees, vector lanes E, clusters of functional units (which `LimbOp`s each kind of
-unit executes, its pipeline latency and throughput), the register file per cluster,
-the scratchpad, the on-chip network, off-chip memory and optional energy costs.
+degrees, clusters of functional units (which `LimbOp`s each kind of unit executes,
+its pipeline latency and throughput), the scratchpad capacity, off-chip memory and
+optional energy costs. Every one of these fields is read by the schedulers, the
+timing/energy report or the target checks (``tests/backends/test_target_fields.py``
+changes each and watches the compiled output change).
+
+Facts the model does not use yet (vector lanes E, the register file, scratchpad banks
+and ports, the on-chip network, register-file energy) live in the separate
+``[unmodeled]`` table (`Unmodeled`): they are validated and shown by ``fhec targets``,
+but nothing schedules or reports with them, so a value there changes no result.
 Shipped targets live in ``fhec/backends/targets/*.toml`` (``f1``, ``tiny``); their
 TOML comments and ``docs/targets.md`` give the source of every number.
 
@@ -48,12 +55,14 @@ except ModuleNotFoundError:  # Python 3.10
 __all__ = [
     "UnitKind",
     "FunctionalUnit",
-    "RegisterFile",
     "Cluster",
     "Scratchpad",
-    "Network",
     "OffChipMemory",
     "Energy",
+    "Unmodeled",
+    "RegisterFile",
+    "ScratchpadBanks",
+    "Network",
     "Target",
     "load_target",
     "list_targets",
@@ -103,7 +112,7 @@ class FunctionalUnit(_Frozen):
 
 
 class RegisterFile(_Frozen):
-    """The banked vector register file of one cluster."""
+    """The banked vector register file of one cluster (not modeled yet: see `Unmodeled`)."""
 
     capacity_bytes: int = Field(gt=0)
     banks: int = Field(gt=0)
@@ -116,7 +125,6 @@ class Cluster(_Frozen):
 
     count: int = Field(gt=0)
     units: tuple[FunctionalUnit, ...] = Field(min_length=1)
-    register_file: RegisterFile
 
     @model_validator(mode="after")
     def _every_op_on_exactly_one_kind(self) -> Cluster:
@@ -133,15 +141,20 @@ class Cluster(_Frozen):
 
 
 class Scratchpad(_Frozen):
-    """The shared, banked, software-managed on-chip memory."""
+    """The shared, software-managed on-chip memory: the off-chip scheduler's capacity."""
 
     capacity_bytes: int = Field(gt=0)
+
+
+class ScratchpadBanks(_Frozen):
+    """How the scratchpad is banked (not modeled yet: see `Unmodeled`)."""
+
     banks: int = Field(gt=0)
     port_bytes_per_cycle: int = Field(gt=0, description="per bank")
 
 
 class Network(_Frozen):
-    """The on-chip network between scratchpad banks and clusters."""
+    """The on-chip network between scratchpad banks and clusters (not modeled yet: see `Unmodeled`)."""
 
     bytes_per_cycle: int = Field(gt=0, description="aggregate over all crossbars")
     port_bytes_per_cycle: int = Field(gt=0, description="per cluster or bank port")
@@ -157,9 +170,53 @@ class OffChipMemory(_Frozen):
 class Energy(_Frozen):
     """Data-movement energies; per-element compute energies are on the units."""
 
-    pj_per_byte_register_file: float = Field(ge=0)
     pj_per_byte_onchip: float = Field(ge=0, description="scratchpad access + network traversal")
     pj_per_byte_offchip: float = Field(ge=0)
+
+
+class Unmodeled(_Frozen):
+    """Machine facts that no part of fhec reads yet: the ``[unmodeled]`` table.
+
+    The schedulers assume, as F1 §3 states, that register files and the on-chip
+    network feed every functional unit at its rate, and the timing model uses each
+    unit's own ``throughput``; so none of these values changes a schedule, a cycle
+    count or an energy figure. They are kept (validated, shown by ``fhec targets``)
+    because modeling the register file, scratchpad banks and ports and the network
+    is planned; a field moves out of this table when code starts reading it. Every
+    field is optional.
+    """
+
+    lanes: int | None = Field(None, gt=0, description="vector lanes E (timing uses each unit's throughput)")
+    register_file: RegisterFile | None = Field(None, description="per cluster")
+    scratchpad: ScratchpadBanks | None = None
+    network: Network | None = None
+    pj_per_byte_register_file: float | None = Field(None, ge=0)
+
+    def summary(self) -> str:
+        """``field=value`` for every given field, dotted paths, in declaration order."""
+        parts = []
+
+        def walk(prefix: str, model: BaseModel) -> None:
+            for name in type(model).model_fields:
+                value = getattr(model, name)
+                if isinstance(value, BaseModel):
+                    walk(f"{prefix}{name}.", value)
+                elif value is not None:
+                    parts.append(f"{prefix}{name}={value:g}" if isinstance(value, float) else f"{prefix}{name}={value}")
+
+        walk("", self)
+        return ", ".join(parts)
+
+
+_MOVED_TO_UNMODELED = {
+    ("lanes",): "[unmodeled] lanes",
+    ("network",): "[unmodeled.network]",
+    ("cluster", "register_file"): "[unmodeled.register_file]",
+    ("scratchpad", "banks"): "[unmodeled.scratchpad] banks",
+    ("scratchpad", "port_bytes_per_cycle"): "[unmodeled.scratchpad] port_bytes_per_cycle",
+    ("energy", "pj_per_byte_register_file"): "[unmodeled] pj_per_byte_register_file",
+}
+"""Fields of the earlier layout that no code read, and where they live now."""
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -179,12 +236,27 @@ class Target(_Frozen):
     word_bits: int = Field(ge=8, le=64)
     n_min: int = Field(gt=0, description="smallest supported ring degree N (power of two)")
     n_max: int = Field(gt=0, description="largest supported ring degree N (power of two)")
-    lanes: int = Field(gt=0, description="vector lanes E")
     cluster: Cluster
     scratchpad: Scratchpad
-    network: Network
     memory: OffChipMemory
     energy: Energy | None = None
+    unmodeled: Unmodeled = Unmodeled()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_unmodeled_fields_outside_their_table(cls, data: Any) -> Any:
+        # files written for the earlier layout: say where the field went, not just "extra input"
+        if isinstance(data, dict):
+            for path, home in _MOVED_TO_UNMODELED.items():
+                table = data
+                for key in path[:-1]:
+                    table = table.get(key) if isinstance(table, dict) else None
+                if isinstance(table, dict) and path[-1] in table:
+                    raise ValueError(
+                        f"field '{'.'.join(path)}' is not modeled (no code reads it yet); "
+                        f"move it to {home} (docs/targets.md)"
+                    )
+        return data
 
     @field_validator("n_min", "n_max")
     @classmethod
@@ -230,10 +302,6 @@ class Target(_Frozen):
     def scratchpad_rvecs(self, n: int) -> int:
         """How many RVecs of `n` words fit in the scratchpad."""
         return self.scratchpad.capacity_bytes // self.rvec_bytes(n)
-
-    def register_file_rvecs(self, n: int) -> int:
-        """How many RVecs of `n` words fit in one cluster's register file."""
-        return self.cluster.register_file.capacity_bytes // self.rvec_bytes(n)
 
     # --- units and timing --------------------------------------------------------------
 

@@ -52,6 +52,12 @@ __all__ = ["schedule_cycles"]
 _GAPS = 16
 """Idle gaps remembered per unit timeline; when full, the oldest is forgotten."""
 
+# enum codes as plain ints, which the numba kernel reads as compile-time globals
+_COMPUTE = int(Event.COMPUTE)
+_LOAD_EVENT = int(Event.LOAD)
+_LOAD = int(StreamOp.LOAD)
+_STORE = int(StreamOp.STORE)
+
 
 @njit(cache=True)
 def _earliest(u, t0, length, tail, gap_a, gap_b, gap_n):
@@ -123,12 +129,12 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
     gap_b = np.zeros((num_units, _GAPS), dtype=np.int64)
     gap_n = np.zeros(num_units, dtype=np.int64)
     total = np.int64(0)
-    LOAD = 16
-    STORE = 17
+    LOAD = _LOAD
+    STORE = _STORE
     for e in range(ne):
         k = ev_kind[e]
         s = ev_slot[e]
-        if k == 0:
+        if k == _COMPUTE:
             i = ev_arg[e]
             o = op[i]
             t0 = np.int64(0)
@@ -162,7 +168,7 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
             end = t + lat[o] + wr[o]
             slot_free[s] = max(slot_free[s], end)
             out_unit[e] = best
-        elif k == 1:
+        elif k == _LOAD_EVENT:
             v = ev_arg[e]
             t0 = max(mem_ready[v], slot_free[s] - lat[LOAD])
             t, w, g = _earliest(mem_unit, t0, occ[LOAD], tail, gap_a, gap_b, gap_n)
@@ -172,7 +178,7 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
             end = t + lat[LOAD] + wr[LOAD]
             slot_free[s] = max(slot_free[s], end)
             out_unit[e] = mem_unit
-        else:
+        else:  # Event.STORE
             v = ev_arg[e]
             t0 = avail[v] + max(0, wdur[v] - rd[STORE])
             t, w, g = _earliest(mem_unit, t0, occ[STORE], tail, gap_a, gap_b, gap_n)

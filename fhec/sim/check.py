@@ -3,7 +3,8 @@ validated "by simulating it forward to ensure that no clobbers or resource usage
 violations occur").
 
 `find_hazards` replays `Streams` using only the streams themselves, the target
-(through the timing contract `fhec.backends.streams.op_timing`) and the program
+(through its own derivation of the timing contract, `fhec.sim.check_timing`, not
+the schedulers' `fhec.backends.streams.op_timing`) and the program
 they claim to implement; it never sees the schedulers' internal state. Each entry's
 ``tag`` names the program instruction (or, for a LOAD/STORE, the rvec) it
 implements, which fixes the values it is meant to read and write. The checker then
@@ -34,9 +35,10 @@ import enum
 
 import numpy as np
 
-from fhec.backends.streams import HAS_IMM, STREAM_ARITY, Streams, StreamOp, op_timing, unit_layout
+from fhec.backends.streams import HAS_IMM, STREAM_ARITY, Streams, StreamOp, unit_layout
 from fhec.backends.target import Target
 from fhec.errors import InternalError
+from fhec.sim.check_timing import checker_timing
 from fhec.ir.limb import LimbProgram
 from fhec.ir.limb_ops import ARITY, IS_LOADED, LimbOp, RVecClass
 
@@ -132,7 +134,7 @@ def check_streams(streams: Streams, target: Target, program: LimbProgram) -> Non
 def _replay(streams: Streams, target: Target, program: LimbProgram, limit: int | None) -> _Collector:
     col = _Collector(streams, limit)
     s = streams
-    tm = op_timing(target, s.N)
+    tm = checker_timing(target, s.N)
     op = s.op.astype(np.int64)
     known_op = np.isin(op, [int(o) for o in StreamOp])
     bad = np.flatnonzero(~known_op)

@@ -34,7 +34,7 @@ def test_shipped_targets_load():
 
 def test_f1_matches_the_paper():
     t = load_target("f1")
-    assert (t.clock_ghz, t.word_bits, t.lanes, t.n_min, t.n_max) == (1.0, 32, 128, 1024, 16384)
+    assert (t.clock_ghz, t.word_bits, t.unmodeled.lanes, t.n_min, t.n_max) == (1.0, 32, 128, 1024, 16384)
     assert t.cluster.count == 16
     assert {u.kind: u.count for u in t.cluster.units} == {
         UnitKind.NTT: 1,
@@ -43,8 +43,8 @@ def test_f1_matches_the_paper():
         UnitKind.ADD: 2,
     }
     assert t.total_units(UnitKind.MUL) == 32
-    assert t.cluster.register_file.capacity_bytes == 512 * 1024
-    assert (t.scratchpad.capacity_bytes, t.scratchpad.banks) == (64 * 1024 * 1024, 16)
+    assert t.unmodeled.register_file.capacity_bytes == 512 * 1024
+    assert (t.scratchpad.capacity_bytes, t.unmodeled.scratchpad.banks) == (64 * 1024 * 1024, 16)
     assert t.offchip_bytes_per_cycle == 1024.0
     # §2.4: an RVec at N = 16K is 64 KB; §4: the scratchpad holds 1024 of them.
     assert t.rvec_bytes(16384) == 64 * 1024
@@ -110,7 +110,11 @@ def test_user_path_works(tmp_path):
         ('ops = ["ADD", "SUB", "NEG", "ADD_CONST"]', 'ops = ["ADD", "SUB", "NEG", "ADD_CONST", "MUL"]', r"op MUL is executed by several units \(mul, add\)"),
         ("n_min = 1024", "n_min = 1000", "field 'n_min': 1000 is not a power of two"),
         ("n_min = 1024", "n_min = 32768", r"n_min \(32768\) exceeds n_max \(16384\)"),
-        ("lanes = 128", "lanes = 128\nlane = 64", "field 'lane': Extra inputs are not permitted"),
+        ("n_max = 16384", "n_max = 16384\nn_maxx = 64", "field 'n_maxx': Extra inputs are not permitted"),
+        ("lanes = 128", "lanes = 128\nlane = 64", "field 'unmodeled.lane': Extra inputs are not permitted"),
+        ("n_max = 16384", "n_max = 16384\nlanes = 64", r"field 'lanes' is not modeled .*; move it to \[unmodeled\] lanes"),
+        ("[scratchpad]\n", "[scratchpad]\nbanks = 16\n", r"field 'scratchpad.banks' is not modeled"),
+        ("[energy]\n", "[energy]\npj_per_byte_register_file = 0.2\n", r"field 'energy.pj_per_byte_register_file' is not modeled"),
         ('kind = "ntt"', 'kind = "fft"', r"field 'cluster.units\[0\].kind': Input should be 'ntt', 'aut', 'mul' or 'add'"),
         ("bandwidth_gb_s = 1024.0", "bandwidth_gb_s = 'fast'", "field 'memory.bandwidth_gb_s': Input should be a valid number"),
     ],
@@ -153,5 +157,5 @@ def test_unknown_name_missing_file_and_bad_toml(tmp_path):
 def test_targets_are_immutable():
     t = load_target("tiny")
     with pytest.raises(Exception):
-        t.lanes = 8  # type: ignore[misc]
+        t.word_bits = 8  # type: ignore[misc]
     assert hash(t) == hash(load_target("tiny"))

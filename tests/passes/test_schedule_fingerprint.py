@@ -1,0 +1,97 @@
+"""The schedulers' output on a few fixed programs, pinned by checksum.
+
+Restructuring `fhec.passes.offchip` and `fhec.passes.cycle` (splitting modules,
+bundling kernel state, deriving enum codes) must not change a single event, slot or
+cycle. The digests below were computed before the off-chip scheduler was split (on
+``main`` at fa3ee80); a mismatch means the schedules changed. If a change to the
+algorithm is intended, recompute them with ``python tests/passes/test_schedule_fingerprint.py``
+and say so in the commit message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import numpy as np
+import pytest
+
+from fhec.backends.target import load_target
+from fhec.passes.cycle import schedule_cycles
+from fhec.passes.offchip import schedule_offchip
+from tests.passes.test_offchip import he_program
+
+TINY = load_target("tiny")
+F1 = load_target("f1")
+
+
+def _program(name: str):
+    if name == "hybrid-mul-rot-2":
+        return he_program(N=2**10, L=4, method="hybrid", ops=("mul", "rot"), chains=2)
+    if name == "bv-mul-rot-add-2":
+        return he_program(N=2**10, L=4, method="bv", ops=("mul", "rot", "add"), chains=2)
+    if name == "hybrid-rot-mul-3-shuffled":
+        # priorities that are not a dependence order exercise the "load for a parked
+        # instruction" path of the kernel
+        prog = he_program(N=2**10, L=3, method="hybrid", ops=("rot", "mul"), chains=3)
+        prio = np.random.default_rng(7).permutation(len(prog)).astype(prog.prio.dtype)
+        return dataclasses.replace(prog, prio=prio)
+    raise KeyError(name)
+
+
+# (program, target, policy, slots (None: the target's scratchpad), prefetch_reserve)
+CASES = [
+    ("hybrid-mul-rot-2", "tiny", "belady", None, 0.0),
+    ("hybrid-mul-rot-2", "tiny", "lru", None, 0.0),
+    ("hybrid-mul-rot-2", "tiny", "belady", None, 0.25),
+    ("bv-mul-rot-add-2", "tiny", "belady", 5, 0.0),
+    ("bv-mul-rot-add-2", "tiny", "lru", 7, 0.5),
+    ("bv-mul-rot-add-2", "f1", "belady", None, 0.0),
+    ("hybrid-rot-mul-3-shuffled", "tiny", "belady", 6, 0.0),
+    ("hybrid-rot-mul-3-shuffled", "tiny", "lru", 9, 0.25),
+    ("hybrid-rot-mul-3-shuffled", "f1", "belady", 12, 0.25),
+]
+
+
+def _h(*arrays) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(np.asarray(a, dtype=np.int64)).tobytes())
+        h.update(b"|")
+    return h.hexdigest()[:16]
+
+
+def fingerprint(prog_name: str, target_name: str, policy: str, slots, reserve: float) -> tuple[str, str]:
+    """(digest of the data schedule, digest of the streams) of one case."""
+    target = {"tiny": TINY, "f1": F1}[target_name]
+    prog = _program(prog_name)
+    cap = None if slots is None else slots * prog.rvec_bytes
+    ds = schedule_offchip(prog, target, policy=policy, capacity_bytes=cap, prefetch_reserve=reserve)
+    data = _h(ds.kind, ds.arg, ds.slot, ds.src0_slot, ds.src1_slot, [ds.slots, ds.peak_slots])
+    streams = schedule_cycles(ds, target)
+    st = _h(streams.unit, streams.cycle, streams.op, streams.dst, streams.src0, streams.src1, streams.tag,
+            [streams.total_cycles])
+    return data, st
+
+
+EXPECTED = {
+    ('hybrid-mul-rot-2', 'tiny', 'belady', None, 0.0): ('2fa14ee5f379d3ec', '00ccad395b8050f3'),
+    ('hybrid-mul-rot-2', 'tiny', 'lru', None, 0.0): ('08bd37c3234f60d4', 'c2ed3990715ba78d'),
+    ('hybrid-mul-rot-2', 'tiny', 'belady', None, 0.25): ('6d58068466d5372b', '749112fd4395ee23'),
+    ('bv-mul-rot-add-2', 'tiny', 'belady', 5, 0.0): ('ddb35a908ff15599', '284ee63c4b5bd7c7'),
+    ('bv-mul-rot-add-2', 'tiny', 'lru', 7, 0.5): ('214b4b39a812303d', 'bad654f55f7c6b2d'),
+    ('bv-mul-rot-add-2', 'f1', 'belady', None, 0.0): ('be718bc9a9978c4e', '6dd7047959654589'),
+    ('hybrid-rot-mul-3-shuffled', 'tiny', 'belady', 6, 0.0): ('1b0e4150c7c683a1', 'd409545109fdf625'),
+    ('hybrid-rot-mul-3-shuffled', 'tiny', 'lru', 9, 0.25): ('9b93d6f679255bab', '4d1b3021e85a9fcd'),
+    ('hybrid-rot-mul-3-shuffled', 'f1', 'belady', 12, 0.25): ('3cd65364533d80e7', '1f37a1a161699114'),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(str(x) for x in c))
+def test_schedules_are_unchanged(case):
+    assert fingerprint(*case) == EXPECTED[case]
+
+
+if __name__ == "__main__":
+    for case in CASES:
+        print(f"    {case!r}: {fingerprint(*case)!r},")
