@@ -42,6 +42,7 @@ from fhec.errors import (
     UnusedInputWarning,
 )
 from fhec.errors import ScaleOverflowError
+from fhec.errors import ValueOverflowError, PrecisionError, PrecisionWarning, CompiledMismatchError
 
 _LAZY: dict[str, str] = {
     # the scheme layer

@@ -135,3 +135,26 @@ class UnusedInputWarning(UserWarning):
 class ScaleOverflowError(FhecError):
     """A CKKS value's scale has grown to the size of its remaining modulus: it could not
     be decrypted (typically products that were never rescaled)."""
+
+
+class ValueOverflowError(ScaleOverflowError):
+    """A CKKS value (its bound on |slot|, times its scale) does not fit the modulus left
+    at its level: its decryption would wrap around to garbage. Raised at the DSL line
+    that computes the value (from the declared input bounds and the constants), and at
+    encryption / encoding time against the actual values. A kind of `ScaleOverflowError`:
+    both mean "value × scale reaches Q_level / 2"; this one names the value's bound."""
+
+
+class PrecisionError(FhecError):
+    """An explicitly requested method (e.g. ``keyswitch="bv"``) would leave a CKKS value
+    with less than one bit of estimated precision: its result would be noise."""
+
+
+class PrecisionWarning(UserWarning):
+    """A CKKS value's estimated precision dropped below the program's `min_precision_bits`."""
+
+
+class CompiledMismatchError(FhecError):
+    """A compiled (limb-level or stream) execution produced a ciphertext that differs,
+    in some limb, from the eager evaluator's on the same inputs and keys: a compiler
+    or target-model bug, reported with the first differing limb and its writer."""

@@ -58,7 +58,7 @@ import numpy as np
 
 from fhec.errors import InternalError, NoiseBudgetExhaustedError
 from fhec.ir.he import KEY_SWITCHING_OPS, Const, HeNode, HeOp, HeProgram, HeType
-from fhec.ir.he_types import estimated_bits, is_int_scalar
+from fhec.ir.he_types import declared_bound, estimated_bits, is_int_scalar
 from fhec.passes.he_rotations import key_requirements
 from fhec.passes.he_rewrite import as_he
 from fhec.pipeline import PREPARED, run_prefix
@@ -72,6 +72,7 @@ from fhec.schemes import keyswitch as ks
 from fhec.schemes.keys import RELIN, KeySet, keygen
 from fhec.schemes.params import Params
 from fhec.schemes.sampling import numpy_seed
+from fhec.schemes.ranges import check_input_bound
 
 # -- steps -----------------------------------------------------------------------------------
 
@@ -117,6 +118,8 @@ def encrypt_inputs(program, keys: KeySet, inputs: Mapping[str, Any], seed=None) 
     program = as_he(program)
     values = normalize_inputs(program, inputs)
     session = encryption_sampler(keys, seed)
+    for name, node in program.inputs.items():
+        check_input_bound(program.params, name, values[name], declared_bound(node.attr_dict), node.loc)
     return {
         name: encrypt(keys, values[name], level=node.attr("level"), seed=session.child(f"input/{name}"))
         for name, node in program.inputs.items()
@@ -127,6 +130,8 @@ def plain_inputs(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """The plain inputs as full slot vectors."""
     program = as_he(program)
     values = normalize_inputs(program, inputs)
+    for name, node in program.plain_inputs.items():
+        check_input_bound(program.params, name, values[name], declared_bound(node.attr_dict), node.loc)
     return {name: values[name] for name in program.plain_inputs}
 
 

@@ -14,8 +14,11 @@ A `Program` grows as the Python code runs; `p.ir` is an immutable, verified
 from __future__ import annotations
 
 import inspect
+import math
 import typing
 from typing import Any, Callable, Iterable
+
+import numpy as np
 
 from fhec.errors import (
     MixedProgramsError,
@@ -29,6 +32,7 @@ from fhec.ir.he import HeOp, HeOptions, HeProgram, RESCALE_POLICIES, attrs_of
 from fhec.ir.he_build import HeBuilder
 from fhec.ir.he_verify import verify_he
 from fhec.schemes.params import BGVParams, CKKSParams
+from fhec.schemes.ranges import DEFAULT_BOUND
 
 
 def _options(rescale: str, rotation_keys, max_rotation_keys, where) -> HeOptions:
@@ -130,10 +134,15 @@ class Program:
     def _input_names(self) -> set[str]:
         return {n.attr("name") for n in self._builder.nodes if n.op in (HeOp.INPUT, HeOp.PLAIN_INPUT)}
 
-    def input(self, name: str, level: int | None = None) -> Cipher:
+    def input(self, name: str, level: int | None = None, *, bound: float | None = None) -> Cipher:
         """Declare an encrypted input, fresh at `level` (default: the top level).
 
-        Raises `ProgramError` for a duplicate name or a level outside 0..levels.
+        `bound` (CKKS): the largest |slot value| the input will hold (default 1). The
+        compiler propagates it to every value and raises `ValueOverflowError` at the
+        line whose value could outgrow the modulus left at its level; encryption checks
+        the actual values against it.
+
+        Raises `ProgramError` for a duplicate name, a level outside 0..levels, or a bad bound.
         """
         where = caller_location()
         self._check_name(name, "an input named", self._input_names(), where)
@@ -141,15 +150,32 @@ class Program:
         level = top if level is None else level
         if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= top:
             raise ProgramError(f"input {name!r}: level={level!r} must be between 0 and {top}.", where)
-        vid = self._builder.emit(HeOp.INPUT, (), attrs_of(name=name, level=level), where)
+        extra = self._bound_attr(name, bound, where)
+        vid = self._builder.emit(HeOp.INPUT, (), attrs_of(name=name, level=level, **extra), where)
         return Cipher(self, vid)
 
-    def plain(self, name: str) -> Plain:
-        """Declare an unencrypted input vector (given at run time, encoded where used)."""
+    def plain(self, name: str, *, bound: float | None = None) -> Plain:
+        """Declare an unencrypted input vector (given at run time, encoded where used).
+        `bound` (CKKS) as for `input`: its largest |slot value| (default 1)."""
         where = caller_location()
         self._check_name(name, "an input named", self._input_names(), where)
-        vid = self._builder.emit(HeOp.PLAIN_INPUT, (), attrs_of(name=name), where)
+        extra = self._bound_attr(name, bound, where)
+        vid = self._builder.emit(HeOp.PLAIN_INPUT, (), attrs_of(name=name, **extra), where)
         return Plain(self, vid)
+
+    def _bound_attr(self, name: str, bound, where) -> dict:
+        """The ``bound`` attribute of an input: absent for the default (so programs
+        that declare none print and serialize as before), a positive float otherwise."""
+        if bound is None:
+            return {}
+        if self.params.scheme != "ckks":
+            raise ProgramError(
+                f"input {name!r}: bound= is a CKKS notion; BGV computes exactly on integers mod t. Drop it.", where
+            )
+        ok = isinstance(bound, (int, float, np.integer, np.floating)) and not isinstance(bound, bool)
+        if not ok or not math.isfinite(float(bound)) or float(bound) <= 0:
+            raise ProgramError(f"input {name!r}: bound={bound!r} must be a positive finite number.", where)
+        return {} if float(bound) == DEFAULT_BOUND else {"bound": float(bound)}
 
     def output(self, name: str, value: Cipher) -> None:
         """Name a result of the program.

@@ -33,8 +33,8 @@ from fhec.schemes.params import Params
 class HeOp(enum.Enum):
     """Operations of the HE-level IR. The value is the printed / serialized name."""
 
-    INPUT = "input"                        # encrypted input (attrs: name, level)
-    PLAIN_INPUT = "plain_input"            # unencrypted slot vector given at run time (attrs: name)
+    INPUT = "input"                        # encrypted input (attrs: name, level; CKKS: bound if not 1)
+    PLAIN_INPUT = "plain_input"            # unencrypted slot vector given at run time (attrs: name; bound)
     OUTPUT = "output"                      # names a result (attrs: name)
     ADD = "add"                            # ct + ct, same level, matching scale / factor
     SUB = "sub"                            # ct - ct, same level, matching scale / factor
@@ -162,6 +162,9 @@ class HeType:
         noise: estimated log2 std of the error (as `Ciphertext.noise`); None for plaintexts.
         keys: the key-switching keys the op producing this value needs (all of them
             for a high-level op).
+        bound: CKKS: a bound on |slot value| of the message (`fhec.schemes.ranges`):
+            inputs declare it (default 1), constants contribute their max |value|, and
+            each op's rule propagates it. None for BGV and key-switch pieces.
     """
 
     kind: ValueKind
@@ -171,6 +174,7 @@ class HeType:
     parts: int = 2
     noise: float | None = None
     keys: tuple[Key, ...] = ()
+    bound: float | None = None
 
     @property
     def is_cipher(self) -> bool:

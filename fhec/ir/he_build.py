@@ -27,10 +27,12 @@ from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
 from fhec.errors import (
+    LevelExhaustedError,
     LevelMismatchError,
     MissingRotationKeyError,
     ScaleMismatchError,
     ScaleOverflowError,
+    ValueOverflowError,
 )
 from fhec.ir.he import (
     HIGH_LEVEL_OPS,
@@ -43,7 +45,7 @@ from fhec.ir.he import (
     attrs_of,
 )
 from fhec.ir import he_types as ht
-from fhec.schemes import rules
+from fhec.schemes import ranges, rules
 from fhec.schemes.params import Params
 
 
@@ -125,7 +127,9 @@ class HeBuilder:
                 )
 
     def _check_scale_fits(self, typ: HeType, loc: str | None) -> None:
-        """CKKS: a message of magnitude ~1 at this scale must stay below Q_level / 2."""
+        """CKKS: the value, |slot| <= typ.bound at this scale, must stay below Q_level / 2
+        (`fhec.schemes.ranges`). `ScaleOverflowError` when even a message of magnitude 1
+        does not fit (an unrescaled product), `ValueOverflowError` when the bound does not."""
         if not (self.ckks and typ.is_cipher):
             return
         log_q = sum(math.log2(q) for q in self.params.moduli_at(typ.level))
@@ -134,6 +138,33 @@ class HeBuilder:
                 f"the scale of this value, {_log2(typ.scale)}, reaches the modulus left at level {typ.level} "
                 f"(2^{log_q:.1f}): it would not decrypt. Rescale products before multiplying them again "
                 f"(x.rescale()), or use rescale='auto'.",
+                loc,
+            )
+        limit = ranges.value_limit(self.params, typ.level, typ.scale, typ.noise)
+        if typ.bound is not None and typ.bound > limit:
+            p = self.params
+            raise ValueOverflowError(
+                f"this value can reach |slot| = {ranges.format_bound(typ.bound)} (bounded from the inputs' declared "
+                f"bounds and the constants), but at level {typ.level} with scale {_log2(typ.scale)} only "
+                f"|slot| <= {ranges.format_bound(limit)} fits below Q_{typ.level}/2 = 2^{log_q - 1:.1f}; larger "
+                f"values decrypt to garbage. Declare tighter input bounds (p.input(name, bound=...)), scale "
+                f"large values down early (x * 0.01), use more levels (levels={p.levels + 1}) or base_limbs "
+                f"(now {p.base_limbs}) for headroom, or lower scale_bits (now {p.scale_bits}).",
+                loc,
+            )
+
+    def _check_level_left(self, a: int, loc: str | None, auto: bool | None) -> None:
+        """CKKS auto mode: a product that is not by an integer is rescaled at once, so its
+        operand must not be at level 0 (`LevelExhaustedError`, before the unrescaled
+        product's scale could be reported as an overflow)."""
+        if not (self.ckks and (self.auto if auto is None else auto)):
+            return
+        if self._types[a].level == 0:
+            p = self.params
+            raise LevelExhaustedError(
+                f"this multiply is rescaled into the level below, but its operand is at level 0: the program "
+                f"needs 1 more level here (more if later operations multiply again); use levels={p.levels + 1} "
+                f"or more in the parameters (increase `levels`, now {p.levels}), or reduce the program's depth.",
                 loc,
             )
 
@@ -261,6 +292,7 @@ class HeBuilder:
         """ct × ct: align, MUL, and in auto mode RELINEARIZE and RESCALE / MOD_SWITCH."""
         auto = self.auto if auto is None else auto
         a, b = self.align_for_mul(a, b, loc, auto)
+        self._check_level_left(a, loc, auto)
         m = self.emit(HeOp.MUL, (a, b), (), loc)
         if auto:
             m = self.emit(HeOp.RELINEARIZE, (m,), (), loc)
@@ -271,6 +303,7 @@ class HeBuilder:
         return ht.plain_scale_for(self.params, t.level, t.scale) if self.ckks else 1
 
     def multiply_plain(self, a: int, w: int, loc: str | None, auto: bool | None = None) -> int:
+        self._check_level_left(a, loc, auto)
         m = self.emit(HeOp.MUL_PLAIN, (a, w), attrs_of(plain_scale=self._plain_scale(a)), loc)
         return self.after_multiply(m, loc, auto)
 
@@ -279,6 +312,7 @@ class HeBuilder:
         are encoded (`he_types.plain_scale_for`) and rescaled in auto mode."""
         if ht.is_int_scalar(value):
             return self.emit(HeOp.MUL_CONST, (a,), attrs_of(value=int(value), plain_scale=None), loc)
+        self._check_level_left(a, loc, auto)
         m = self.emit(HeOp.MUL_CONST, (a,), attrs_of(value=value, plain_scale=self._plain_scale(a)), loc)
         return self.after_multiply(m, loc, auto)
 
@@ -313,6 +347,7 @@ class HeBuilder:
 
     def linear_transform(self, a: int, diagonals: tuple, loc: str | None) -> int:
         a = self.two_parts(a, loc)
+        self._check_level_left(a, loc, None)
         ps = self._plain_scale(a)
         m = self.emit(HeOp.LINEAR_TRANSFORM, (a,), attrs_of(diagonals=diagonals, plain_scale=ps), loc)
         return self.after_multiply(m, loc)

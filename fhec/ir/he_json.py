@@ -68,6 +68,7 @@ def _type_to_dict(t: HeType) -> dict[str, Any]:
         "parts": t.parts,
         "noise": t.noise,
         "keys": [[k.kind.value, k.step] for k in t.keys],
+        "bound": t.bound,
     }
 
 
@@ -80,6 +81,7 @@ def _type_from_dict(d: dict[str, Any]) -> HeType:
         d["parts"],
         d["noise"],
         tuple(Key(KeyKind(kind), step) for kind, step in d["keys"]),
+        d.get("bound"),
     )
 
 

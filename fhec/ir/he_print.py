@@ -2,9 +2,10 @@
 
 One line per node::
 
-    %7 = rescale %6                      : ct L15 s=2^30.000 prec=21.4b  # matvec.py:12
+    %7 = rescale %6                      : ct L15 s=2^30.000 |v|<=4 prec=21.4b  # matvec.py:12
 
 CKKS scales print as log2 with three decimals, BGV plaintext factors as integers;
+``|v|<=`` is the CKKS value bound (`fhec.schemes.ranges`);
 ``prec`` is the estimated CKKS precision and ``budget`` the estimated BGV noise budget
 (`fhec.ir.he_types.estimated_bits`); ``needs`` lists the key-switching keys of the op.
 Locations print as ``basename:line`` so that the text does not depend on where the
@@ -20,6 +21,7 @@ from typing import Any
 
 from fhec.ir.he import ValueKind, Const, HeNode, HeOp, HeProgram, HeType, format_values
 from fhec.ir.he_types import estimated_bits
+from fhec.schemes.ranges import format_bound
 
 _COLUMN = 44
 _MAX_KEYS = 6
@@ -66,7 +68,7 @@ def _attrs(node: HeNode) -> str:
 
 
 def format_type(program: HeProgram, t: HeType) -> str:
-    """``ct L3 s=2^30.000 prec=21.4b`` / ``ct L2 f=1 budget=40.2b`` / ``pt``."""
+    """``ct L3 s=2^30.000 |v|<=1 prec=21.4b`` / ``ct L2 f=1 budget=40.2b`` / ``pt``."""
     if t.kind is ValueKind.PLAIN:
         return "pt"
     if not t.is_cipher:  # key-switch pieces: digits, or a (u0, u1) pair
@@ -75,7 +77,8 @@ def format_type(program: HeProgram, t: HeType) -> str:
     kind = "ct" if t.parts == 2 else f"ct{t.parts}"
     bits = estimated_bits(program.params, t)
     if program.params.scheme == "ckks":
-        text = f"{kind} L{t.level} s={_scale(t.scale)} prec={bits:.1f}b"
+        bound = f" |v|<={format_bound(t.bound)}" if t.bound is not None else ""
+        text = f"{kind} L{t.level} s={_scale(t.scale)}{bound} prec={bits:.1f}b"
     else:
         text = f"{kind} L{t.level} f={t.scale} budget={bits:.1f}b"
     if t.keys:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping
 from fhec.errors import InternalError
 from fhec.ir.he import Const, HeOp, HeType, Key, KeyKind, ValueKind
 from fhec.schemes import noise as nz
+from fhec.schemes import ranges
 from fhec.schemes import rules
 from fhec.schemes.params import Params
 
@@ -46,12 +47,39 @@ def rotation_key(params: Params, step: int) -> Key:
     return Key(KeyKind.ROTATION, int(step) % row_length(params))
 
 
-def cipher(params: Params, level: int, scale, parts: int, noise: float, keys: tuple[Key, ...] = ()) -> HeType:
-    return HeType(ValueKind.CIPHER, params.slots, level, scale, parts, noise, keys)
+def cipher(
+    params: Params, level: int, scale, parts: int, noise: float, keys: tuple[Key, ...] = (), bound: float | None = None
+) -> HeType:
+    """A ciphertext type; `bound` (|slot| bound) is kept for CKKS only."""
+    return HeType(ValueKind.CIPHER, params.slots, level, scale, parts, noise, keys, _bound(params, bound))
 
 
-def plain(params: Params) -> HeType:
-    return HeType(ValueKind.PLAIN, params.slots)
+def plain(params: Params, bound: float | None = None) -> HeType:
+    return HeType(ValueKind.PLAIN, params.slots, bound=_bound(params, bound))
+
+
+def _bound(params: Params, bound: float | None) -> float | None:
+    return float(bound) if params.scheme == "ckks" and bound is not None else None
+
+
+def declared_bound(attrs: Mapping[str, Any]) -> float:
+    """The |slot| bound an INPUT / PLAIN_INPUT declares (`ranges.DEFAULT_BOUND` when absent)."""
+    return float(attrs.get("bound", ranges.DEFAULT_BOUND))
+
+
+def const_bound(value: Any) -> float:
+    """max |value| of a scalar or `Const` constant."""
+    if isinstance(value, Const):
+        return float(abs(value.array).max(initial=0.0))
+    return float(abs(value))
+
+
+def _sum_bound(*bounds: float | None) -> float | None:
+    return None if any(b is None for b in bounds) else float(sum(bounds))
+
+
+def _product_bound(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else float(a) * float(b)
 
 
 def keyswitch_method(params: Params, attrs: Mapping[str, Any]) -> str:
@@ -128,11 +156,13 @@ def _input(params, attrs, args, loc):
     level = attrs["level"]
     _need(isinstance(level, int) and 0 <= level <= params.top_level, f"input level {level!r} out of range")
     scale = params.scale_at(level) if params.scheme == "ckks" else 1
-    return cipher(params, level, scale, 2, nz.fresh_noise(params, public_key=False))
+    bound = declared_bound(attrs)
+    _need(bound > 0 and bound == bound, f"input bound {bound!r} must be positive")
+    return cipher(params, level, scale, 2, nz.fresh_noise(params, public_key=False), bound=bound)
 
 
 def _plain_input(params, attrs, args, loc):
-    return plain(params)
+    return plain(params, declared_bound(attrs))
 
 
 def _output(params, attrs, args, loc):
@@ -150,7 +180,8 @@ def _additive(op: HeOp) -> Rule:
             _need(rules.scales_match(params, a.scale, b.scale), f"{op.value}: scales {a.scale} and {b.scale} differ")
         else:
             _need(a.scale == b.scale, f"{op.value}: plaintext factors {a.scale} and {b.scale} differ")
-        return cipher(params, a.level, a.scale, max(a.parts, b.parts), nz.add_noise(a.noise, b.noise))
+        noise = nz.add_noise(a.noise, b.noise)
+        return cipher(params, a.level, a.scale, max(a.parts, b.parts), noise, bound=_sum_bound(a.bound, b.bound))
 
     return rule
 
@@ -165,7 +196,7 @@ def _with_plain(op: HeOp) -> Rule:
         a, w = args
         _ct(a, op)
         _pt(w, op)
-        return _same(a)
+        return replace(_same(a), bound=_sum_bound(a.bound, w.bound))
 
     return rule
 
@@ -175,7 +206,7 @@ def _with_const(op: HeOp) -> Rule:
         (a,) = args
         _ct(a, op)
         _check_value(params, attrs["value"], op)
-        return _same(a)
+        return replace(_same(a), bound=_sum_bound(a.bound, _bound(params, const_bound(attrs["value"]))))
 
     return rule
 
@@ -186,37 +217,44 @@ def _mul(params, attrs, args, loc):
     _ct(b, HeOp.MUL, (2,))
     _same_level(a, b, HeOp.MUL)
     scale = rules.multiply_scale(params, a.scale, b.scale)
-    return cipher(params, a.level, scale, 3, nz.multiply_noise(params, a.noise, a.scale, b.noise, b.scale))
+    noise = nz.multiply_noise(params, a.noise, a.scale, b.noise, b.scale)
+    return cipher(params, a.level, scale, 3, noise, bound=_product_bound(a.bound, b.bound))
 
 
 def _relinearize(params, attrs, args, loc):
     (a,) = args
     _ct(a, HeOp.RELINEARIZE, (3,))
     noise = nz.add_noise(a.noise, nz.keyswitch_noise(params, a.level, keyswitch_method(params, attrs)))
-    return cipher(params, a.level, a.scale, 2, noise, (Key(KeyKind.RELIN),))
+    return cipher(params, a.level, a.scale, 2, noise, (Key(KeyKind.RELIN),), a.bound)
 
 
-def _times_plain(params, a: HeType, plain_scale) -> HeType:
-    """The evaluator's `multiply_plain`: scales multiply, plaintext-multiply noise."""
+def _times_plain(params, a: HeType, plain_scale, factor_bound: float | None) -> HeType:
+    """The evaluator's `multiply_plain`: scales multiply, plaintext-multiply noise;
+    the bound is multiplied by the plaintext's (`factor_bound`)."""
     if params.scheme == "ckks":
         _need(isinstance(plain_scale, float), f"CKKS plaintext multiply needs a float plain_scale, got {plain_scale!r}")
         noise = nz.plain_multiply_noise(params, a.noise, a.scale, plain_scale)
     else:
         _need(plain_scale == 1, f"BGV plaintexts are encoded with factor 1, got {plain_scale!r}")
         noise = nz.plain_multiply_noise(params, a.noise, a.scale, 1.0)
-    return cipher(params, a.level, rules.multiply_scale(params, a.scale, plain_scale), a.parts, noise)
+    scale = rules.multiply_scale(params, a.scale, plain_scale)
+    return cipher(params, a.level, scale, a.parts, noise, bound=_product_bound(a.bound, factor_bound))
 
 
 def _times_integer(params, a: HeType, c: int, scale) -> HeType:
-    """The evaluator's `_times_integer`: exact, scale set explicitly."""
-    return cipher(params, a.level, scale, a.parts, nz.scalar_multiply_noise(params, a.noise, c))
+    """The evaluator's `_times_integer`: exact, scale set explicitly. The message is
+    multiplied by c when the scale stays (a multiply by an integer constant); when the
+    scale absorbs c (a CKKS level adjustment) the message, and its bound, stay."""
+    noise = nz.scalar_multiply_noise(params, a.noise, c)
+    bound = _product_bound(a.bound, abs(c)) if scale == a.scale else a.bound
+    return cipher(params, a.level, scale, a.parts, noise, bound=bound)
 
 
 def _mul_plain(params, attrs, args, loc):
     a, w = args
     _ct(a, HeOp.MUL_PLAIN)
     _pt(w, HeOp.MUL_PLAIN)
-    return _times_plain(params, a, attrs["plain_scale"])
+    return _times_plain(params, a, attrs["plain_scale"], w.bound)
 
 
 def _mul_const(params, attrs, args, loc):
@@ -228,7 +266,7 @@ def _mul_const(params, attrs, args, loc):
         _need(plain_scale is None, "mul_const by an integer takes no plain_scale")
         return _times_integer(params, a, int(value), a.scale)
     _need(params.scheme == "ckks" or isinstance(value, Const), "BGV constants are integers")
-    return _times_plain(params, a, plain_scale)
+    return _times_plain(params, a, plain_scale, const_bound(value))
 
 
 def _mul_factor(params, attrs, args, loc):
@@ -247,14 +285,14 @@ def _rescale(params, attrs, args, loc):
     rules.check_level(params, a.level, "rescale", loc)
     level, scale = rules.rescale_result(params, a.level, a.scale)
     noise = nz.rescale_noise(params, a.noise, rules.rescale_prime(params, a.level))
-    return cipher(params, level, scale, a.parts, noise)
+    return cipher(params, level, scale, a.parts, noise, bound=a.bound)
 
 
 def _mod_switch_type(params, a: HeType, loc) -> HeType:
     rules.check_level(params, a.level, "mod_switch", loc)
     level, scale = rules.mod_switch_result(params, a.level, a.scale)
     if params.scheme == "ckks":  # dropping a limb leaves the error as it is
-        return cipher(params, level, scale, a.parts, a.noise)
+        return cipher(params, level, scale, a.parts, a.noise, bound=a.bound)
     return cipher(params, level, scale, a.parts, nz.rescale_noise(params, a.noise, rules.rescale_prime(params, a.level)))
 
 
@@ -280,14 +318,14 @@ def _level_down(params, attrs, args, loc):
     if rules.scales_match(params, a.scale, target):
         while t.level > level:
             t = _mod_switch_type(params, t, loc)
-        return cipher(params, t.level, a.scale, t.parts, t.noise)
+        return cipher(params, t.level, a.scale, t.parts, t.noise, bound=a.bound)
     c = rules.level_down_constant(params, a.scale, a.level, level, target_scale=target, where=loc)
     while t.level > level + 1:
         t = _mod_switch_type(params, t, loc)
     t = _times_integer(params, t, c, t.scale * c)
     new_level, new_scale = rules.rescale_result(params, t.level, t.scale)
     noise = nz.rescale_noise(params, t.noise, rules.rescale_prime(params, t.level))
-    return cipher(params, new_level, new_scale, t.parts, noise)
+    return cipher(params, new_level, new_scale, t.parts, noise, bound=a.bound)
 
 
 def _galois(op: HeOp, key_of: Callable[[Params, Mapping[str, Any]], Key], scheme: str | None) -> Rule:
@@ -298,7 +336,7 @@ def _galois(op: HeOp, key_of: Callable[[Params, Mapping[str, Any]], Key], scheme
         _ct(a, op, (2,))
         key = key_of(params, attrs)
         noise = nz.add_noise(a.noise, nz.keyswitch_noise(params, a.level, keyswitch_method(params, attrs)))
-        return cipher(params, a.level, a.scale, 2, noise, (key,))
+        return cipher(params, a.level, a.scale, 2, noise, (key,), a.bound)
 
     return rule
 
@@ -318,7 +356,7 @@ def _automorphism(params, attrs, args, loc):
     _ct(a, HeOp.AUTOMORPHISM, (2,))
     g = attrs["galois"]
     _need(isinstance(g, int) and g % 2 == 1 and 0 < g < 2 * params.N, f"automorphism: bad Galois element {g!r}")
-    return cipher(params, a.level, a.scale, 2, a.noise)
+    return cipher(params, a.level, a.scale, 2, a.noise, bound=a.bound)
 
 
 def _mod_up(params, attrs, args, loc):
@@ -362,7 +400,7 @@ def _ks_add(params, attrs, args, loc):
     _ct(a, HeOp.KS_ADD)
     _ks_input(u, HeOp.KS_ADD, (ValueKind.KS_PAIR,))
     _need(a.level == u.level, f"ks_add: levels {a.level} and {u.level} differ")
-    return cipher(params, a.level, a.scale, 2, nz.add_noise(a.noise, u.noise))
+    return cipher(params, a.level, a.scale, 2, nz.add_noise(a.noise, u.noise), bound=a.bound)
 
 
 PRIMITIVE_RULES: dict[HeOp, Rule] = {

@@ -35,6 +35,7 @@ from fhec.ring.modarith import add_mod, mul_mod, neg_mod
 from fhec.ring.ntt import intt
 from fhec.ring.rns import centered, crt_compose, product, to_rns
 from fhec.schemes import noise as nz
+from fhec.schemes import ranges
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.encoding import bgv_decode, bgv_encode, ckks_decode, ckks_encode
 from fhec.schemes.keys import KeySet
@@ -61,13 +62,16 @@ def encode(params: Params, values, level: int | None = None, scale=None) -> Plai
     """Encode up to `params.slots` values as a plaintext at `level` (default: top).
 
     CKKS: real (or complex) values at `scale` (default: the level's canonical scale).
-    BGV: integers mod t (the factor is 1). Raises `TooManyValuesError`.
+    BGV: integers mod t (the factor is 1). Raises `TooManyValuesError`, and (CKKS)
+    `ValueOverflowError` when max |value| × scale reaches Q_level / 2
+    (`fhec.schemes.ranges`).
     """
     level = params.top_level if level is None else level
     arr = _check_length(params, values)
     moduli = params.moduli_at(level)
     if params.scheme == "ckks":
         scale = params.scale_at(level) if scale is None else float(scale)
+        ranges.check_values_fit(params, arr, level, scale, None, "the values to encode")
         coeffs = ckks_encode(arr, params.N, scale)
     else:
         scale = 1 if scale is None else int(scale)
@@ -125,11 +129,19 @@ def encrypt(keys: KeySet, values, *, level: int | None = None, seed=None) -> Cip
     `seed`: None (the default) for fresh OS randomness, which is what a deployment
     must use; a non-negative int or bytes for a reproducible experiment, where every
     call under the same keys and seed still draws a new stream (`encryption_sampler`);
-    or a `Sampler`. Raises `TooManyValuesError`, `SeedError`.
+    or a `Sampler`. Raises `TooManyValuesError`, `SeedError`, and (CKKS)
+    `ValueOverflowError` when the values times the scale, plus the encryption error,
+    reach Q_level / 2: they would decrypt to garbage.
     """
     params = keys.params
-    pt = values if isinstance(values, Plaintext) else encode(params, values, level)
-    return encrypt_plaintext(keys, pt, seed=seed)
+    if isinstance(values, Plaintext):
+        return encrypt_plaintext(keys, values, seed=seed)
+    if params.scheme == "ckks":
+        at = params.top_level if level is None else level
+        fresh = nz.fresh_noise(params, public_key=keys.secret_ntt is None)
+        ranges.check_values_fit(params, _check_length(params, values), at, params.scale_at(at), fresh,
+                                "the values to encrypt")
+    return encrypt_plaintext(keys, encode(params, values, level), seed=seed)
 
 
 def encrypt_plaintext(keys: KeySet, pt: Plaintext, *, seed=None) -> Ciphertext:
