@@ -36,7 +36,8 @@ class HeOp(enum.Enum):
     INPUT = "input"                        # encrypted input (attrs: name, level; CKKS: bound if not 1)
     PLAIN_INPUT = "plain_input"            # unencrypted slot vector given at run time (attrs: name; bound)
     OUTPUT = "output"                      # names a result (attrs: name)
-    ADD = "add"                            # ct + ct, same level, matching scale / factor
+    ADD = "add"                            # ct + ct, same level, matching scale / factor (attrs: CKKS
+                                           #   bound hint: the sum is known to stay within it)
     SUB = "sub"                            # ct - ct, same level, matching scale / factor
     NEG = "neg"                            # -ct
     ADD_PLAIN = "add_plain"                # ct + plain input (encoded at ct's level and scale)

@@ -23,7 +23,9 @@ Recipes (default algorithms; later passes may choose others, e.g. BSGS or hoisti
   multiply uses one common encoding scale, so the products add without alignment; the
   giant-step rotations act on the unrescaled sums (their key-switch error lands at the
   larger scale) and one rescale follows. BGV cross-row diagonals get a row swap first
-  and their own BSGS.
+  and their own BSGS. CKKS adds carry the bound of their partial sum as a hint: slot i of
+  sum_{k in K} rot(diag_k ⊙ ...) is bounded by sum_{k in K} |diag_k[i]| · B, the row
+  sums of |M| over the diagonals included so far (rotations move slots, not maxima).
 * POLYNOMIAL: a power or Chebyshev series, optionally on a domain, by baby-step /
   giant-step Paterson–Stockmeyer (`fhec.ir.he_polynomial`): depth ceil(log2(d+1)), plus
   one for a non-integer domain map. It always applies the auto rescaling policy
@@ -115,7 +117,14 @@ def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -
     params = b.params
     check_diagonals(params, attrs["diagonals"])
     ps, row = attrs["plain_scale"], row_length(params)
-    acc = None
+    x_bound = b.type_of(x).bound
+
+    def sum_hint(abs_sum) -> tuple:
+        # The ADD rule alone (the sum of each operand's max) would be looser than the
+        # row sums of |M|; see `he_types._additive`.
+        return attrs_of() if x_bound is None else attrs_of(bound=float(abs_sum.max()) * x_bound)
+
+    acc, total = None, None
     for swap in (False, True):
         diagonals = [(step, vec) for step, sw, vec in attrs["diagonals"] if sw is swap]
         if not diagonals:
@@ -130,16 +139,20 @@ def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -
             j = (k - lo) % n1 + lo
             giants.setdefault(k - j, []).append((j, vec))
         for g in sorted(giants):
-            inner = None
+            inner, inner_abs = None, None
             for j, vec in sorted(giants[g], key=lambda t: t[0]):
                 if j % row not in babies:
                     babies[j % row] = b.emit(HeOp.ROTATE, (source,), attrs_of(step=j % row), loc) if j % row else source
                 diag = Const(_rotate_slots(params, vec.array, -g)) if g % row else vec
                 term = b.emit(HeOp.MUL_CONST, (babies[j % row],), attrs_of(value=diag, plain_scale=ps), loc)
-                inner = term if inner is None else b.emit(HeOp.ADD, (inner, term), (), loc)
+                if x_bound is not None:
+                    inner_abs = abs(vec.array) if inner_abs is None else inner_abs + abs(vec.array)
+                inner = term if inner is None else b.emit(HeOp.ADD, (inner, term), sum_hint(inner_abs), loc)
             if g % row:
                 inner = b.emit(HeOp.ROTATE, (inner,), attrs_of(step=g % row), loc)
-            acc = inner if acc is None else b.emit(HeOp.ADD, (acc, inner), (), loc)
+            if x_bound is not None:
+                total = inner_abs if total is None else total + inner_abs
+            acc = inner if acc is None else b.emit(HeOp.ADD, (acc, inner), sum_hint(total), loc)
     return acc
 
 

@@ -181,7 +181,10 @@ def _additive(op: HeOp) -> Rule:
         else:
             _need(a.scale == b.scale, f"{op.value}: plaintext factors {a.scale} and {b.scale} differ")
         noise = nz.add_noise(a.noise, b.noise)
-        return cipher(params, a.level, a.scale, max(a.parts, b.parts), noise, bound=_sum_bound(a.bound, b.bound))
+        bound = _sum_bound(a.bound, b.bound)
+        if bound is not None and "bound" in attrs:  # a tighter bound known by construction
+            bound = min(bound, float(attrs["bound"]))
+        return cipher(params, a.level, a.scale, max(a.parts, b.parts), noise, bound=bound)
 
     return rule
 
