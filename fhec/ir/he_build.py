@@ -36,6 +36,7 @@ from fhec.errors import (
 )
 from fhec.ir.he import (
     HIGH_LEVEL_OPS,
+    KEY_SWITCHING_OPS,
     HeNode,
     HeOp,
     HeOptions,
@@ -47,6 +48,7 @@ from fhec.ir.he import (
 from fhec.ir import he_types as ht
 from fhec.schemes import ranges, rules
 from fhec.schemes.params import Params
+from fhec.schemes.precision import check_keyswitch
 
 
 def infer_type(params: Params, op: HeOp, attrs: dict[str, Any], arg_types: tuple[HeType, ...], loc: str | None) -> HeType:
@@ -104,6 +106,7 @@ class HeBuilder:
         Raises what the type rule raises (a `FhecError` carrying `loc`, or `IRTypeError`).
         """
         args = tuple(args)
+        self._check_keyswitch(op, dict(attrs), args, loc)
         typ = infer_type(self.params, op, dict(attrs), tuple(self._types[a] for a in args), loc)
         self._check_allowed_keys(typ, op, loc)
         self._check_scale_fits(typ, loc)
@@ -111,6 +114,17 @@ class HeBuilder:
         self.nodes.append(HeNode(vid, op, args, attrs, typ, loc))
         self._types[vid] = typ
         return vid
+
+    def _check_keyswitch(self, op: HeOp, attrs: dict[str, Any], args: tuple[int, ...], loc: str | None) -> None:
+        """CKKS: a key switch whose method (the node's ``keyswitch`` attribute or the
+        parameters' method, both explicit choices) leaves no precision raises
+        `PrecisionError` / warns `PrecisionWarning` (`fhec.schemes.precision`)."""
+        if op not in KEY_SWITCHING_OPS or not self.ckks:
+            return
+        t = self._types[args[0]]
+        what = {HeOp.RELINEARIZE: "relinearization", HeOp.CONJUGATE: "conjugation"}.get(op)
+        what = what or f"rotation by {attrs.get('step')}"
+        check_keyswitch(self.params, t.level, t.scale, t.noise, ht.keyswitch_method(self.params, attrs), what, loc)
 
     def _check_allowed_keys(self, typ: HeType, op: HeOp, loc: str | None) -> None:
         allowed = self.options.rotation_keys

@@ -448,12 +448,13 @@ def arity(op: HeOp) -> int:
 
 
 def estimated_bits(params: Params, t: HeType) -> float | None:
-    """CKKS: estimated bits of precision of a value; BGV: its estimated noise budget in
-    bits (the formulas of `fhec.schemes.noise`). None for plaintexts."""
+    """CKKS: estimated bits of precision of a value's worst slot
+    (`fhec.schemes.noise.precision_bits`); BGV: its estimated noise budget in bits (the
+    formulas of `fhec.schemes.noise`). None for plaintexts."""
     if not t.is_cipher:
         return None
     import math
 
     if params.scheme == "ckks":
-        return math.log2(t.scale) - t.noise - 1
+        return nz.precision_bits(params, t.scale, t.noise)
     return sum(math.log2(q) for q in params.moduli_at(t.level)) - 1 - t.noise - 3

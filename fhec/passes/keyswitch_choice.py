@@ -24,6 +24,7 @@ from fhec.ir.he import HeOp, HeProgram
 from fhec.passes.he_rewrite import copy_node, rebuild
 from fhec.analysis.counts import bv_keyswitch_counts, hybrid_keyswitch_counts
 from fhec.schemes import noise as nz
+from fhec.schemes.precision import check_keyswitch
 
 KEY_SWITCH_OPS = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS)
 
@@ -82,3 +83,19 @@ def annotate_methods(program: HeProgram, policy: str = "auto", hint_weight: floa
 def annotated_methods(program: HeProgram) -> dict[int, str]:
     """Node id -> ``keyswitch`` attribute of every annotated key-switching node."""
     return {n.id: n.attr("keyswitch") for n in program.nodes if n.op in KEY_SWITCH_OPS and n.attr("keyswitch", None)}
+
+
+def check_methods(program: HeProgram, methods: dict[int, str]) -> None:
+    """Check explicitly requested methods (a forced policy): `PrecisionError` at the
+    node's DSL line when a key switch leaves less than 1 bit of CKKS precision,
+    `PrecisionWarning` below the parameters' ``min_precision_bits``
+    (`fhec.schemes.precision.check_keyswitch`)."""
+    if program.params.scheme != "ckks":
+        return
+    what = {HeOp.RELINEARIZE: "relinearization", HeOp.CONJUGATE: "conjugation"}
+    for node in program.nodes:
+        if node.id not in methods:
+            continue
+        t = program.node(node.args[0]).type
+        label = what.get(node.op) or f"rotation by {node.attr('step', '?')}"
+        check_keyswitch(program.params, t.level, t.scale, t.noise, methods[node.id], label, node.loc)

@@ -38,6 +38,7 @@ from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.encryption import encode, encode_scalar
 from fhec.schemes.keys import RELIN, KeySet, galois_for_conjugation, galois_for_rotation
 from fhec.schemes.keyswitch import decompose, key_mult, key_switch, mod_down
+from fhec.schemes.precision import check_keyswitch
 
 
 def encode_addend(params, values, level: int, scale) -> Plaintext:
@@ -299,6 +300,7 @@ class Evaluator:
                 f"which keygen did not generate; call keygen(params, ..., relinearization=True"
                 f"{'' if method in self.keys.methods else f', keyswitch={method!r}'})."
             )
+        check_keyswitch(self.params, ct.level, ct.scale, ct.noise, method, "relinearization")
         key = self.keys.key(RELIN, method)
         u0, u1 = key_switch(self.params, ct.data[2], key, ct.level)
         q = _q(ct)
@@ -358,6 +360,7 @@ class Evaluator:
                 f"{what or f'Galois element {g}'} needs the Galois key for element {g} ({method} key switching), "
                 f"which keygen did not generate; add it: keygen(params, {fix or f'galois_elements=[{g}]'})."
             )
+        check_keyswitch(self.params, ct.level, ct.scale, ct.noise, method, what or f"Galois element {g}")
         N = self.params.N
         c0 = automorphism_ntt(ct.data[0], g, N)
         c1 = automorphism_ntt(ct.data[1], g, N)
@@ -408,6 +411,7 @@ class Evaluator:
         element g for σ_g(s)) to one decrypting under s."""
         self._check(ct)
         method = self._method(keyswitch)
+        check_keyswitch(self.params, ct.level, ct.scale, ct.noise, method, "key switch")
         key = self.keys.key(source, method)
         u0, u1 = key_switch(self.params, ct.data[1], key, ct.level)
         q = _q(ct)

@@ -217,6 +217,9 @@ class CKKSParams(_CommonParams):
             base_limbs·word_bits − scale_bits bits).
         keyswitch: default key-switching method, "hybrid" or "bv".
         security: 128, 192, 256, or None to skip the HE-standard check (insecure).
+        min_precision_bits: estimated worst-slot precision below which an explicitly
+            requested key-switching method raises a `PrecisionWarning` (below 1 bit it is
+            a `PrecisionError`; `fhec.schemes.precision`). Not part of the fingerprint.
 
     Raises: `InvalidRingDegreeError`, `WordSizeError`, `ParameterError`,
     `InsecureParametersError` (log2 QP above the standard's bound).
@@ -231,6 +234,7 @@ class CKKSParams(_CommonParams):
     base_limbs: int = 1
     keyswitch: KeySwitchMethod = "hybrid"
     security: int | None = 128
+    min_precision_bits: float = 8.0
 
     scales: tuple[float, ...] = field(init=False, repr=False)
 
@@ -241,6 +245,9 @@ class CKKSParams(_CommonParams):
                 f"scale_bits = {self.scale_bits!r} must be between 10 and word_bits = {self.word_bits}: "
                 f"each level's prime (about 2^scale_bits) has to fit the machine word."
             )
+        mpb = self.min_precision_bits
+        if isinstance(mpb, bool) or not isinstance(mpb, (int, float)) or not 0 <= mpb < 64:
+            raise ParameterError(f"min_precision_bits = {mpb!r} must be a number of bits in [0, 64).")
         used: set[int] = set()
         base = self._derive_special_and_base(used)
         used.update(base)
