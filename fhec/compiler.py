@@ -64,9 +64,11 @@ class Compiled:
     def run_detailed(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, Any]:
         """`run`, returning also the output ciphertexts, keys and input ciphertexts."""
         from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs
+        from fhec.passes.keyswitch_choice import check_run_methods
         from fhec.sim.bind import bind_lowered
         from fhec.sim.streams import execute_streams
 
+        check_run_methods(self.program, self.keyswitch)  # PrecisionError for a method left without precision
         if check:
             self.check()
         keys = make_keys(self.program, seed, keyswitch=keygen_method(self.program, self.keyswitch))

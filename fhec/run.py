@@ -70,15 +70,17 @@ def run_detailed(
             method (the one their noise estimates assume, and `fhec.evaluate` uses).
         hoisting: "auto", "single" or "none" (see `fhec.passes.he_keyswitch`).
 
-    Raises `ParameterError` for an unknown keyswitch policy, and what `fhec.evaluate` raises.
+    Raises `ParameterError` for an unknown keyswitch policy, `PrecisionError` when an
+    explicit method leaves a CKKS value without precision, and what `fhec.evaluate` raises.
     """
-    from fhec.passes.keyswitch_choice import annotated_methods
+    from fhec.passes.keyswitch_choice import annotated_methods, check_run_methods
     from fhec.sim.bind import bind_lowered
     from fhec.sim.functional import execute
 
     compiled = run_prefix(LOWERED, program, Options(keyswitch=keyswitch, hoisting=hoisting))
     annotated, lowered = compiled[HE_DONE], compiled[LOWERED]
     policy = keyswitch_policy(annotated, keyswitch)
+    check_run_methods(annotated, policy)  # PrecisionError for an explicit method left without precision
     keys = make_keys(annotated, seed, keyswitch=keygen_method(annotated, policy))
     cts = encrypt_inputs(annotated, keys, inputs, seed)
     plains = plain_inputs(annotated, inputs)

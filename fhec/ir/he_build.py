@@ -117,14 +117,15 @@ class HeBuilder:
 
     def _check_keyswitch(self, op: HeOp, attrs: dict[str, Any], args: tuple[int, ...], loc: str | None) -> None:
         """CKKS: a key switch whose method (the node's ``keyswitch`` attribute or the
-        parameters' method, both explicit choices) leaves no precision raises
-        `PrecisionError` / warns `PrecisionWarning` (`fhec.schemes.precision`)."""
+        parameters' method, both explicit choices) leaves no precision warns
+        `PrecisionWarning` at its line (`fhec.schemes.precision`; running it raises)."""
         if op not in KEY_SWITCHING_OPS or not self.ckks:
             return
         t = self._types[args[0]]
         what = {HeOp.RELINEARIZE: "relinearization", HeOp.CONJUGATE: "conjugation"}.get(op)
         what = what or f"rotation by {attrs.get('step')}"
-        check_keyswitch(self.params, t.level, t.scale, t.noise, ht.keyswitch_method(self.params, attrs), what, loc)
+        method = ht.keyswitch_method(self.params, attrs)
+        check_keyswitch(self.params, t.level, t.scale, t.noise, method, what, loc, strict=False)
 
     def _check_allowed_keys(self, typ: HeType, op: HeOp, loc: str | None) -> None:
         allowed = self.options.rotation_keys

@@ -85,11 +85,11 @@ def annotated_methods(program: HeProgram) -> dict[int, str]:
     return {n.id: n.attr("keyswitch") for n in program.nodes if n.op in KEY_SWITCH_OPS and n.attr("keyswitch", None)}
 
 
-def check_methods(program: HeProgram, methods: dict[int, str]) -> None:
+def check_methods(program: HeProgram, methods: dict[int, str], strict: bool = True) -> None:
     """Check explicitly requested methods (a forced policy): `PrecisionError` at the
-    node's DSL line when a key switch leaves less than 1 bit of CKKS precision,
-    `PrecisionWarning` below the parameters' ``min_precision_bits``
-    (`fhec.schemes.precision.check_keyswitch`)."""
+    node's DSL line when a key switch leaves less than 1 bit of CKKS precision (a
+    warning when not `strict`: compiling for a cost study), `PrecisionWarning` below the
+    parameters' ``min_precision_bits`` (`fhec.schemes.precision.check_keyswitch`)."""
     if program.params.scheme != "ckks":
         return
     what = {HeOp.RELINEARIZE: "relinearization", HeOp.CONJUGATE: "conjugation"}
@@ -98,4 +98,13 @@ def check_methods(program: HeProgram, methods: dict[int, str]) -> None:
             continue
         t = program.node(node.args[0]).type
         label = what.get(node.op) or f"rotation by {node.attr('step', '?')}"
-        check_keyswitch(program.params, t.level, t.scale, t.noise, methods[node.id], label, node.loc)
+        check_keyswitch(program.params, t.level, t.scale, t.noise, methods[node.id], label, node.loc, strict=strict)
+
+
+def check_run_methods(program: HeProgram, policy: str) -> None:
+    """Before executing a compiled program (annotated by `annotate_methods` under
+    `policy`): `PrecisionError` when an explicitly requested key-switching method leaves
+    a CKKS value without precision. Compiling only warned (the builder's check when the
+    methods were annotated); the "auto" policy is never flagged."""
+    if policy != "auto":
+        check_methods(program, annotated_methods(program), strict=True)

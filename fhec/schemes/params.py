@@ -219,7 +219,8 @@ class CKKSParams(_CommonParams):
         security: 128, 192, 256, or None to skip the HE-standard check (insecure).
         min_precision_bits: estimated worst-slot precision below which an explicitly
             requested key-switching method raises a `PrecisionWarning` (below 1 bit it is
-            a `PrecisionError`; `fhec.schemes.precision`). Not part of the fingerprint.
+            a `PrecisionError`; `fhec.schemes.precision`). None turns both off (to study
+            imprecise configurations on purpose). Not part of the fingerprint.
 
     Raises: `InvalidRingDegreeError`, `WordSizeError`, `ParameterError`,
     `InsecureParametersError` (log2 QP above the standard's bound).
@@ -234,7 +235,7 @@ class CKKSParams(_CommonParams):
     base_limbs: int = 1
     keyswitch: KeySwitchMethod = "hybrid"
     security: int | None = 128
-    min_precision_bits: float = 8.0
+    min_precision_bits: float | None = 8.0
 
     scales: tuple[float, ...] = field(init=False, repr=False)
 
@@ -246,8 +247,8 @@ class CKKSParams(_CommonParams):
                 f"each level's prime (about 2^scale_bits) has to fit the machine word."
             )
         mpb = self.min_precision_bits
-        if isinstance(mpb, bool) or not isinstance(mpb, (int, float)) or not 0 <= mpb < 64:
-            raise ParameterError(f"min_precision_bits = {mpb!r} must be a number of bits in [0, 64).")
+        if mpb is not None and (isinstance(mpb, bool) or not isinstance(mpb, (int, float)) or not 0 <= mpb < 64):
+            raise ParameterError(f"min_precision_bits = {mpb!r} must be a number of bits in [0, 64), or None.")
         used: set[int] = set()
         base = self._derive_special_and_base(used)
         used.update(base)

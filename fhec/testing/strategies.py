@@ -40,8 +40,9 @@ from fhec.schemes.params import BGVParams, CKKSParams
 MAX_CKKS_BOUND = 4.0
 """Largest magnitude a random CKKS program lets a value reach."""
 
-MIN_BITS = {"ckks": 14.0, "bgv": 16.0}
-"""Values whose estimated precision / noise budget falls below this are not used further."""
+MIN_BITS = {"ckks": 11.0, "bgv": 16.0}
+"""Values whose estimated precision (CKKS: of the worst slot, about 3 bits below the
+σ-based figure at these N) / noise budget falls below this are not used further."""
 
 BGV_PLAIN_MODULI = (257, 7681, 12289, 65537)
 """Primes t with t ≡ 1 mod 2N for small N (257: N <= 128; 7681: N <= 256; 12289: N <= 2048)."""
@@ -75,8 +76,10 @@ def params(
     special = draw(st.integers(1, 2))
     if scheme == "ckks":
         base = base_limbs or 2
+        # min_precision_bits=None: random programs use BV on purpose (the compiled BV path
+        # must stay bit-exact even where it is imprecise); MIN_BITS filters the values.
         return CKKSParams(N=N, levels=levels, scale_bits=30, word_bits=32, base_limbs=base,
-                          special_primes=special, keyswitch=ks, security=None)
+                          special_primes=special, keyswitch=ks, security=None, min_precision_bits=None)
     t = draw(st.sampled_from([t for t in BGV_PLAIN_MODULI if (t - 1) % (2 * N) == 0]))
     return BGVParams(N=N, levels=levels, plain_modulus=t, word_bits=32, base_limbs=base_limbs or 1,
                      special_primes=special, keyswitch=ks, security=None)
