@@ -293,18 +293,21 @@ def compile_command(program: str, target: str, out_dir: str | None, keyswitch: s
 @click.option("--seed", type=int, default=None, help="Seed of keys, encryption and random inputs, to reproduce a run (default: fresh randomness).")
 def run_command(program: str, target: str, keyswitch: str | None, seed: int | None) -> None:
     """Compile PROGRAM, replay its streams in the hazard checker, execute them on
-    encrypted random inputs, and compare the decrypted outputs with fhec.reference.
-    Exit 1 on a mismatch."""
+    encrypted random inputs, check every limb of every output against the eager
+    evaluator, and compare the decrypted outputs with fhec.reference. Exit 1 on a
+    mismatch (2 on a corrupt limb, naming the instruction that wrote it)."""
     from rich.console import Console
 
     from fhec.evaluate import compare_outputs, random_inputs
     from fhec.reference import reference
+    from fhec.verify_run import run_compiled_checked
 
     try:
         compiled = compile_with_progress(program, target, keyswitch, "belady")
         prog = load_program(program)
         inputs = random_inputs(prog, seed)
-        results = compare_outputs(prog, compiled.run(inputs, seed=seed, check=True), reference(prog, inputs), None)
+        ran = run_compiled_checked(compiled, inputs, seed, check=True)  # every limb vs the eager evaluator
+        results = compare_outputs(prog, ran["outputs"], reference(prog, inputs), None)
     except FhecError as e:
         _fail(e)
     console = Console()

@@ -26,13 +26,16 @@ def assert_matches_reference(
     (`fhec.run`); a target name or TOML path (``"f1"``, ``"tiny"``), the program compiled
     for that accelerator with its streams executed (`fhec.compile(...).run`). CKKS outputs must agree to
     `rel_bits` bits relative to max(1, max|expected|) (default: per output, from its
-    estimated precision, `fhec.evaluate.default_required_bits`); BGV outputs exactly.
+    estimated worst-slot precision, `fhec.evaluate.default_required_bits`); BGV outputs exactly.
     `inputs` default to random ones (`fhec.evaluate.random_inputs`). `seed` drives the
     keys, encryptions and random inputs: None (default) for fresh randomness; pass an
-    int in tests so that a failure can be reproduced.
+    int in tests so that a failure can be reproduced. A compiled execution (any `target`)
+    must also equal the eager evaluator's ciphertexts in every limb, bit for bit
+    (`fhec.verify_run.compare_limbs`): decryption alone reads only a few limbs.
 
     Raises AssertionError naming each failing output, its worst slots and the bits
-    reached versus required.
+    reached versus required; `CompiledMismatchError` naming the first differing
+    (output, part, limb) and the limb instruction that wrote it.
     """
     from fhec.evaluate import compare_outputs, evaluate, random_inputs
     from fhec.reference import reference
@@ -59,15 +62,15 @@ def _execute(program, inputs, target, seed):
     """Decrypted outputs of `program` on `inputs` by the execution `target` names."""
     from fhec.evaluate import evaluate
 
+    from fhec.verify_run import run_checked, run_compiled_checked
+
     if target is None:
         return evaluate(program, inputs, seed)
     if target == "limbs":
-        from fhec.run import run
-
-        return run(program, inputs, seed)
+        return run_checked(program, inputs, seed).outputs
     from fhec import compile as compile_program
 
-    return compile_program(program, target=target).run(inputs, seed=seed)
+    return run_compiled_checked(compile_program(program, target=target), inputs, seed)["outputs"]
 
 
 __all__ = ["params", "programs", "inputs_for", "with_inputs", "assert_matches_reference"]

@@ -1,0 +1,82 @@
+"""Precision guards for explicitly requested key-switching methods (`fhec.schemes.precision`)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import fhec
+from fhec.errors import ParameterError, PrecisionError, PrecisionWarning
+
+# 32-bit words, 2^30 scale: a BV rotation's error (~2^44) swamps the value.
+PARAMS = fhec.CKKSParams(N=2**8, levels=2, security=None)
+
+
+def _rotation_program(params=PARAMS):
+    p = fhec.Program("rot", params)
+    x = p.input("x")
+    p.output("y", x.rotate(1))
+    return p
+
+
+def _keys(params=PARAMS):
+    return fhec.keygen(params, rotations=[1], seed=2)
+
+
+def test_evaluator_refuses_an_explicit_bv_rotation():
+    keys = _keys()
+    ct = fhec.encrypt(keys, np.zeros(PARAMS.slots), seed=1)
+    with pytest.raises(PrecisionError) as e:
+        fhec.Evaluator(keys).rotate(ct, 1, keyswitch="bv")
+    msg = str(e.value)
+    assert "rotation by 1" in msg and "keyswitch='bv'" in msg and "'hybrid'" in msg
+    with pytest.raises(PrecisionError):
+        fhec.Evaluator(keys, keyswitch="bv").rotate(ct, 1)
+    fhec.Evaluator(keys).rotate(ct, 1)  # the default (hybrid) is fine
+
+
+def test_compiled_run_refuses_bv_at_the_dsl_line_but_compiling_only_warns():
+    p = _rotation_program()
+    with pytest.warns(PrecisionWarning, match="Running this program will raise"):
+        compiled = fhec.compile(p, target="tiny", keyswitch="bv")
+    inputs = {"x": np.zeros(PARAMS.slots)}
+    with pytest.raises(PrecisionError) as e:
+        compiled.run(inputs)
+    assert e.value.where is not None and "test_precision.py" in e.value.where
+    with pytest.warns(PrecisionWarning), pytest.raises(PrecisionError, match="rotation by 1"):
+        fhec.run(p, inputs, keyswitch="bv")
+
+
+def test_auto_policy_never_raises():
+    p = _rotation_program()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrecisionWarning)
+        fhec.run(p, {"x": np.zeros(PARAMS.slots)}, keyswitch="auto")
+
+
+def test_warning_below_min_precision_bits():
+    # An unrescaled product (scale 2^60) survives a BV rotation with a few bits left.
+    params = fhec.CKKSParams(N=2**8, levels=2, security=None, min_precision_bits=30)
+    keys = _keys(params)
+    ev = fhec.Evaluator(keys)
+    ct = fhec.encrypt(keys, np.full(params.slots, 0.5), seed=1)
+    prod = ev.multiply(ct, ct)
+    with pytest.warns(PrecisionWarning, match="below min_precision_bits=30"):
+        out = ev.rotate(prod, 1, keyswitch="bv")
+    assert 1 <= out.precision_bits < 30
+    assert np.allclose(fhec.decrypt(keys, ev.rescale(out)), 0.25, atol=1e-2)
+
+
+def test_min_precision_bits_none_turns_the_guard_off():
+    params = fhec.CKKSParams(N=2**8, levels=2, security=None, min_precision_bits=None)
+    keys = _keys(params)
+    ct = fhec.encrypt(keys, np.zeros(params.slots), seed=1)
+    out = fhec.Evaluator(keys).rotate(ct, 1, keyswitch="bv")
+    assert out.precision_bits < 1  # noise, knowingly
+
+
+def test_min_precision_bits_is_validated():
+    with pytest.raises(ParameterError, match="min_precision_bits"):
+        fhec.CKKSParams(N=2**8, levels=1, security=None, min_precision_bits=-1)

@@ -1,0 +1,63 @@
+"""Every-limb comparison of compiled runs with the eager evaluator (`fhec.verify_run`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fhec
+from fhec.errors import CompiledMismatchError
+from fhec.ir.limb import LimbOp
+from fhec.run import run_detailed
+from fhec.testing import assert_matches_reference
+from fhec.verify_run import compare_limbs, first_mismatch, run_checked
+
+PARAMS = fhec.CKKSParams(N=2**6, levels=5, base_limbs=2, security=None)  # outputs keep 6 limbs
+
+
+def _program():
+    p = fhec.Program("limbs", PARAMS)
+    x, y = p.input("x"), p.input("y")
+    p.output("a", (x * y).rotate(1) + x)
+    p.output("b", x * 0.5)
+    return p
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    return {n: rng.uniform(-1, 1, PARAMS.slots) for n in ("x", "y")}
+
+
+def test_identical_runs_pass():
+    r = run_checked(_program(), _inputs(), seed=1)
+    assert first_mismatch(r.lowered, r.ciphertexts, r.eager()) is None
+    assert_matches_reference(_program(), target="limbs")
+    assert_matches_reference(_program(), target="tiny")
+
+
+def test_one_corrupt_limb_beyond_what_decryption_reads_is_caught():
+    r = run_detailed(_program(), _inputs(), seed=1)
+    ct = r.ciphertexts["a"]
+    last = ct.limbs - 1  # CKKS decryption reads only the first limbs: this one is invisible there
+    data = ct.data.copy()
+    data[1, last, 7] = (int(data[1, last, 7]) + 1) % ct.moduli[last]
+    corrupt = {**r.ciphertexts, "a": ct.with_(data=data)}
+    assert np.array_equal(fhec.decrypt(r.keys, corrupt["a"]), r.outputs["a"])  # decryption cannot tell
+    m = first_mismatch(r.lowered, corrupt, r.eager())
+    assert (m.output, m.part, m.limb, m.coefficient) == ("a", 1, last, 7)
+    rvec = int(r.lowered.outputs["a"][1, last])
+    assert m.instruction == int(r.lowered.limb.producer()[rvec]) >= 0
+    with pytest.raises(CompiledMismatchError) as e:
+        compare_limbs(r.lowered, corrupt, r.eager())
+    msg = str(e.value)
+    assert f"output 'a', part 1, limb {last}" in msg and f"limb instruction #{m.instruction}" in msg
+    assert LimbOp(int(r.lowered.limb.op[m.instruction])).name in msg
+    assert "test_verify_run.py" in (e.value.where or "")
+
+
+def test_shape_differences_are_reported():
+    r = run_detailed(_program(), _inputs(), seed=1)
+    eager = r.eager()
+    short = {**r.ciphertexts, "b": r.ciphertexts["b"].with_(data=r.ciphertexts["b"].data[:, :-1])}
+    with pytest.raises(CompiledMismatchError, match="shape"):
+        compare_limbs(r.lowered, short, eager)
