@@ -314,10 +314,12 @@ class Cipher(_Handle):
 
             p = self._program.params
             need = polynomial_depth(cs, basis, domain, coefficient_reducer(p))
+            more = max(1, need - self.level)
             raise LevelExhaustedError(
                 f"a polynomial of degree {len(cs) - 1} ({basis} basis{', with a domain map' if domain else ''}) "
-                f"needs {need} level(s) but its operand is at level {self.level}; increase `levels` in the "
-                f"parameters (now {p.levels}), apply it to a value at level {need} or more, or lower the degree.",
+                f"needs {need} level(s) but its operand is at level {self.level}: it needs {more} more level(s); "
+                f"use levels={p.levels + more} in the parameters (increase `levels`, now {p.levels}), apply it "
+                f"to a value at level {need} or more, or lower the degree.",
                 loc,
             ) from e
 

@@ -138,3 +138,25 @@ def test_auto_mode_out_of_levels_is_level_exhausted_not_scale_overflow():
     assert "rescale='auto'" not in str(e.value)
     with pytest.raises(LevelExhaustedError, match="levels="):
         x * 0.5
+
+
+def test_polynomial_out_of_levels_says_how_many_more():
+    p = fhec.Program("poly", DEFAULTS)
+    x = p.input("x", level=1)
+    with pytest.raises(LevelExhaustedError) as e:
+        line = here(); x.polynomial([0.0, 0.5, 0.0, 0.0, 0.25])  # noqa: E702  (depth 2 + 1)
+    names_line(e, line)
+    assert "needs 2 more level(s)" in str(e.value) and f"levels={DEFAULTS.levels + 2}" in str(e.value)
+
+
+def test_random_inputs_follow_declared_bounds():
+    from fhec.evaluate import random_inputs
+
+    p = fhec.Program("r", DEFAULTS)
+    x, w = p.input("x", bound=0.25), p.plain("w", bound=3.0)
+    p.output("y", x * w)
+    inputs = random_inputs(p, 0)
+    assert np.abs(inputs["x"]).max() <= 0.25 and 1.0 < np.abs(inputs["w"]).max() <= 3.0
+    from fhec.testing import assert_matches_reference
+
+    assert_matches_reference(p)
