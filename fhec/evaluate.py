@@ -371,10 +371,11 @@ class OutputComparison:
 
 def default_required_bits(params: Params, t: HeType) -> float:
     """CKKS precision demanded of an output by default: its estimated worst-slot precision
-    (`fhec.schemes.noise.precision_bits`) minus half a bit of seed-to-seed margin,
-    capped to [8, 20]. The floor keeps a real bug (a wrong slot, an O(1) error) visible."""
+    (`fhec.schemes.noise.precision_bits`) minus one bit of margin for programs whose
+    error estimate runs low, capped to [8, 20]. The floor keeps a real bug (a wrong slot,
+    an O(1) error) visible."""
     est = estimated_bits(params, t)
-    return float(min(20.0, max(8.0, est - 0.5)))
+    return float(min(20.0, max(8.0, est - 1.0)))
 
 
 def compare_outputs(
