@@ -390,6 +390,8 @@ class Evaluator:
                     f"rotation by {k} needs the Galois key for element {g} ({method} key switching), "
                     f"which keygen did not generate; add it: keygen(params, rotations=[..., {k}])."
                 )
+        if any(g != 1 for g in galois.values()):
+            check_keyswitch(self.params, ct.level, ct.scale, ct.noise, method, f"hoisted rotations by {steps}")
         N, q = self.params.N, _q(ct)
         digits = decompose(self.params, ct.data[1], ct.level, method)
         noise = nz.add_noise(ct.noise, nz.keyswitch_noise(self.params, ct.level, method))
