@@ -15,13 +15,15 @@ from fhec.passes.he_keyswitch import expand_key_switches
 from fhec.passes.keyswitch_choice import choose_methods
 from fhec.run import run_detailed
 
-CKKS = fhec.CKKSParams(N=2**10, levels=3, scale_bits=28, word_bits=32, security=None, special_primes=2)
+# min_precision_bits=None: BV rotations are noise at 32-bit words, but must stay bit-exact
+CKKS = fhec.CKKSParams(N=2**10, levels=3, scale_bits=28, word_bits=32, security=None, special_primes=2,
+                       min_precision_bits=None)
 BGV = fhec.BGVParams(N=2**5, levels=3, plain_modulus=257, security=None)
 
 
 def _three_rotations(params):
     p = fhec.Program("h", params)
-    x = p.input("x")
+    x = p.input("x", bound=6.0) if params.scheme == "ckks" else p.input("x")  # inputs up to 6 below
     p.output("y", x.rotate(1) + x.rotate(3) + x.rotate(-2))
     return p
 
