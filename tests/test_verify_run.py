@@ -61,3 +61,34 @@ def test_shape_differences_are_reported():
     short = {**r.ciphertexts, "b": r.ciphertexts["b"].with_(data=r.ciphertexts["b"].data[:, :-1])}
     with pytest.raises(CompiledMismatchError, match="shape"):
         compare_limbs(r.lowered, short, eager)
+
+
+def test_fhec_run_reports_a_corrupt_limb_of_the_executed_streams(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import fhec.sim.streams as streams_mod
+    from fhec.cli import main
+    from fhec.ir.limb import RVecClass
+
+    path = tmp_path / "prog.py"
+    path.write_text(
+        "import fhec\n"
+        "p = fhec.Program('p', fhec.CKKSParams(N=2**6, levels=5, base_limbs=2, security=None))\n"
+        "x = p.input('x')\n"
+        "p.output('y', x.rotate(1) + x)\n"
+    )
+    real = streams_mod.execute_streams
+
+    def corrupting(streams, target, limb, loaded, *a, **k):
+        words = real(streams, target, limb, loaded, *a, **k)
+        outs = np.flatnonzero(limb.rvec_class == RVecClass.OUTPUT)
+        tags = limb.rvec_tags(outs)  # (output, part, limb) of each
+        victim = int(max((r for r, t in zip(outs, tags) if t[1] == 1), key=lambda r: limb.rvec_tags([r])[0][2]))
+        words[victim] = words[victim].copy()
+        words[victim][3] ^= 1
+        return words
+
+    monkeypatch.setattr(streams_mod, "execute_streams", corrupting)
+    r = CliRunner().invoke(main, ["run", str(path), "--target", "tiny"])
+    assert r.exit_code == 2, r.output
+    assert "not bit-identical" in r.output and "output 'y', part 1" in r.output and "limb instruction #" in r.output
