@@ -100,6 +100,12 @@ class Cipher(_Handle):
         return self.type.parts
 
     @property
+    def bound(self) -> float | None:
+        """CKKS: the bound on |slot value| the compiler has proven (declared input bounds
+        propagated through the ops; `fhec.schemes.ranges`); None for BGV."""
+        return self.type.bound
+
+    @property
     def estimated_bits(self) -> float:
         """Estimated precision bits (CKKS) or noise budget bits (BGV)."""
         return estimated_bits(self._program.params, self.type)

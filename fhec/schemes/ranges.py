@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from fhec.errors import ValueOverflowError
 from fhec.schemes.params import Params
 
 DEFAULT_BOUND = 1.0
@@ -63,10 +66,6 @@ def check_values_fit(params: Params, values, level: int, scale: float, noise: fl
     """Raise `ValueOverflowError` unless CKKS `values` encoded at (`level`, `scale`)
     stay below Q_level/2 (with the error tail of `noise`, see `value_limit`).
     `what` names the values in the message ("the values to encrypt")."""
-    import numpy as np
-
-    from fhec.errors import ValueOverflowError
-
     if params.scheme != "ckks":
         return
     arr = np.abs(np.asarray(values))
@@ -84,10 +83,6 @@ def check_values_fit(params: Params, values, level: int, scale: float, noise: fl
 def check_input_bound(params: Params, name: str, values, bound: float, where: str | None) -> None:
     """Raise `ValueOverflowError` when a CKKS program input holds a value beyond its
     declared `bound` (the compiler's overflow checks rely on it)."""
-    import numpy as np
-
-    from fhec.errors import ValueOverflowError
-
     if params.scheme != "ckks":
         return
     biggest = float(np.abs(np.asarray(values)).max(initial=0.0))

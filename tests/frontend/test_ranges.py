@@ -42,7 +42,7 @@ def test_declared_bound_propagates_through_products():
     p = fhec.Program("x4", DEFAULTS)
     x = p.input("x", bound=4.0)
     x2 = x * x  # level 1, |x^2| <= 16 at scale 2^30: fits
-    assert x2.type.bound == 16.0
+    assert x2.bound == x2.type.bound == 16.0
     with pytest.raises(ValueOverflowError) as e:
         line = here(); x2 * x2  # noqa: E702  (256 at scale 2^60 does not fit Q_1 = 2^62)
     names_line(e, line)
