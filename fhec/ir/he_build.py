@@ -290,15 +290,26 @@ class HeBuilder:
 
     # -- DSL-level operations (all take the location of the DSL statement) ---------------
 
-    def add(self, a: int, b: int, loc: str | None, subtract: bool = False, auto: bool | None = None) -> int:
+    def add(
+        self, a: int, b: int, loc: str | None, subtract: bool = False, auto: bool | None = None,
+        bound: float | None = None,
+    ) -> int:
+        """a ± b. `bound`: a tighter CKKS value bound known by construction (a recipe's
+        hint, see `he_types._hinted`)."""
         a, b = self.align_for_add(a, b, loc, auto)
-        return self.emit(HeOp.SUB if subtract else HeOp.ADD, (a, b), (), loc)
+        return self.emit(HeOp.SUB if subtract else HeOp.ADD, (a, b), self._hint(bound), loc)
+
+    def _hint(self, bound: float | None, **attrs) -> tuple:
+        if bound is not None and self.ckks:
+            attrs["bound"] = float(bound)
+        return attrs_of(**attrs)
 
     def add_plain(self, a: int, w: int, loc: str | None, subtract: bool = False) -> int:
         return self.emit(HeOp.SUB_PLAIN if subtract else HeOp.ADD_PLAIN, (a, w), (), loc)
 
-    def add_const(self, a: int, value, loc: str | None, subtract: bool = False) -> int:
-        return self.emit(HeOp.SUB_CONST if subtract else HeOp.ADD_CONST, (a,), attrs_of(value=value), loc)
+    def add_const(self, a: int, value, loc: str | None, subtract: bool = False, bound: float | None = None) -> int:
+        """a ± constant; `bound` as for `add`."""
+        return self.emit(HeOp.SUB_CONST if subtract else HeOp.ADD_CONST, (a,), self._hint(bound, value=value), loc)
 
     def negate(self, a: int, loc: str | None) -> int:
         return self.emit(HeOp.NEG, (a,), (), loc)

@@ -262,10 +262,11 @@ class _Emitter:
             m = b.multiply(self.basis_value(a), self.basis_value(h), loc, auto=True)
             if self.basis == "chebyshev":
                 m = b.add(m, m, loc, auto=True)  # 2·T_a·T_h
+                hint = chebyshev_bound(i, b.type_of(self.values[1]).bound)
                 if a == h:  # T_0 = 1
-                    m = b.add_const(m, 1, loc, subtract=True)
+                    m = b.add_const(m, 1, loc, subtract=True, bound=hint)
                 else:
-                    m = b.add(m, self.basis_value(1), loc, subtract=True, auto=True)
+                    m = b.add(m, self.basis_value(1), loc, subtract=True, auto=True, bound=hint)
             self.values[i] = m
         return self.values[i]
 
@@ -300,6 +301,16 @@ class _Emitter:
         if _is_series(node.r):
             return self.plus(top, self.emit(node.r))
         return self.plus_const(top, node.r)
+
+
+def chebyshev_bound(i: int, u_bound: float | None) -> float | None:
+    """A bound on |T_i(u)| for |u| <= u_bound: 1 inside [-1, 1], T_i(u_bound) outside
+    (|T_i| is increasing beyond 1). None when there is no bound (BGV)."""
+    if u_bound is None:
+        return None
+    if u_bound <= 1.0:
+        return 1.0
+    return math.cosh(i * math.acosh(u_bound)) if i * math.acosh(u_bound) < 700 else math.inf
 
 
 def _bgv_reduce(t: int) -> Callable:
@@ -341,6 +352,10 @@ def polynomial_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
         return b.add_const(zero, coeffs[0], loc) if coeffs[0] != 0 else zero
     alpha, beta = affine_map(domain)
     em = _Emitter(b, x, basis, loc)
-    u = em.plus_const(em.scaled(x, alpha), beta)
+    # A series on a domain is meant for operands inside it: u = αx + β is taken to lie in
+    # [-1, 1] (the value bound of the map's output; a symmetric domain maps without an
+    # add, and then u keeps the bound the operand's declared bound gives it).
+    scaled = em.scaled(x, alpha)
+    u = scaled if beta == 0 else b.add_const(scaled, beta, loc, bound=1.0 if domain is not None else None)
     em.values[1] = u
     return em.emit(plan_polynomial(coeffs, basis, coefficient_reducer(b.params)).root)

@@ -78,6 +78,16 @@ def _sum_bound(*bounds: float | None) -> float | None:
     return None if any(b is None for b in bounds) else float(sum(bounds))
 
 
+def _hinted(bound: float | None, attrs: Mapping[str, Any]) -> float | None:
+    """An additive node's bound, tightened by its ``bound`` attribute when a recipe knows
+    better by construction (the row sums of a linear transform's partial sums, the
+    Chebyshev values |T_i| <= 1 on the domain): the sum of the operands' bounds alone
+    can grow exponentially through such recurrences."""
+    if bound is not None and "bound" in attrs:
+        return min(bound, float(attrs["bound"]))
+    return bound
+
+
 def _product_bound(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else float(a) * float(b)
 
@@ -181,9 +191,7 @@ def _additive(op: HeOp) -> Rule:
         else:
             _need(a.scale == b.scale, f"{op.value}: plaintext factors {a.scale} and {b.scale} differ")
         noise = nz.add_noise(a.noise, b.noise)
-        bound = _sum_bound(a.bound, b.bound)
-        if bound is not None and "bound" in attrs:  # a tighter bound known by construction
-            bound = min(bound, float(attrs["bound"]))
+        bound = _hinted(_sum_bound(a.bound, b.bound), attrs)
         return cipher(params, a.level, a.scale, max(a.parts, b.parts), noise, bound=bound)
 
     return rule
@@ -209,7 +217,8 @@ def _with_const(op: HeOp) -> Rule:
         (a,) = args
         _ct(a, op)
         _check_value(params, attrs["value"], op)
-        return replace(_same(a), bound=_sum_bound(a.bound, _bound(params, const_bound(attrs["value"]))))
+        bound = _sum_bound(a.bound, _bound(params, const_bound(attrs["value"])))
+        return replace(_same(a), bound=_hinted(bound, attrs))
 
     return rule
 
