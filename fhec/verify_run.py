@@ -111,7 +111,7 @@ def compare_limbs(lowered, compiled: Mapping[str, Any], eager: Mapping[str, Any]
         )
 
 
-def run_checked(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: str | None = None):
+def run_checked(program, inputs: Mapping[str, Any], seed=None, keyswitch: str | None = None):
     """`fhec.run.run_detailed`, then `compare_limbs` against the eager evaluator on the
     same keys and ciphertexts. Returns the `RunResult`."""
     from fhec.run import run_detailed
@@ -121,7 +121,7 @@ def run_checked(program, inputs: Mapping[str, Any], seed: int = 0, keyswitch: st
     return r
 
 
-def run_compiled_checked(compiled, inputs: Mapping[str, Any], seed: int = 0, *, check: bool = False) -> dict[str, Any]:
+def run_compiled_checked(compiled, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, Any]:
     """`Compiled.run_detailed` (the streams executed on the target model; `check` replays
     them in the hazard checker first), then `compare_limbs` against the eager evaluator.
     Returns the `run_detailed` dict."""
