@@ -14,9 +14,11 @@ polynomial is L additions), with two conditions that keep the work from growing:
 * both 3-part cores have the same level and scale (factor), so the addition needs no
   alignment, and both had the same level change after relinearization.
 
-The rewrite is bottom-up, so a chain of additions (``acc = acc + t``) collapses into one
-3-part sum with one relinearization and one rescale at its end. Programs in
-``rescale="manual"`` mode are left as written.
+A first walk plans the merges on the program as written; one rebuild then emits each
+merged sum once, with one relinearization (and level change) where the sum is used.
+So a chain of additions (``acc = acc + t``) becomes one 3-part sum with one
+relinearization and one rescale at its end. Programs in ``rescale="manual"`` mode are
+left as written.
 
 Preserves: every output's message and type (level, scale, parts); the ciphertexts
 differ in their noise bits (one key switch and one rounding instead of k), which the
@@ -29,7 +31,6 @@ from dataclasses import dataclass
 
 from fhec.ir.he import HeNode, HeOp, HeProgram
 from fhec.ir.he_build import HeBuilder
-from fhec.passes.he_cleanup import dce
 from fhec.passes.he_rewrite import as_he, copy_node, rebuild
 from fhec.schemes import rules
 
@@ -37,14 +38,44 @@ LEVEL_CHANGES = (HeOp.RESCALE, HeOp.MOD_SWITCH)
 
 
 @dataclass(frozen=True)
-class _Lazy:
-    """A value whose new form is ``after(relinearize(core))``: `core` is a 3-part value
-    in the new program, `after` the level change applied after relinearizing (or None)."""
+class _Form:
+    """A value computable as ``after(relinearize(core))`` with a 3-part core."""
 
-    core: int
-    after: HeOp | None
-    relin_attrs: tuple
-    loc: str | None
+    after: HeOp
+    level: int
+    scale: float | int
+    relin: HeNode  # the relinearization whose attributes the merged one reuses
+
+
+def _plan(program: HeProgram) -> tuple[dict[int, _Form], set[int], set[int]]:
+    """(lazy forms by node id, merging ADD ids, absorbed leaf node ids) of `program`."""
+    users = program.users()
+    params = program.params
+    forms: dict[int, _Form] = {}
+    merging: set[int] = set()
+    absorbed: set[int] = set()
+
+    def same_scale(a, b) -> bool:
+        return rules.scales_match(params, a, b) if params.scheme == "ckks" else a == b
+
+    for node in program.nodes:
+        if node.op in LEVEL_CHANGES:
+            inner = program.node(node.args[0])
+            if inner.op is HeOp.RELINEARIZE and len(users[inner.id]) == 1:
+                core = program.node(inner.args[0]).type
+                if core.parts == 3:
+                    forms[node.id] = _Form(node.op, core.level, core.scale, inner)
+        elif node.op is HeOp.ADD:
+            a, c = node.args
+            fa, fc = forms.get(a), forms.get(c)
+            if (fa and fc and a != c and len(users[a]) == 1 and len(users[c]) == 1 and fa.after is fc.after
+                    and fa.level == fc.level and same_scale(fa.scale, fc.scale)):
+                merging.add(node.id)
+                forms[node.id] = _Form(fa.after, fa.level, fa.scale, fa.relin)
+                for operand in (a, c):
+                    if operand not in merging:  # a leaf: its relinearize and level change go
+                        absorbed.update((operand, program.node(operand).args[0]))
+    return forms, merging, absorbed
 
 
 def lazy_relinearize(program) -> HeProgram:
@@ -52,47 +83,31 @@ def lazy_relinearize(program) -> HeProgram:
     program = as_he(program)
     if program.options.rescale != "auto":
         return program
+    forms, merging, absorbed = _plan(program)
+    if not merging:
+        return program
     users = program.users()
-    lazy: dict[int, _Lazy] = {}  # old node id -> its lazy form
-
-    def single_use(vid: int) -> bool:
-        return len(users[vid]) == 1
-
-    def compatible(b: HeBuilder, x: _Lazy, y: _Lazy) -> bool:
-        tx, ty = b.type_of(x.core), b.type_of(y.core)
-        if x.after is not y.after or tx.level != ty.level:
-            return False
-        if program.params.scheme == "ckks":
-            return rules.scales_match(program.params, tx.scale, ty.scale)
-        return tx.scale == ty.scale
-
-    def finish(b: HeBuilder, form: _Lazy) -> int:
-        v = b.emit(HeOp.RELINEARIZE, (form.core,), form.relin_attrs, form.loc)
-        return b.emit(form.after, (v,), (), form.loc) if form.after is not None else v
+    core: dict[int, int] = {}  # old id of a lazy value -> new id of its 3-part core
 
     def rewrite(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
-        new = copy_node(b, node, args)
-        # Record the lazy form of `after(relinearize(t))` with single-use intermediates.
-        if node.op in LEVEL_CHANGES and node.args:
-            inner = program.node(node.args[0])
-            if inner.op is HeOp.RELINEARIZE and single_use(inner.id):
-                core = program.node(inner.args[0])
-                if core.type.parts == 3:
-                    lazy[node.id] = _Lazy(new_ids[core.id], node.op, inner.attrs, inner.loc)
-        elif node.op is HeOp.ADD:
-            a, c = node.args
-            fa, fc = lazy.get(a), lazy.get(c)
-            if fa and fc and a != c and single_use(a) and single_use(c) and compatible(b, fa, fc):
-                core = b.emit(HeOp.ADD, (fa.core, fc.core), (), node.loc)
-                form = _Lazy(core, fa.after, fa.relin_attrs, node.loc)
-                lazy[node.id] = form
-                return finish(b, form)
-        return new
+        if node.id in absorbed:
+            # relinearize(t) and after(...) of a merged summand: stand for t's new id,
+            # which only the merging addition reads
+            inner = node if node.op is HeOp.RELINEARIZE else program.node(node.args[0])
+            core[node.id] = args[0] if node.op is HeOp.RELINEARIZE else core_of_leaf(inner, args)
+            return core[node.id]
+        if node.id not in merging:
+            return copy_node(b, node, args)
+        a, c = node.args
+        core[node.id] = b.emit(HeOp.ADD, (core[a], core[c]), node.attrs, node.loc)
+        (user,) = users[node.id] if len(users[node.id]) == 1 else (None,)
+        if user is not None and user in merging:
+            return core[node.id]  # the next addition absorbs this sum too
+        form = forms[node.id]
+        relin = b.emit(HeOp.RELINEARIZE, (core[node.id],), form.relin.attrs, form.relin.loc)
+        return b.emit(form.after, (relin,), (), node.loc)
 
-    new_ids: dict[int, int] = {}
+    def core_of_leaf(inner: HeNode, args: tuple[int, ...]) -> int:
+        return core[inner.id]
 
-    def tracking(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
-        new_ids[node.id] = rewrite(b, node, args)
-        return new_ids[node.id]
-
-    return dce(rebuild(program, tracking))
+    return rebuild(program, rewrite)
