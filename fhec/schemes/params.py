@@ -34,7 +34,8 @@ from fhec.errors import (
     ParameterError,
     WordSizeError,
 )
-from fhec.ring.primes import MAX_WORD_BITS, MIN_WORD_BITS, nearest_ntt_prime, ntt_primes
+from fhec.validate import as_choice, as_int, as_optional_int, is_int
+from fhec.ring.primes import MAX_WORD_BITS, MIN_WORD_BITS, NearestPrimes, ntt_primes
 
 # HomomorphicEncryption.org standard (Albrecht et al., 2018), Table 1, ternary secret
 # (uniform in {-1, 0, 1}), classical attacks: the largest log2(Q·P) per N.
@@ -60,7 +61,7 @@ def max_log_qp(N: int, security: int) -> int:
     Raises `ParameterError` for a security level other than 128, 192, 256, and
     `InsecureParametersError` when N is too small for any secure modulus (below 2^10).
     """
-    if security not in _MAX_LOG_QP:
+    if not is_int(security) or security not in _MAX_LOG_QP:
         raise ParameterError(f"security={security!r}: choose 128, 192 or 256 bits, or None to skip the check")
     table = _MAX_LOG_QP[security]
     if N not in table:
@@ -71,19 +72,24 @@ def max_log_qp(N: int, security: int) -> int:
     return table[N]
 
 
-def _check_ring_degree(N: int) -> None:
-    if not isinstance(N, int) or N < MIN_N or N > MAX_N or N & (N - 1):
-        raise InvalidRingDegreeError(
-            f"N = {N!r} must be a power of two between {MIN_N} and 2^17 (e.g. N=2**13)."
-        )
+def _check_ring_degree(N) -> int:
+    N = as_int(N, "N", error=InvalidRingDegreeError, fix="use a power of two such as N=2**13")
+    if N < MIN_N or N > MAX_N or N & (N - 1):
+        raise InvalidRingDegreeError(f"N = {N!r} must be a power of two between {MIN_N} and 2^17 (e.g. N=2**13).")
+    return N
 
 
-def _check_word_bits(word_bits: int) -> None:
-    if not isinstance(word_bits, int) or not MIN_WORD_BITS <= word_bits <= MAX_WORD_BITS:
-        raise WordSizeError(
-            f"word_bits = {word_bits!r} is out of range: primes must be {MIN_WORD_BITS} to "
-            f"{MAX_WORD_BITS} bits (32 for F1-style accelerators, up to 60 for SEAL-style)."
-        )
+def _check_word_bits(word_bits) -> int:
+    fix = f"primes must be {MIN_WORD_BITS} to {MAX_WORD_BITS} bits (32 for F1-style accelerators, up to 60 for SEAL-style)"
+    return as_int(word_bits, "word_bits", min=MIN_WORD_BITS, max=MAX_WORD_BITS, error=WordSizeError, fix=fix)
+
+
+# Integer fields common to both schemes: (name, smallest value, why).
+_COMMON_INTS = (
+    ("levels", 0, "the number of rescales / modulus switches"),
+    ("base_limbs", 1, "q_0 needs at least one prime"),
+    ("special_primes", 1, "hybrid key switching needs P"),
+)
 
 
 @dataclass(frozen=True)
@@ -102,19 +108,38 @@ class _CommonParams:
     moduli: tuple[int, ...] = field(init=False)
     special_moduli: tuple[int, ...] = field(init=False)
 
+    def _set(self, name: str, value) -> None:
+        object.__setattr__(self, name, value)
+
     def _validate_common(self) -> None:
-        _check_ring_degree(self.N)
-        _check_word_bits(self.word_bits)
-        if not isinstance(self.levels, int) or self.levels < 0:
-            raise ParameterError(f"levels = {self.levels!r} must be a non-negative integer.")
-        if self.base_limbs < 1:
-            raise ParameterError(f"base_limbs = {self.base_limbs} must be at least 1.")
-        if self.special_primes < 1:
-            raise ParameterError(
-                f"special_primes = {self.special_primes} must be at least 1 (hybrid key switching needs P)."
+        """Type and range checks of the literal fields; numpy integers become Python ints."""
+        self._set("N", _check_ring_degree(self.N))
+        self._set("word_bits", _check_word_bits(self.word_bits))
+        for name, least, why in _COMMON_INTS:
+            self._set(name, as_int(getattr(self, name), name, min=least, fix=f"at least {least}: {why}"))
+        self._set("dnum", as_optional_int(self.dnum, "dnum", min=1))
+        as_choice(self.keyswitch, "keyswitch", ("bv", "hybrid"))
+        if self.security is not None:
+            security = as_int(self.security, "security", fix="choose 128, 192 or 256 bits, or None to skip the check")
+            self._set("security", security)
+            max_log_qp(self.N, security)  # refuses an unknown level, or N below the standard
+
+    def _check_security_early(self, level_prime_bits: int) -> None:
+        """Refuse insecure parameters before deriving any prime (which, for absurd level
+        counts, would take long): every prime of b bits is above 2^(b-1), so this lower
+        bound of log2(Q·P) already decides most cases; `_check_security` does the exact test."""
+        if self.security is None:
+            return
+        word = self.word_bits - 1
+        lower = (self.base_limbs + self.special_primes) * word + self.levels * (level_prime_bits - 1)
+        bound = max_log_qp(self.N, self.security)
+        if lower > bound:
+            raise InsecureParametersError(
+                f"log2(Q·P) is at least {lower} bits ({self.levels} levels of ~{level_prime_bits}-bit primes plus "
+                f"{self.base_limbs + self.special_primes} word-size primes), which exceeds {bound} bits, the HE-standard "
+                f"maximum for N = {self.N} at {self.security}-bit security. Use fewer levels, a smaller scale/word "
+                f"size, or a larger N; or pass security=None to accept insecure parameters for experiments."
             )
-        if self.keyswitch not in ("bv", "hybrid"):
-            raise ParameterError(f"keyswitch = {self.keyswitch!r}: choose 'bv' or 'hybrid'.")
 
     def _check_derived(self) -> None:
         """Checks that need the derived primes: the dnum literal, then security."""
@@ -241,14 +266,15 @@ class CKKSParams(_CommonParams):
 
     def __post_init__(self) -> None:
         self._validate_common()
-        if not isinstance(self.scale_bits, int) or not 10 <= self.scale_bits <= self.word_bits:
-            raise ParameterError(
-                f"scale_bits = {self.scale_bits!r} must be between 10 and word_bits = {self.word_bits}: "
-                f"each level's prime (about 2^scale_bits) has to fit the machine word."
-            )
+        self._set("scale_bits", as_int(
+            self.scale_bits, "scale_bits", min=10, max=self.word_bits,
+            fix=f"between 10 and word_bits = {self.word_bits}: each level's prime (about 2^scale_bits) has to fit "
+                f"the machine word",
+        ))
         mpb = self.min_precision_bits
         if mpb is not None and (isinstance(mpb, bool) or not isinstance(mpb, (int, float)) or not 0 <= mpb < 64):
             raise ParameterError(f"min_precision_bits = {mpb!r} must be a number of bits in [0, 64), or None.")
+        self._check_security_early(self.scale_bits)
         used: set[int] = set()
         base = self._derive_special_and_base(used)
         used.update(base)
@@ -258,9 +284,9 @@ class CKKSParams(_CommonParams):
         scale = target
         level_primes: list[int] = []
         scales = [scale]
+        search = NearestPrimes(self.N, self.word_bits, used)
         for _ in range(self.levels):
-            q = nearest_ntt_prime(self.N, scale * scale / target, frozenset(used), self.word_bits)
-            used.add(q)
+            q = search.take(scale * scale / target)
             level_primes.append(q)
             scale = scale * scale / q
             scales.append(scale)
@@ -268,6 +294,22 @@ class CKKSParams(_CommonParams):
         object.__setattr__(self, "moduli", tuple(base) + tuple(reversed(level_primes)))
         object.__setattr__(self, "scales", tuple(reversed(scales)))  # scales[l] = scale at level l
         self._check_derived()
+        self._check_bottom_scale()
+
+    def _check_bottom_scale(self) -> None:
+        """A level-0 ciphertext holds scale·m below q_0/2 (centered): a scale at level 0
+        of q_0/2 or more leaves no room for any message, so every result would decrypt
+        to garbage. (With scale_bits near word_bits the scale also drifts upward as
+        the level primes run out near 2^scale_bits.)"""
+        q0_bits = sum(math.log2(q) for q in self.moduli[: self.base_limbs])
+        bottom = math.log2(self.scales[0])
+        if bottom >= q0_bits - 1:
+            raise ParameterError(
+                f"the level-0 scale is 2^{bottom:.1f}, but q_0 (the {self.base_limbs} base prime(s)) has only "
+                f"{q0_bits:.1f} bits: no value fits below q_0/2, so every result would decrypt to garbage. "
+                f"Lower scale_bits (now {self.scale_bits}) below word_bits (now {self.word_bits}), raise "
+                f"base_limbs (now {self.base_limbs}), or use fewer levels."
+            )
 
     scheme = "ckks"
 
@@ -318,22 +360,23 @@ class BGVParams(_CommonParams):
         from fhec.ring.primes import check_ntt_prime
 
         self._validate_common()
+        self._set("plain_modulus", as_int(self.plain_modulus, "plain_modulus", min=3,
+                                          fix="use a prime t ≡ 1 mod 2N such as 65537"))
         check_ntt_prime(self.plain_modulus, self.N)
         if self.plain_modulus.bit_length() >= self.word_bits - 4:
             raise ParameterError(
                 f"plain_modulus t = {self.plain_modulus} is too large for {self.word_bits}-bit words: "
                 f"t must be at least 4 bits smaller than every ciphertext prime."
             )
+        self._set("modulus_bits", as_optional_int(self.modulus_bits, "modulus_bits", min=MIN_WORD_BITS,
+                                                  max=self.word_bits))
         bits = self.word_bits - 2 if self.modulus_bits is None else self.modulus_bits
-        if not isinstance(bits, int) or not MIN_WORD_BITS <= bits <= self.word_bits:
-            raise ParameterError(
-                f"modulus_bits = {self.modulus_bits!r} must be between {MIN_WORD_BITS} and word_bits = {self.word_bits}."
-            )
         if self.plain_modulus.bit_length() >= bits - 4:
             raise ParameterError(
                 f"plain_modulus t = {self.plain_modulus} is too large for {bits}-bit level primes: "
                 f"t must be at least 4 bits smaller; raise modulus_bits or word_bits, or use a smaller t."
             )
+        self._check_security_early(bits)
         used = {self.plain_modulus}
         base = self._derive_special_and_base(used)
         used.update(base)
