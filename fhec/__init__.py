@@ -44,6 +44,15 @@ from fhec.errors import (
 from fhec.errors import ScaleOverflowError
 from fhec.errors import ValueOverflowError, PrecisionError, PrecisionWarning, CompiledMismatchError
 
+# -- input validation (issue 9: only FhecError reaches the user) --
+from fhec.errors import (
+    InvalidArgumentError,
+    ProgramFormatError,
+    ProgramFileError,
+    ReportFormatError,
+    OutputDirectoryError,
+)
+
 _LAZY: dict[str, str] = {
     # the scheme layer
     "BGVParams": "fhec.schemes",

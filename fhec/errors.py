@@ -158,3 +158,29 @@ class CompiledMismatchError(FhecError):
     """A compiled (limb-level or stream) execution produced a ciphertext that differs,
     in some limb, from the eager evaluator's on the same inputs and keys: a compiler
     or target-model bug, reported with the first differing limb and its writer."""
+
+
+# -- input validation (issue 9: only FhecError reaches the user) ----------------------------
+
+
+class InvalidArgumentError(FhecError):
+    """An argument of a public function has the wrong type or is out of range (a level
+    beyond the parameter set, a non-integer rotation step, an object that is not a
+    key set or a ciphertext...)."""
+
+
+class ProgramFormatError(ProgramError):
+    """A program's JSON text (`Program.from_json`) is not a valid fhec program."""
+
+
+class ProgramFileError(ProgramError):
+    """A program file given to the CLI cannot be loaded: a syntax, name or import
+    error, or an exception raised while it runs (the message names FILE:LINE)."""
+
+
+class ReportFormatError(FhecError):
+    """A saved report (``report.json``) is unreadable or inconsistent."""
+
+
+class OutputDirectoryError(FhecError):
+    """An output directory cannot be written, or holds files fhec did not write."""

@@ -18,7 +18,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from fhec.errors import MissingInputError
+from fhec.errors import InvalidPlaintextError, MissingInputError
+from fhec.validate import as_1d_array, as_mapping
 from fhec.frontend import constants
 from fhec.ir.he import Const, HeNode, HeOp, HeProgram
 from fhec.ir.he_verify import check_complete
@@ -36,8 +37,10 @@ def normalize_inputs(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray
     """
     program = as_he(program)
     params = program.params
+    inputs = as_mapping(inputs, "inputs", error=MissingInputError, where=program.loc,
+                        fix=f"give every input of program {program.name!r} by name")
     declared = {**program.inputs, **program.plain_inputs}
-    unknown = sorted(set(inputs) - set(declared))
+    unknown = sorted(set(inputs) - set(declared), key=repr)
     if unknown:
         raise MissingInputError(
             f"program {program.name!r} has no input named {unknown[0]!r}; its inputs are {sorted(declared)}.",
@@ -50,9 +53,9 @@ def normalize_inputs(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray
                 f"input {name!r} of program {program.name!r} has no value; pass it in inputs={{{name!r}: ...}}.",
                 node.loc,
             )
-        value = inputs[name]
-        if np.ndim(value) == 0:
-            value = np.full(params.slots, np.asarray(value).item())
+        value = as_1d_array(inputs[name], f"input {name!r}", error=InvalidPlaintextError, where=node.loc)
+        if value.ndim == 0:
+            value = np.full(params.slots, value, dtype=value.dtype)
         out[name] = constants.vector(params, value, node.loc, f"input {name!r}")
     return out
 

@@ -17,7 +17,9 @@ import numpy as np
 
 from fhec.errors import InvalidPlaintextError, ProgramError, TooManyValuesError
 from fhec.ir.he import Const
+from fhec.schemes.encoding import reduce_mod
 from fhec.schemes.params import Params
+from fhec.validate import as_1d_array
 
 
 def is_constant(value) -> bool:
@@ -55,9 +57,9 @@ def scalar(params: Params, value, where: str | None):
 
 def vector(params: Params, values, where: str | None, what: str = "constant") -> np.ndarray:
     """A 1-D array-like as a slot vector (padded, float64 / int64 mod t); not wrapped."""
-    arr = np.asarray(values)
+    arr = as_1d_array(values, f"the {what}", error=InvalidPlaintextError, where=where)
     if arr.ndim != 1:
-        raise InvalidPlaintextError(f"a {what} vector must be 1-D, got shape {arr.shape}.", where)
+        raise InvalidPlaintextError(f"the {what} must be a 1-D vector, got a scalar {values!r}.", where)
     if arr.shape[0] > params.slots:
         raise TooManyValuesError(
             f"the {what} has {arr.shape[0]} values but the parameter set has {params.slots} slots "
@@ -69,22 +71,20 @@ def vector(params: Params, values, where: str | None, what: str = "constant") ->
             raise InvalidPlaintextError(f"complex {what} values are not supported; fhec's CKKS slots are real.", where)
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as e:
-            raise InvalidPlaintextError(f"the {what} must hold real numbers: {e}", where) from e
+        except (TypeError, ValueError, OverflowError) as e:
+            raise InvalidPlaintextError(f"the {what} must hold real numbers: {e}", where) from None
         if not np.all(np.isfinite(arr)):
             raise InvalidPlaintextError(f"the {what} holds NaN or infinite values.", where)
         out = np.zeros(params.slots, dtype=np.float64)
     else:
-        if arr.dtype == object:
-            try:
-                arr = np.array([int(v) % params.plain_modulus for v in arr], dtype=np.int64)
-            except (TypeError, ValueError) as e:
-                raise InvalidPlaintextError(f"BGV {what} values must be integers: {e}", where) from e
-        elif not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
+        if arr.size == 0:
+            arr = np.zeros(0, dtype=np.int64)
+        try:
+            arr = reduce_mod(arr, params.plain_modulus, f"{what} values").astype(np.int64)
+        except InvalidPlaintextError as e:
             raise InvalidPlaintextError(
-                f"BGV computes on integers mod t = {params.plain_modulus}; the {what} has dtype {arr.dtype}.", where
-            )
-        arr = np.mod(arr.astype(np.int64), params.plain_modulus)
+                f"BGV computes on integers mod t = {params.plain_modulus}: {e.bare_message}", where
+            ) from None
         out = np.zeros(params.slots, dtype=np.int64)
     out[: arr.shape[0]] = arr
     return out

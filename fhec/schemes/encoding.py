@@ -351,18 +351,26 @@ def _cyclic_ntt(values: np.ndarray, twiddles: tuple[np.ndarray, ...], bit_revers
     return data
 
 
-def _reduce_mod(values, t: int, what: str) -> np.ndarray:
-    """Integer array (int64/uint64/object of ints, any sign) -> uint64 residues mod t."""
+def reduce_mod(values, t: int, what: str) -> np.ndarray:
+    """Integer array (any integer dtype, or object of Python/numpy ints; any sign and
+    size) -> uint64 residues mod t, reduced exactly (no wrap-around through int64).
+
+    Floats (even integral ones), bools and anything else are refused: BGV computes on
+    integers, and rounding a float silently would change the message."""
     array = np.asarray(values)
     if array.dtype == object:
-        try:
-            return np.array([int(v) % t for v in array.reshape(-1)], dtype=np.uint64).reshape(
-                array.shape
+        flat = array.reshape(-1)
+        bad = next((v for v in flat if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_))), None)
+        if bad is not None:
+            raise InvalidPlaintextError(
+                f"BGV {what} must be integers, got {bad!r} ({type(bad).__name__}); pass ints (e.g. round() first)"
             )
-        except (TypeError, ValueError) as exc:
-            raise InvalidPlaintextError(f"BGV {what} must be integers: {exc}") from exc
-    if not (np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_):
-        raise InvalidPlaintextError(f"BGV {what} must be integers, got dtype {array.dtype}")
+        return np.array([int(v) % t for v in flat], dtype=np.uint64).reshape(array.shape)
+    if not np.issubdtype(array.dtype, np.integer):
+        raise InvalidPlaintextError(
+            f"BGV {what} must be integers, got dtype {array.dtype}; pass an integer array "
+            f"(e.g. np.rint(x).astype(np.int64) if the values are whole numbers)"
+        )
     if np.issubdtype(array.dtype, np.unsignedinteger):
         return (array.astype(np.uint64) % np.uint64(t)).astype(np.uint64)
     return np.mod(array.astype(np.int64), np.int64(t)).astype(np.uint64)
@@ -395,7 +403,7 @@ def bgv_encode(values, N: int, t: int) -> np.ndarray:
         )
     slots = np.zeros(N, dtype=np.uint64)
     if array.size:
-        slots[: array.size] = _reduce_mod(array, t, "values")
+        slots[: array.size] = reduce_mod(array, t, "values")
     twist, untwist, _, inverse, n_inverse, bit_reverse = _bgv_tables(N, t)
     pos, mirror_pos = _slot_positions(N)
     half = N // 2
@@ -423,7 +431,7 @@ def bgv_decode(coeffs, N: int, t: int) -> np.ndarray:
             f"expected {N} coefficients for N={N}, got an array of shape {array.shape}"
         )
     twist, _, forward, _, _, bit_reverse = _bgv_tables(N, t)
-    reduced = _reduce_mod(array, t, "coefficients")
+    reduced = reduce_mod(array, t, "coefficients")
     evaluations = _cyclic_ntt(_mulmod(reduced, twist, t), forward, bit_reverse, t)
     pos, mirror_pos = _slot_positions(N)
     return np.concatenate((evaluations[pos], evaluations[mirror_pos])).astype(np.int64)

@@ -25,12 +25,15 @@ import math
 import numpy as np
 
 from fhec.errors import (
+    InvalidArgumentError,
+    InvalidPlaintextError,
     MismatchedParametersError,
     NoiseBudgetExhaustedError,
     ParameterError,
     SchemeMismatchError,
     TooManyValuesError,
 )
+from fhec.validate import as_1d_array, as_int, as_real
 from fhec.ring.modarith import add_mod, mul_mod, neg_mod
 from fhec.ring.ntt import intt
 from fhec.ring.rns import centered, crt_compose, product, to_rns
@@ -47,34 +50,85 @@ MAX_FLOOD_BITS = 62
 
 
 def _check_length(params: Params, values) -> np.ndarray:
-    arr = np.asarray(values)
+    arr = as_1d_array(values, "the values to encode", error=InvalidPlaintextError)
     if arr.ndim == 0:
         arr = np.full(params.slots, arr.item())
-    if arr.ndim != 1 or arr.shape[0] > params.slots:
+    if arr.shape[0] > params.slots:
         raise TooManyValuesError(
-            f"{arr.shape[0] if arr.ndim == 1 else arr.shape} values do not fit in {params.slots} slots "
+            f"{arr.shape[0]} values do not fit in {params.slots} slots "
             f"(N = {params.N}); split the data over several ciphertexts or use a larger N."
         )
     return arr
+
+
+def check_params(params) -> Params:
+    """`params` if it is a parameter set, else `InvalidArgumentError`."""
+    from fhec.schemes.params import BGVParams, CKKSParams
+
+    if not isinstance(params, (CKKSParams, BGVParams)):
+        raise InvalidArgumentError(
+            f"expected fhec.CKKSParams(...) or fhec.BGVParams(...) as the parameter set, got {type(params).__name__}."
+        )
+    return params
+
+
+def check_keys(keys) -> KeySet:
+    """`keys` if it is a `KeySet`, else `InvalidArgumentError`."""
+    if not isinstance(keys, KeySet):
+        raise InvalidArgumentError(f"expected the KeySet made by fhec.keygen(params, ...), got {type(keys).__name__}.")
+    return keys
+
+
+def check_level(params: Params, level, name: str = "level") -> int:
+    """`level` as an int in 0..params.top_level, else `InvalidArgumentError`."""
+    return as_int(level, name, min=0, max=params.top_level, error=InvalidArgumentError,
+                  fix=f"the parameter set has levels 0..{params.top_level} (None: the top level)")
+
+
+def check_scale(params: Params, level: int, scale):
+    """The encoding scale: CKKS a positive real whose encoding fits the level's modulus,
+    BGV a plaintext factor, an integer that is invertible mod t."""
+    if params.scheme == "bgv":
+        t = params.plain_modulus
+        factor = as_int(scale, "scale (the BGV plaintext factor)", error=InvalidArgumentError,
+                        fix="pass an integer factor, or None for 1")
+        if factor % t == 0:
+            raise InvalidArgumentError(f"scale = {factor} is 0 mod t = {t}: the message would be lost; use 1.")
+        return factor
+    value = as_real(scale, "scale", min=0.0, min_exclusive=True, error=InvalidArgumentError,
+                    fix=f"use a positive number such as the level's scale {params.scale_at(level):.6g}")
+    limit = sum(math.log2(q) for q in params.moduli_at(level)) - 1
+    if math.log2(value) >= limit:
+        raise InvalidArgumentError(
+            f"scale = 2^{math.log2(value):.1f} does not fit the level-{level} modulus (2^{limit + 1:.1f}): the "
+            f"encoding would wrap around it. Use a scale below 2^{limit:.0f}, e.g. the level's own "
+            f"{params.scale_at(level):.6g} (scale=None)."
+        )
+    return value
 
 
 def encode(params: Params, values, level: int | None = None, scale=None) -> Plaintext:
     """Encode up to `params.slots` values as a plaintext at `level` (default: top).
 
     CKKS: real (or complex) values at `scale` (default: the level's canonical scale).
-    BGV: integers mod t (the factor is 1). Raises `TooManyValuesError`, and (CKKS)
-    `ValueOverflowError` when max |value| × scale reaches Q_level / 2
+    BGV: integers mod t (the factor is 1).
+
+    Raises `TooManyValuesError`, `InvalidPlaintextError` (values not a 1-D vector of
+    numbers, NaN, non-integers for BGV), `InvalidArgumentError` (a level outside
+    0..levels, a scale that is not positive or does not fit the level's modulus) and
+    (CKKS) `ValueOverflowError` when max |value| × scale reaches Q_level / 2
     (`fhec.schemes.ranges`).
     """
-    level = params.top_level if level is None else level
+    check_params(params)
+    level = params.top_level if level is None else check_level(params, level)
     arr = _check_length(params, values)
     moduli = params.moduli_at(level)
     if params.scheme == "ckks":
-        scale = params.scale_at(level) if scale is None else float(scale)
+        scale = params.scale_at(level) if scale is None else check_scale(params, level, scale)
         ranges.check_values_fit(params, arr, level, scale, None, "the values to encode")
         coeffs = ckks_encode(arr, params.N, scale)
     else:
-        scale = 1 if scale is None else int(scale)
+        scale = 1 if scale is None else check_scale(params, level, scale)
         coeffs = bgv_encode(arr, params.N, params.plain_modulus)
         if scale != 1:
             coeffs = (coeffs * scale) % params.plain_modulus
@@ -87,16 +141,22 @@ def scalar_integer(params: Params, value, scale=None) -> int:
     defaults to the top level's); BGV: value × factor mod t (factor default 1)."""
     if params.scheme == "ckks":
         scale = params.scale_at(params.top_level) if scale is None else scale
-        return round(Fraction(float(value)) * Fraction(float(scale)))
+        value = as_real(value, "the scalar", error=InvalidPlaintextError,
+                        fix="CKKS scalars are finite real numbers (fhec's slots are real)")
+        return round(Fraction(value) * Fraction(float(scale)))
     t = params.plain_modulus
-    return (int(value) % t) * (1 if scale is None else int(scale)) % t
+    value = as_int(value, "the scalar", error=InvalidPlaintextError,
+                   fix=f"BGV computes on integers mod t = {t}; round the value first")
+    return (value % t) * (1 if scale is None else int(scale)) % t
 
 
 def encode_scalar(params: Params, value, level: int | None = None, scale=None) -> Plaintext:
     """A scalar as a plaintext at `level` (default: top): the constant polynomial
     `scalar_integer(params, value, scale)`, whose NTT form holds that integer mod each
     prime in every word (CKKS scale default: the level's canonical scale; BGV factor 1).
-    Exact, where encoding `np.full(slots, value)` goes through a floating-point FFT."""
+    Exact, where encoding `np.full(slots, value)` goes through a floating-point FFT.
+    Raises `InvalidPlaintextError` for a value that is not a finite real (CKKS) or an
+    integer (BGV)."""
     level = params.top_level if level is None else level
     if params.scheme == "ckks":
         scale = params.scale_at(level) if scale is None else float(scale)
@@ -133,11 +193,16 @@ def encrypt(keys: KeySet, values, *, level: int | None = None, seed=None) -> Cip
     `ValueOverflowError` when the values times the scale, plus the encryption error,
     reach Q_level / 2: they would decrypt to garbage.
     """
-    params = keys.params
+    params = check_keys(keys).params
     if isinstance(values, Plaintext):
+        if level is not None and check_level(params, level) != values.level:
+            raise InvalidArgumentError(
+                f"level = {level} but the plaintext is encoded at level {values.level}; drop level= or encode "
+                f"the values at level {level}."
+            )
         return encrypt_plaintext(keys, values, seed=seed)
     if params.scheme == "ckks":
-        at = params.top_level if level is None else level
+        at = params.top_level if level is None else check_level(params, level)
         fresh = nz.fresh_noise(params, public_key=keys.secret_ntt is None)
         ranges.check_values_fit(params, _check_length(params, values), at, params.scale_at(at), fresh,
                                 "the values to encrypt")
@@ -146,7 +211,7 @@ def encrypt(keys: KeySet, values, *, level: int | None = None, seed=None) -> Cip
 
 def encrypt_plaintext(keys: KeySet, pt: Plaintext, *, seed=None) -> Ciphertext:
     """Encrypt an already encoded plaintext (see `encrypt`)."""
-    params = keys.params
+    params = check_keys(keys).params
     if pt.params.fingerprint != params.fingerprint:
         raise MismatchedParametersError("the plaintext was encoded for another parameter set than the keys")
     sampler = encryption_sampler(keys, seed)
@@ -173,8 +238,20 @@ def encrypt_plaintext(keys: KeySet, pt: Plaintext, *, seed=None) -> Ciphertext:
     return Ciphertext(params, data, pt.level, pt.scale, keys.key_id, noise)
 
 
+def check_ciphertext(ct, what: str = "the ciphertext") -> Ciphertext:
+    """`ct` if it is a `Ciphertext`, else `InvalidArgumentError`."""
+    if not isinstance(ct, Ciphertext):
+        raise InvalidArgumentError(
+            f"{what} must be an fhec Ciphertext (from fhec.encrypt or an Evaluator), not {type(ct).__name__}; "
+            f"to decode a plain slot vector there is nothing to decrypt."
+        )
+    return ct
+
+
 def _raw_decrypt(keys: KeySet, ct: Ciphertext, limbs: int) -> np.ndarray:
     """[c0 + c1·s + c2·s² ...] over the first `limbs` limbs, coefficient domain."""
+    check_keys(keys)
+    check_ciphertext(ct)
     if keys.secret_ntt is None:
         raise MismatchedParametersError("decryption needs the secret key; this key set is public-only")
     if ct.key_id != keys.key_id or ct.params.fingerprint != keys.params.fingerprint:
@@ -217,10 +294,12 @@ def decrypt(keys: KeySet, ct: Ciphertext, *, flood_bits: int | None = None) -> n
 
     Raises `MismatchedParametersError` for a ciphertext of another key set, (BGV)
     `NoiseBudgetExhaustedError` when the noise has reached the modulus,
-    `SchemeMismatchError` for `flood_bits` on BGV and `ParameterError` for a
-    `flood_bits` outside [0, min(62, log2(scale) − 1)].
+    `SchemeMismatchError` for `flood_bits` on BGV, `ParameterError` for a
+    `flood_bits` outside [0, min(62, log2(scale) − 1)], and `InvalidArgumentError`
+    when `keys` or `ct` is not a key set / ciphertext.
     """
-    params = ct.params
+    check_keys(keys)
+    params = check_ciphertext(ct).params
     if flood_bits is not None:
         _check_flood_bits(ct, flood_bits)
     if params.scheme == "ckks":
@@ -269,5 +348,12 @@ def _budget_of(ct: Ciphertext, v: np.ndarray) -> float:
 
 
 def measure_noise_budget(keys: KeySet, ct: Ciphertext) -> float:
-    """BGV: the measured remaining noise budget in bits, log2(Q_l/2) − log2‖[c0 + c1·s]_Q‖∞."""
+    """BGV: the measured remaining noise budget in bits, log2(Q_l/2) − log2‖[c0 + c1·s]_Q‖∞.
+
+    Raises `SchemeMismatchError` for a CKKS ciphertext (use `measure_precision`)."""
+    if check_ciphertext(ct).params.scheme != "bgv":
+        raise SchemeMismatchError(
+            "measure_noise_budget is for BGV ciphertexts; for CKKS compare decrypt(keys, ct) with the expected "
+            "values using fhec.measure_precision."
+        )
     return _budget_of(ct, decrypt_polynomial(keys, ct))

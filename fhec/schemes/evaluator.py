@@ -24,6 +24,9 @@ import numbers
 import numpy as np
 
 from fhec.errors import (
+    InvalidArgumentError,
+    InvalidPlaintextError,
+    MissingKeyError,
     MismatchedParametersError,
     MissingRelinearizationKeyError,
     MissingRotationKeyError,
@@ -35,25 +38,33 @@ from fhec.ring.rns import divide_by_dropped
 from fhec.schemes import noise as nz
 from fhec.schemes import rules
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
-from fhec.schemes.encryption import encode, encode_scalar
-from fhec.schemes.keys import RELIN, KeySet, galois_for_conjugation, galois_for_rotation
+from fhec.schemes.encryption import check_ciphertext, check_keys, encode, encode_scalar
+from fhec.schemes.keys import RELIN, KeySet, check_galois_element, galois_for_conjugation, galois_for_rotation
 from fhec.schemes.keyswitch import decompose, key_mult, key_switch, mod_down
 from fhec.schemes.precision import check_keyswitch
+from fhec.validate import as_1d_array, as_choice, as_int, as_int_list, as_real, is_int
+
+
+def _operand(values) -> np.ndarray:
+    """A scalar (0-D) or a slot vector (1-D), checked to be numbers in at most one dimension."""
+    return as_1d_array(values, "the operand", error=InvalidPlaintextError)
 
 
 def encode_addend(params, values, level: int, scale) -> Plaintext:
     """A scalar or slot vector encoded to be added to a ciphertext at (level, scale)."""
-    if np.ndim(values) == 0:
-        return encode_scalar(params, values, level, scale)
+    values = _operand(values)
+    if values.ndim == 0:
+        return encode_scalar(params, values.item(), level, scale)
     return encode(params, values, level, scale)
 
 
 def encode_multiplier(params, values, level: int) -> Plaintext:
     """A scalar or slot vector encoded to multiply a level-`level` ciphertext: CKKS at
     `rules.plain_multiply_scale` (so the next rescale restores the scale), BGV with factor 1."""
-    if np.ndim(values) == 0:
+    values = _operand(values)
+    if values.ndim == 0:
         scale = None if params.scheme == "bgv" else rules.plain_multiply_scale(params, level)
-        return encode_scalar(params, values, level, scale)
+        return encode_scalar(params, values.item(), level, scale)
     if params.scheme == "bgv":
         return encode(params, values, level)
     return encode(params, values, level, rules.plain_multiply_scale(params, level))
@@ -74,17 +85,22 @@ class Evaluator:
     """
 
     def __init__(self, keys: KeySet, keyswitch: str | None = None):
-        self.keys = keys
+        self.keys = check_keys(keys)
         self.params = keys.params
         default = self.params.keyswitch if self.params.keyswitch in keys.methods else keys.methods[0]
-        self.keyswitch = keyswitch or default
+        self.keyswitch = default if keyswitch is None else as_choice(keyswitch, "keyswitch", ("bv", "hybrid"))
+        if self.keyswitch not in keys.methods:
+            raise MissingKeyError(
+                f"Evaluator(keys, keyswitch={keyswitch!r}), but the key set holds only "
+                f"{' and '.join(keys.methods)} keys; generate them with keygen(params, ..., "
+                f"keyswitch={keyswitch!r}) or keyswitch='both'."
+            )
 
     # -- plumbing -------------------------------------------------------------------
 
     def _check(self, *cts: Ciphertext) -> None:
         for ct in cts:
-            if not isinstance(ct, Ciphertext):
-                raise TypeError(f"expected a Ciphertext, got {type(ct).__name__}")
+            check_ciphertext(ct)
             if ct.params.fingerprint != self.params.fingerprint or ct.key_id != self.keys.key_id:
                 raise MismatchedParametersError(
                     "the ciphertext belongs to another parameter or key set than this Evaluator; "
@@ -130,7 +146,9 @@ class Evaluator:
         return Ciphertext(self.params, data, level, scale, ct.key_id, nz.rescale_noise(self.params, ct.noise, drop[0]))
 
     def mod_switch_to(self, ct: Ciphertext, level: int) -> Ciphertext:
-        """Repeated `mod_switch` down to `level`."""
+        """Repeated `mod_switch` down to `level` (0..ct.level)."""
+        self._check(ct)
+        level = self._target_level(ct, level)
         while ct.level > level:
             ct = self.mod_switch(ct)
         return ct
@@ -143,16 +161,24 @@ class Evaluator:
         BGV: modulus switching (the factor changes; `add` aligns factors).
         """
         self._check(ct)
+        level = self._target_level(ct, level)
         if ct.level == level:
             return ct
         if self.params.scheme == "bgv":
             return self.mod_switch_to(ct, level)
+        if scale is not None:
+            scale = as_real(scale, "scale", min=0.0, min_exclusive=True, error=InvalidArgumentError)
         target = self.params.scale_at(level) if scale is None else scale
         if rules.scales_match(self.params, ct.scale, target):
             return self.mod_switch_to(ct, level).with_(scale=ct.scale)
         c = rules.level_down_constant(self.params, ct.scale, ct.level, level, target_scale=target)
         ct = self.mod_switch_to(ct, level + 1)
         return self.rescale(self._times_integer(ct, c, scale=ct.scale * c))
+
+    @staticmethod
+    def _target_level(ct: Ciphertext, level) -> int:
+        return as_int(level, "level", min=0, max=ct.level, error=InvalidArgumentError,
+                      fix=f"a ciphertext at level {ct.level} can only go down to levels 0..{ct.level}")
 
     def _align(self, a: Ciphertext, b: Ciphertext, for_add: bool) -> tuple[Ciphertext, Ciphertext]:
         if a.level > b.level:
@@ -230,9 +256,7 @@ class Evaluator:
             return self._multiply_ct(a, b, relinearize, keyswitch)
         if isinstance(b, Plaintext):
             return self.multiply_plain(a, b)
-        if isinstance(b, numbers.Integral) and not isinstance(b, bool):
-            return self._times_integer(a, int(b), scale=a.scale)
-        if np.ndim(b) == 0 and self.params.scheme == "bgv":
+        if is_int(b):
             return self._times_integer(a, int(b), scale=a.scale)
         return self.multiply_plain(a, self._encode_for_multiply(a, b))
 
@@ -283,7 +307,13 @@ class Evaluator:
     # -- key switching --------------------------------------------------------------
 
     def _method(self, keyswitch: str | None) -> str:
-        return keyswitch or self.keyswitch
+        """The key-switching method of one call: `keyswitch`, or the evaluator's default.
+
+        Raises `ParameterError` for a name other than "bv" / "hybrid" (an op whose
+        key the key set lacks raises the `MissingKeyError` subclass naming it)."""
+        if keyswitch is None:
+            return self.keyswitch
+        return as_choice(keyswitch, "keyswitch", ("bv", "hybrid"))
 
     def relinearize(self, ct: Ciphertext, *, keyswitch: str | None = None) -> Ciphertext:
         """Turn a 3-part product back into 2 parts with the relinearization key.
@@ -314,7 +344,8 @@ class Evaluator:
 
         Raises `MissingRotationKeyError` naming k if its Galois key was not generated.
         """
-        g = galois_for_rotation(self.params, int(k))
+        k = as_int(k, "rotate(ct, k): k", error=InvalidArgumentError, fix="rotate by a whole number of slots")
+        g = galois_for_rotation(self.params, k)
         return self.apply_galois(ct, g, keyswitch=keyswitch, what=f"rotation by {k}", fix=f"rotations=[..., {k}]")
 
     def conjugate(self, ct: Ciphertext, *, keyswitch: str | None = None) -> Ciphertext:
@@ -335,6 +366,7 @@ class Evaluator:
         """σ_g on both parts, without key switching: the result decrypts under σ_g(s).
         The first piece of an expanded rotation (`fhec.passes.he_keyswitch`)."""
         self._check(ct)
+        g = check_galois_element(self.params, g, "g")
         N = self.params.N
         return ct.with_(data=np.stack([automorphism_ntt(p, g, N) for p in ct.data]))
 
@@ -343,13 +375,15 @@ class Evaluator:
         result's scale / BGV factor is `scale` (default: unchanged), so BGV can relabel
         its plaintext factor instead of changing the message."""
         self._check(ct)
-        return self._times_integer(ct, int(c), ct.scale if scale is None else scale)
+        c = as_int(c, "c", error=InvalidArgumentError, fix="multiply_integer takes an integer; use multiply() for reals")
+        return self._times_integer(ct, c, ct.scale if scale is None else scale)
 
     def apply_galois(
         self, ct: Ciphertext, g: int, *, keyswitch: str | None = None, what: str | None = None, fix: str | None = None
     ) -> Ciphertext:
         """σ_g on both parts, then key switching from σ_g(s) back to s."""
         self._check(ct)
+        g = check_galois_element(self.params, g, "g")
         if g == 1:
             return ct
         if ct.parts > 2:
@@ -358,7 +392,8 @@ class Evaluator:
         if not self.keys.has_key(g, method):
             raise MissingRotationKeyError(
                 f"{what or f'Galois element {g}'} needs the Galois key for element {g} ({method} key switching), "
-                f"which keygen did not generate; add it: keygen(params, {fix or f'galois_elements=[{g}]'})."
+                f"which keygen did not generate; add it: keygen(params, {fix or f'galois_elements=[{g}]'}"
+                f"{'' if method in self.keys.methods else f', keyswitch={method!r}'})."
             )
         check_keyswitch(self.params, ct.level, ct.scale, ct.noise, method, what or f"Galois element {g}")
         N = self.params.N
@@ -382,7 +417,7 @@ class Evaluator:
         if ct.parts > 2:
             ct = self.relinearize(ct, keyswitch=keyswitch)
         method = self._method(keyswitch)
-        steps = [int(k) for k in steps]
+        steps = list(as_int_list(steps, "rotate_hoisted(ct, steps): steps", error=InvalidArgumentError))
         galois = {k: galois_for_rotation(self.params, k) for k in steps}
         for k, g in galois.items():
             if g != 1 and not self.keys.has_key(g, method):
@@ -413,6 +448,13 @@ class Evaluator:
         element g for σ_g(s)) to one decrypting under s."""
         self._check(ct)
         method = self._method(keyswitch)
+        if source != RELIN:
+            source = check_galois_element(self.params, source, "source")
+        if not self.keys.has_key(source, method):
+            raise MissingKeyError(
+                f"no {method} key-switching key from {source!r} in this key set; generate it with keygen(params, "
+                f"{'relinearization=True' if source == RELIN else f'galois_elements=[{source}]'})."
+            )
         check_keyswitch(self.params, ct.level, ct.scale, ct.noise, method, "key switch")
         key = self.keys.key(source, method)
         u0, u1 = key_switch(self.params, ct.data[1], key, ct.level)

@@ -31,7 +31,8 @@ from typing import Iterable, Literal
 
 import numpy as np
 
-from fhec.errors import ParameterError
+from fhec.errors import InvalidArgumentError
+from fhec.validate import as_choice, as_int, as_int_list
 from fhec.ring.automorphism import automorphism_ntt
 from fhec.ring.modarith import add_mod, mul_mod, sub_mod
 from fhec.schemes.encoding import (
@@ -233,10 +234,23 @@ def keygen(
             (``keyswitch=``); a key set of one method is half the size and time. The
             evaluator's default method is `params.keyswitch` when its keys exist.
 
-    Raises `ParameterError` for an unknown key-switching method, `SeedError` for an invalid seed.
+    Raises `ParameterError` for an unknown key-switching method, `SeedError` for an invalid
+    seed, and `InvalidArgumentError` for arguments of the wrong type (`params` not a
+    parameter set, a non-integer rotation, a Galois element that is not odd in 1..2N-1).
     """
+    from fhec.schemes.encryption import check_params
+
+    check_params(params)
+    methods = _methods("both" if keyswitch is None else keyswitch)
+    rotations = as_int_list(rotations, "rotations", error=InvalidArgumentError)
+    galois_elements = tuple(
+        check_galois_element(params, g, f"galois_elements[{i}]")
+        for i, g in enumerate(as_int_list(galois_elements, "galois_elements", error=InvalidArgumentError))
+    )
+    for flag, value in (("relinearization", relinearization), ("conjugation", conjugation)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise InvalidArgumentError(f"{flag} = {value!r} must be True or False.")
     root = Sampler.from_seed(seed, "keygen")
-    methods = _methods(keyswitch or "both")
     moduli_all = _all_moduli(params)
     q_all = np.array(moduli_all, dtype=np.uint64)
     N = params.N
@@ -252,7 +266,6 @@ def keygen(
     for arr in (a, b):
         arr.setflags(write=False)
 
-    rotations = tuple(int(k) for k in rotations)
     sources: list[int | str] = []
     if relinearization:
         sources.append(RELIN)
@@ -277,8 +290,17 @@ def keygen(
 
 
 def _methods(spec: str) -> tuple[str, ...]:
-    if spec == "both":
-        return ("bv", "hybrid")
-    if spec in ("bv", "hybrid"):
-        return (spec,)
-    raise ParameterError(f"keyswitch={spec!r}: choose 'bv', 'hybrid' or 'both'.")
+    as_choice(spec, "keyswitch", ("bv", "hybrid", "both"))
+    return ("bv", "hybrid") if spec == "both" else (spec,)
+
+
+def check_galois_element(params: Params, g, name: str = "the Galois element") -> int:
+    """`g` as an int if it is odd and in 1..2N-1 (an automorphism X -> X^g of the ring),
+    else `InvalidArgumentError`."""
+    g = as_int(g, name, error=InvalidArgumentError)
+    if g % 2 == 0 or not 0 < g < 2 * params.N:
+        raise InvalidArgumentError(
+            f"{name} = {g} is not a Galois element of N = {params.N}: it must be odd and between 1 and "
+            f"{2 * params.N - 1}; for a slot rotation by k pass rotations=[k] instead."
+        )
+    return g

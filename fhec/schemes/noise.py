@@ -20,6 +20,9 @@ import math
 
 import numpy as np
 
+from fhec.errors import InvalidArgumentError
+from fhec.validate import as_1d_array
+
 from fhec.schemes.params import ERROR_STDDEV, Params
 
 
@@ -146,13 +149,31 @@ def estimated_noise_budget_bits(ct) -> float:
     return logq - 1 - ct.noise - 3
 
 
+def _as_numbers(values, name: str) -> np.ndarray:
+    array = as_1d_array(values, f"measure_precision: {name}", error=InvalidArgumentError)
+    try:
+        array = array.astype(np.complex128)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidArgumentError(f"measure_precision: {name} must hold numbers, got dtype {array.dtype}.") from None
+    if not np.all(np.isfinite(array)):
+        raise InvalidArgumentError(f"measure_precision: {name} holds NaN or infinite values.")
+    return array
+
+
 def measure_precision(expected, actual) -> dict:
     """Measured CKKS precision of decrypted values against the expected ones.
 
     Returns {"max_error", "mean_error", "min_bits", "mean_bits"} where
     ``min_bits = −log2(max |error|)`` and ``mean_bits = −log2(mean |error|)``.
     """
-    err = np.abs(np.asarray(actual, dtype=np.complex128) - np.asarray(expected, dtype=np.complex128))
+    a = _as_numbers(actual, "actual")
+    e = _as_numbers(expected, "expected")
+    if a.shape != e.shape and a.ndim and e.ndim:
+        raise InvalidArgumentError(
+            f"measure_precision: expected has shape {e.shape} but actual has {a.shape}; compare equally long "
+            f"vectors (e.g. expected[:len(actual)])."
+        )
+    err = np.abs(a - e)
     mx, mean = float(err.max(initial=0.0)), float(err.mean()) if err.size else 0.0
     bits = lambda e: math.inf if e == 0 else -math.log2(e)  # noqa: E731
     return {"max_error": mx, "mean_error": mean, "min_bits": bits(mx), "mean_bits": bits(mean)}
