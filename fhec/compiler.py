@@ -26,6 +26,18 @@ from fhec.pipeline import COMPILED, HE_DONE, LOWERED, keyswitch_policy, options_
 from fhec.sim.timing import Report, make_report
 
 
+def _check_options(policy, prefetch_reserve) -> tuple[str, float | None]:
+    """`compile`'s scheduling options, validated (see `compile`)."""
+    from fhec.passes.offchip import POLICIES
+    from fhec.validate import as_choice, as_real
+
+    policy = as_choice(policy, "policy", POLICIES)
+    if prefetch_reserve is not None:
+        prefetch_reserve = as_real(prefetch_reserve, "prefetch_reserve", min=0.0, max=0.99,
+                                   fix="the fraction of the scratchpad kept free for prefetches, in [0, 1)")
+    return policy, prefetch_reserve
+
+
 @dataclass(frozen=True, eq=False)
 class Compiled:
     """A program compiled for a target.
@@ -136,8 +148,10 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
 
     Returns a `Compiled` with `.streams`, `.report` and `.run(inputs, seed=...)`.
     Raises `TargetError` for a bad target or one that does not support the program's N
-    or word size, and what tracing and the passes raise.
+    or word size, `ParameterError` for an unknown policy or a reserve outside [0, 1),
+    and what tracing and the passes raise.
     """
+    policy, prefetch_reserve = _check_options(policy, prefetch_reserve)
     options = options_for(target, keyswitch=keyswitch, policy=policy, prefetch_reserve=prefetch_reserve,
                           hoisting=hoisting)
     tgt = options.target

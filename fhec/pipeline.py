@@ -443,7 +443,7 @@ def options_for(target=None, *, keyswitch=None, policy="belady", prefetch_reserv
     if target is not None:
         from fhec.backends.target import Target, load_target
 
-        target = target if isinstance(target, Target) else load_target(str(target))
+        target = target if isinstance(target, Target) else load_target(target)
     return Options(target, keyswitch, policy, prefetch_reserve, max_rotation_keys, hoisting)
 
 

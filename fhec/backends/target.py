@@ -70,6 +70,24 @@ __all__ = [
 ]
 
 
+# Plausibility bounds: a description beyond these is a typo (a unit, a digit), not a
+# machine. They are orders of magnitude above any FHE accelerator published so far
+# (F1: 16 clusters, 512 KB register files, 64 MB scratchpad, 1 TB/s HBM, 1 GHz).
+MAX_N = 2**17  # fhec's largest ring degree
+MAX_CLOCK_GHZ = 100.0
+MAX_CLUSTERS = 4096
+MAX_UNITS = 1024
+MAX_LATENCY_CYCLES = 10**6
+MAX_TRANSPOSES = 8
+MAX_PORTS = 4096
+MAX_BYTES = 2**44  # 16 TiB of on-chip storage or bytes per cycle
+MAX_PORT_BYTES = 2**24
+MAX_BANDWIDTH_GB_S = 10.0**7  # 10 PB/s
+MAX_LATENCY_NS = 10.0**9  # one second
+MAX_PJ = 10.0**6
+MIN_RVECS = 3
+
+
 class UnitKind(str, enum.Enum):
     """The kinds of functional units a cluster may hold."""
 
@@ -80,19 +98,28 @@ class UnitKind(str, enum.Enum):
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # NaN and infinities are refused everywhere: `bandwidth_gb_s = inf` is no machine.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bools(cls, value: Any) -> Any:
+        # No field is a flag: `count = true` is a typo, not 1.
+        if isinstance(value, bool):
+            raise ValueError(f"{str(value).lower()} is a boolean; give a number")
+        return value
 
 
 class FunctionalUnit(_Frozen):
     """One kind of functional unit in a cluster."""
 
     kind: UnitKind
-    count: int = Field(gt=0, description="units of this kind per cluster")
+    count: int = Field(gt=0, le=MAX_UNITS, description="units of this kind per cluster")
     ops: tuple[LimbOp, ...] = Field(min_length=1, description="LimbOp names this unit executes")
-    latency: int = Field(ge=0, description="pipeline depth in cycles, excluding transpose buffering")
-    transposes: int = Field(0, ge=0, description="whole-vector transpose stages in the pipeline")
-    throughput: int = Field(gt=0, description="elements per cycle per unit")
-    pj_per_element: float | None = Field(None, ge=0, description="energy per element processed")
+    latency: int = Field(ge=0, le=MAX_LATENCY_CYCLES, description="pipeline depth in cycles, excluding transpose buffering")
+    transposes: int = Field(0, ge=0, le=MAX_TRANSPOSES, description="whole-vector transpose stages in the pipeline")
+    throughput: int = Field(gt=0, le=MAX_N, description="elements per cycle per unit")
+    pj_per_element: float | None = Field(None, ge=0, le=MAX_PJ, description="energy per element processed")
 
     @field_validator("ops", mode="before")
     @classmethod
@@ -114,16 +141,16 @@ class FunctionalUnit(_Frozen):
 class RegisterFile(_Frozen):
     """The banked vector register file of one cluster (not modeled yet: see `Unmodeled`)."""
 
-    capacity_bytes: int = Field(gt=0)
-    banks: int = Field(gt=0)
-    read_ports: int = Field(gt=0)
-    write_ports: int = Field(gt=0)
+    capacity_bytes: int = Field(gt=0, le=MAX_BYTES)
+    banks: int = Field(gt=0, le=MAX_PORTS)
+    read_ports: int = Field(gt=0, le=MAX_PORTS)
+    write_ports: int = Field(gt=0, le=MAX_PORTS)
 
 
 class Cluster(_Frozen):
     """A compute cluster; the chip has `count` identical ones."""
 
-    count: int = Field(gt=0)
+    count: int = Field(gt=0, le=MAX_CLUSTERS)
     units: tuple[FunctionalUnit, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -143,35 +170,35 @@ class Cluster(_Frozen):
 class Scratchpad(_Frozen):
     """The shared, software-managed on-chip memory: the off-chip scheduler's capacity."""
 
-    capacity_bytes: int = Field(gt=0)
+    capacity_bytes: int = Field(gt=0, le=MAX_BYTES)
 
 
 class ScratchpadBanks(_Frozen):
     """How the scratchpad is banked (not modeled yet: see `Unmodeled`)."""
 
-    banks: int = Field(gt=0)
-    port_bytes_per_cycle: int = Field(gt=0, description="per bank")
+    banks: int = Field(gt=0, le=MAX_PORTS)
+    port_bytes_per_cycle: int = Field(gt=0, le=MAX_PORT_BYTES, description="per bank")
 
 
 class Network(_Frozen):
     """The on-chip network between scratchpad banks and clusters (not modeled yet: see `Unmodeled`)."""
 
-    bytes_per_cycle: int = Field(gt=0, description="aggregate over all crossbars")
-    port_bytes_per_cycle: int = Field(gt=0, description="per cluster or bank port")
+    bytes_per_cycle: int = Field(gt=0, le=MAX_BYTES, description="aggregate over all crossbars")
+    port_bytes_per_cycle: int = Field(gt=0, le=MAX_PORT_BYTES, description="per cluster or bank port")
 
 
 class OffChipMemory(_Frozen):
     """Main memory (HBM); always accessed through the scratchpad."""
 
-    bandwidth_gb_s: float = Field(gt=0)
-    latency_ns: float = Field(ge=0, description="worst-case access latency")
+    bandwidth_gb_s: float = Field(gt=0, le=MAX_BANDWIDTH_GB_S)
+    latency_ns: float = Field(ge=0, le=MAX_LATENCY_NS, description="worst-case access latency")
 
 
 class Energy(_Frozen):
     """Data-movement energies; per-element compute energies are on the units."""
 
-    pj_per_byte_onchip: float = Field(ge=0, description="scratchpad access + network traversal")
-    pj_per_byte_offchip: float = Field(ge=0)
+    pj_per_byte_onchip: float = Field(ge=0, le=MAX_PJ, description="scratchpad access + network traversal")
+    pj_per_byte_offchip: float = Field(ge=0, le=MAX_PJ)
 
 
 class Unmodeled(_Frozen):
@@ -186,11 +213,11 @@ class Unmodeled(_Frozen):
     field is optional.
     """
 
-    lanes: int | None = Field(None, gt=0, description="vector lanes E (timing uses each unit's throughput)")
+    lanes: int | None = Field(None, gt=0, le=MAX_N, description="vector lanes E (timing uses each unit's throughput)")
     register_file: RegisterFile | None = Field(None, description="per cluster")
     scratchpad: ScratchpadBanks | None = None
     network: Network | None = None
-    pj_per_byte_register_file: float | None = Field(None, ge=0)
+    pj_per_byte_register_file: float | None = Field(None, ge=0, le=MAX_PJ)
 
     def summary(self) -> str:
         """``field=value`` for every given field, dotted paths, in declaration order."""
@@ -232,10 +259,10 @@ class Target(_Frozen):
 
     name: str = Field(min_length=1)
     description: str = ""
-    clock_ghz: float = Field(gt=0)
+    clock_ghz: float = Field(gt=0, le=MAX_CLOCK_GHZ)
     word_bits: int = Field(ge=8, le=64)
-    n_min: int = Field(gt=0, description="smallest supported ring degree N (power of two)")
-    n_max: int = Field(gt=0, description="largest supported ring degree N (power of two)")
+    n_min: int = Field(ge=2, le=MAX_N, description="smallest supported ring degree N (power of two)")
+    n_max: int = Field(ge=2, le=MAX_N, description="largest supported ring degree N (power of two)")
     cluster: Cluster
     scratchpad: Scratchpad
     memory: OffChipMemory
@@ -274,6 +301,19 @@ class Target(_Frozen):
             raise ValueError("[energy] is given, so every unit needs pj_per_element")
         if self.energy is None and any(with_energy):
             raise ValueError("units give pj_per_element but the [energy] table is missing")
+        # An instruction reads up to two RVecs and writes one: storage for fewer than
+        # three at the smallest N cannot run anything.
+        rf = self.unmodeled.register_file
+        stores = [("scratchpad", self.scratchpad.capacity_bytes)]
+        if rf is not None:
+            stores.append(("unmodeled.register_file", rf.capacity_bytes))
+        for what, capacity in stores:
+            if capacity < MIN_RVECS * self.rvec_bytes(self.n_min):
+                raise ValueError(
+                    f"{what}.capacity_bytes = {capacity} holds fewer than {MIN_RVECS} RVecs of N = n_min = "
+                    f"{self.n_min} words ({self.rvec_bytes(self.n_min)} bytes each); give at least "
+                    f"{MIN_RVECS * self.rvec_bytes(self.n_min)} bytes"
+                )
         return self
 
     # --- sizes -------------------------------------------------------------------------
@@ -395,7 +435,14 @@ def load_target(name_or_path: str | os.PathLike[str]) -> Target:
     the field, e.g. ``f1.toml: field 'scratchpad.capacity_bytes': Input should be
     greater than 0``).
     """
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise TargetError(
+            f"target = {name_or_path!r} ({type(name_or_path).__name__}): pass a shipped target name "
+            f"({', '.join(shipped_target_names())}), the path of a .toml file, or a fhec Target."
+        )
     raw = os.fspath(name_or_path)
+    if isinstance(raw, bytes):
+        raw = os.fsdecode(raw)
     is_path = isinstance(name_or_path, os.PathLike) or raw.endswith(".toml") or os.sep in raw or "/" in raw
     if is_path:
         path = Path(raw)
@@ -403,6 +450,10 @@ def load_target(name_or_path: str | os.PathLike[str]) -> Target:
             text = path.read_text(encoding="utf-8")
         except OSError as e:
             raise TargetError(f"{raw}: cannot read target file ({e.strerror or e})") from None
+        except UnicodeDecodeError:
+            raise TargetError(f"{raw}: not a text (UTF-8) file; a target file is TOML text, see docs/targets.md") from None
+        except ValueError as e:  # e.g. a NUL byte in the path
+            raise TargetError(f"{raw!r}: not a usable path ({e})") from None
         return _parse(text, raw)
     resource = _shipped_dir().joinpath(f"{raw}.toml")
     if not resource.is_file():

@@ -33,18 +33,16 @@ from fhec.ir.he_build import HeBuilder
 from fhec.ir.he_verify import verify_he
 from fhec.schemes.params import BGVParams, CKKSParams
 from fhec.schemes.ranges import DEFAULT_BOUND
+from fhec.validate import as_int_list, as_optional_int, is_int
 
 
 def _options(rescale: str, rotation_keys, max_rotation_keys, where) -> HeOptions:
-    if rescale not in RESCALE_POLICIES:
+    if not isinstance(rescale, str) or rescale not in RESCALE_POLICIES:
         raise ProgramError(f"rescale={rescale!r}: choose 'auto' or 'manual'.", where)
     if rotation_keys is not None:
-        try:
-            rotation_keys = tuple(int(k) for k in rotation_keys)
-        except (TypeError, ValueError):
-            raise ProgramError(f"rotation_keys={rotation_keys!r} must be a list of integer steps.", where) from None
-    if max_rotation_keys is not None and (not isinstance(max_rotation_keys, int) or max_rotation_keys < 1):
-        raise ProgramError(f"max_rotation_keys={max_rotation_keys!r} must be a positive integer.", where)
+        rotation_keys = as_int_list(rotation_keys, "rotation_keys", error=ProgramError, where=where)
+    max_rotation_keys = as_optional_int(max_rotation_keys, "max_rotation_keys", min=1, error=ProgramError,
+                                        where=where)
     return HeOptions(rescale, rotation_keys, max_rotation_keys)
 
 
@@ -148,8 +146,9 @@ class Program:
         self._check_name(name, "an input named", self._input_names(), where)
         top = self.params.top_level
         level = top if level is None else level
-        if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= top:
-            raise ProgramError(f"input {name!r}: level={level!r} must be between 0 and {top}.", where)
+        if not is_int(level) or not 0 <= level <= top:
+            raise ProgramError(f"input {name!r}: level={level!r} must be an integer between 0 and {top}.", where)
+        level = int(level)
         extra = self._bound_attr(name, bound, where)
         vid = self._builder.emit(HeOp.INPUT, (), attrs_of(name=name, level=level, **extra), where)
         return Cipher(self, vid)
@@ -250,7 +249,15 @@ def as_he_program(program: Program | HeProgram) -> HeProgram:
         return program.ir
     if isinstance(program, HeProgram):
         return program
-    raise TypeError(f"expected an fhec.Program or HeProgram, got {type(program).__name__}")
+    raise ProgramError(
+        f"expected an fhec.Program (or a function decorated with @fhec.program), got {type(program).__name__} "
+        f"{_short(program)}; build one with fhec.Program(name, params) or load it with fhec.Program.from_json."
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_plain_annotation(annotation: Any) -> bool:

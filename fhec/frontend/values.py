@@ -26,6 +26,7 @@ from fhec.errors import (
 )
 from fhec.frontend import constants
 from fhec.frontend.location import caller_location
+from fhec.validate import as_real, is_int
 from fhec.ir.he import HeType
 from fhec.ir.he_types import estimated_bits, row_length
 
@@ -134,7 +135,11 @@ class Cipher(_Handle):
             fn = with_ct if isinstance(other, Cipher) else with_pt
             return self._apply(lambda: fn(other._id))
         if not constants.is_constant(other):
-            return NotImplemented
+            raise ProgramError(
+                f"cannot combine a ciphertext with {type(other).__name__} {other!r}; the other operand must be a "
+                f"value of this program, a number, or a 1-D vector of numbers.",
+                loc,
+            )
         value = constants.constant(self._program.params, other, loc)
         return self._apply(lambda: with_const(value))
 
@@ -184,9 +189,11 @@ class Cipher(_Handle):
         loc = caller_location()
         if self._program.params.scheme != "ckks":
             raise SchemeMismatchError("division by a constant is CKKS-only; in BGV multiply by an inverse mod t.", loc)
-        if not isinstance(other, (int, float, np.integer, np.floating)) or isinstance(other, bool) or other == 0:
-            raise ProgramError(f"a ciphertext can only be divided by a nonzero number, not {other!r}.", loc)
-        return self._apply(lambda: self._b.multiply_const(self._id, 1.0 / float(other), loc))
+        fix = "a ciphertext can only be divided by a finite nonzero number"
+        divisor = as_real(other, "the divisor", error=ProgramError, fix=fix, where=loc)
+        if divisor == 0 or not math.isfinite(1.0 / divisor):
+            raise ProgramError(f"{fix}, not {other!r}.", loc)
+        return self._apply(lambda: self._b.multiply_const(self._id, 1.0 / divisor, loc))
 
     def __neg__(self):
         loc = caller_location()
@@ -197,7 +204,7 @@ class Cipher(_Handle):
 
     def __pow__(self, k):
         loc = caller_location()
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+        if not is_int(k) or k < 1:
             raise ProgramError(f"x ** k needs an integer k >= 1, got {k!r}.", loc)
         if k == 1:
             return self
@@ -208,7 +215,7 @@ class Cipher(_Handle):
     def rotate(self, k: int) -> "Cipher":
         """Slot i of the result holds slot i + k (``np.roll(x, -k)``); BGV rotates both rows."""
         loc = caller_location()
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+        if not is_int(k):
             raise ProgramError(f"rotate(k) needs an integer step, got {k!r}.", loc)
         return self._apply(lambda: self._b.rotate(self._id, int(k), loc))
 
@@ -250,7 +257,7 @@ class Cipher(_Handle):
     def level_down(self, level: int) -> "Cipher":
         """Bring the value down to `level` (CKKS: at that level's canonical scale)."""
         loc = caller_location()
-        if not isinstance(level, (int, np.integer)) or not 0 <= level < self.level:
+        if not is_int(level) or not 0 <= level < self.level:
             raise ProgramError(
                 f"level_down({level!r}) needs a level below the value's level {self.level} (and >= 0).", loc
             )
@@ -272,7 +279,7 @@ class Cipher(_Handle):
         full = p.slots
         n = full if n is None else n
         row = row_length(p)
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not (1 <= n <= row or n == full):
+        if not is_int(n) or not (1 <= n <= row or n == full):
             what = f"between 1 and {row}" + (f", or {full} for both rows" if full != row else "")
             raise ProgramError(f"sum_slots(n={n!r}): n must be {what}.", loc)
         if n == 1:

@@ -19,10 +19,11 @@ Rewrite = Callable[[HeBuilder, HeNode, tuple[int, ...]], int]
 
 def as_he(program) -> HeProgram:
     """An `HeProgram` from a `fhec.Program` (its ``.ir``) or an `HeProgram`."""
-    program = getattr(program, "ir", program)
-    if not isinstance(program, HeProgram):
-        raise TypeError(f"expected an fhec.Program or HeProgram, got {type(program).__name__}")
-    return program
+    if isinstance(program, HeProgram):
+        return program
+    from fhec.frontend.program import Program, as_he_program
+
+    return as_he_program(program.ir if isinstance(program, Program) else program)
 
 
 def copy_node(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
