@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from fhec.errors import InternalError
+from fhec.errors import InternalError, ProgramFormatError
 from fhec.ir.he import Const, HeNode, HeOp, HeOptions, HeProgram, HeType, Key, KeyKind, ValueKind
 from fhec.schemes.params import BGVParams, CKKSParams
 
@@ -36,8 +36,19 @@ def params_to_dict(params) -> dict[str, Any]:
 
 
 def params_from_dict(d: dict[str, Any]):
+    """The parameter set of a ``"params"`` object. Raises `ProgramFormatError` for an
+    unknown scheme or field, and the parameter errors for bad values."""
+    _expect(d, dict, "params")
     d = dict(d)
-    return _PARAM_CLASSES[d.pop("scheme")](**d)
+    scheme = d.pop("scheme", None)
+    if scheme not in _PARAM_CLASSES:
+        raise ProgramFormatError(f"params.scheme = {scheme!r}: expected 'ckks' or 'bgv'.")
+    cls = _PARAM_CLASSES[scheme]
+    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(d) - known, key=repr)
+    if unknown:
+        raise ProgramFormatError(f"params has unknown field {unknown[0]!r}; {cls.__name__} takes {sorted(known)}.")
+    return cls(**d)
 
 
 def _encode_value(v: Any) -> Any:
@@ -50,13 +61,51 @@ def _encode_value(v: Any) -> Any:
     return v
 
 
-def _decode_value(v: Any) -> Any:
+# Const arrays hold slot vectors: float64 (CKKS) or int64 (BGV), nothing else.
+_CONST_DTYPES = frozenset({"<f8", "<i8"})
+
+
+def _decode_value(v: Any, where: str) -> Any:
     if isinstance(v, dict):
-        c = v["const"]
-        return Const(np.array(c["values"], dtype=np.dtype(c["dtype"])))
+        c = v.get("const")
+        if set(v) != {"const"} or not isinstance(c, dict) or c.get("dtype") not in _CONST_DTYPES:
+            raise ProgramFormatError(f"{where}: expected {{'const': {{'dtype': '<f8' or '<i8', 'values': [...]}}}}.")
+        values = c.get("values")
+        if not isinstance(values, list) or not all(_is_number(x) for x in values):
+            raise ProgramFormatError(f"{where}: const values must be a list of numbers.")
+        try:
+            return Const(np.array(values, dtype=np.dtype(c["dtype"])))
+        except (OverflowError, ValueError):
+            raise ProgramFormatError(f"{where}: const values do not fit dtype {c['dtype']}.") from None
     if isinstance(v, list):
-        return tuple(_decode_value(x) for x in v)
-    return v
+        return tuple(_decode_value(x, where) for x in v)
+    if v is None or isinstance(v, (str, bool)) or _is_number(v):
+        return v
+    raise ProgramFormatError(f"{where}: unexpected attribute value {v!r}.")
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+_JSON_TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer"}
+
+
+def _expect(value: Any, kind: type | tuple, where: str, *, optional: bool = False) -> Any:
+    """`value` if it has JSON type `kind` (None too when `optional`), else `ProgramFormatError`."""
+    if value is None and optional:
+        return value
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (int in kinds and isinstance(value, bool)):
+        names = " or ".join(_JSON_TYPE_NAMES.get(k, k.__name__) for k in kinds)
+        raise ProgramFormatError(f"{where} must be {names}{' or null' if optional else ''}, got {value!r:.60}.")
+    return value
+
+
+def _field(obj: dict, key: str, kind: type | tuple, where: str, *, optional: bool = False) -> Any:
+    if key not in obj:
+        raise ProgramFormatError(f"{where} has no {key!r} field.")
+    return _expect(obj[key], kind, f"{where}.{key}", optional=optional)
 
 
 def _type_to_dict(t: HeType) -> dict[str, Any]:
@@ -72,16 +121,50 @@ def _type_to_dict(t: HeType) -> dict[str, Any]:
     }
 
 
-def _type_from_dict(d: dict[str, Any]) -> HeType:
+def _type_from_dict(d: Any, where: str) -> HeType:
+    _expect(d, dict, where)
+    kind = _field(d, "kind", str, where)
+    if kind not in {k.value for k in ValueKind}:
+        raise ProgramFormatError(f"{where}.kind = {kind!r} is not a value kind.")
+    keys = []
+    for i, pair in enumerate(_field(d, "keys", list, where)):
+        if not (isinstance(pair, list) and len(pair) == 2 and pair[0] in {k.value for k in KeyKind}):
+            raise ProgramFormatError(f"{where}.keys[{i}] must be [kind, step], got {pair!r:.60}.")
+        keys.append(Key(KeyKind(pair[0]), _expect(pair[1], int, f"{where}.keys[{i}][1]")))
     return HeType(
-        ValueKind(d["kind"]),
-        d["slots"],
-        d["level"],
-        d["scale"],
-        d["parts"],
-        d["noise"],
-        tuple(Key(KeyKind(kind), step) for kind, step in d["keys"]),
-        d.get("bound"),
+        ValueKind(kind),
+        _field(d, "slots", int, where),
+        _field(d, "level", int, where, optional=True),
+        _field(d, "scale", (int, float), where, optional=True),
+        _field(d, "parts", int, where),
+        _field(d, "noise", (int, float), where, optional=True),
+        tuple(keys),
+        _optional_bound(d, where),
+    )
+
+
+def _optional_bound(d: dict, where: str) -> float | None:
+    """The value bound of a type (absent in programs written before value ranges)."""
+    bound = d.get("bound")
+    if bound is None:
+        return None
+    return _expect(bound, (int, float), f"{where}.bound")
+
+
+def _node_from_dict(n: Any, where: str) -> HeNode:
+    _expect(n, dict, where)
+    op = _field(n, "op", str, where)
+    if op not in {o.value for o in HeOp}:
+        raise ProgramFormatError(f"{where}.op = {op!r} is not an HE op.")
+    args = tuple(_expect(a, int, f"{where}.args[{i}]") for i, a in enumerate(_field(n, "args", list, where)))
+    attrs = _field(n, "attrs", dict, where)
+    return HeNode(
+        _field(n, "id", int, where),
+        HeOp(op),
+        args,
+        tuple(sorted((k, _decode_value(v, f"{where}.attrs.{k}")) for k, v in attrs.items())),
+        _type_from_dict(_field(n, "type", dict, where), f"{where}.type"),
+        _field(n, "loc", str, where, optional=True),
     )
 
 
@@ -112,33 +195,45 @@ def program_to_json(program: HeProgram, indent: int | None = None) -> str:
     return json.dumps(doc, indent=indent, allow_nan=False)
 
 
-def program_from_json(text: str) -> HeProgram:
-    """Parse and verify. Raises `InternalError` for a document that is not a valid program."""
+def program_from_json(text: str | bytes) -> HeProgram:
+    """Parse and verify a program written by `program_to_json`.
+
+    Raises `ProgramFormatError` naming the field for text that is not JSON, a document
+    of another format, a missing or mistyped field, or a program whose stored types and
+    structure do not verify; the parameter errors for bad ``params`` values.
+    """
     from fhec.ir.he_verify import verify_he
 
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise ProgramFormatError(f"Program.from_json takes the JSON text (a str), not {type(text).__name__}.")
     try:
         doc = json.loads(text)
-        if doc.get("format") != FORMAT:
-            raise InternalError(f"not an fhec HE program (format {doc.get('format')!r}, expected {FORMAT!r})")
-        o = doc["options"]
-        options = HeOptions(
-            o["rescale"],
-            None if o["rotation_keys"] is None else tuple(o["rotation_keys"]),
-            o["max_rotation_keys"],
-        )
-        nodes = tuple(
-            HeNode(
-                n["id"],
-                HeOp(n["op"]),
-                tuple(n["args"]),
-                tuple(sorted((k, _decode_value(v)) for k, v in n["attrs"].items())),
-                _type_from_dict(n["type"]),
-                n["loc"],
-            )
-            for n in doc["nodes"]
-        )
-        program = HeProgram(doc["name"], params_from_dict(doc["params"]), nodes, options, doc["loc"])
-    except (KeyError, ValueError, TypeError) as e:
-        raise InternalError(f"malformed HE program JSON: {e!r}") from e
-    verify_he(program)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ProgramFormatError(f"not JSON text: {e}; pass the text written by Program.to_json().") from None
+    _expect(doc, dict, "the document")
+    if doc.get("format") != FORMAT:
+        raise ProgramFormatError(f"not an fhec HE program (format {doc.get('format')!r:.60}, expected {FORMAT!r}).")
+    o = _field(doc, "options", dict, "the document")
+    rotation_keys = _field(o, "rotation_keys", list, "options", optional=True)
+    options = HeOptions(
+        _field(o, "rescale", str, "options"),
+        None if rotation_keys is None else tuple(
+            _expect(k, int, f"options.rotation_keys[{i}]") for i, k in enumerate(rotation_keys)
+        ),
+        _field(o, "max_rotation_keys", int, "options", optional=True),
+    )
+    nodes = tuple(_node_from_dict(n, f"nodes[{i}]") for i, n in enumerate(_field(doc, "nodes", list, "the document")))
+    program = HeProgram(
+        _field(doc, "name", str, "the document"),
+        params_from_dict(_field(doc, "params", dict, "the document")),
+        nodes,
+        options,
+        _field(doc, "loc", str, "the document", optional=True),
+    )
+    try:
+        verify_he(program)
+    except InternalError as e:
+        # A document that parses but does not verify was edited or corrupted: its
+        # types or structure disagree with what the program computes.
+        raise ProgramFormatError(f"the JSON program is inconsistent: {e}") from None
     return program

@@ -47,6 +47,11 @@ _MAX_LOG_QP: dict[int, dict[int, int]] = {
     256: {2**10: 14, 2**11: 29, 2**12: 58, 2**13: 118, 2**14: 237, 2**15: 476, 2**16: 952, 2**17: 1904},
 }
 
+# The most primes (limbs of Q·P) a parameter set may have: beyond this a ciphertext is
+# gigabytes even at N = 2^10, so the number is a typo, and deriving the primes would
+# only delay the inevitable out-of-memory error.
+MAX_PRIMES = 10_000
+
 MIN_N = 2**1
 MAX_N = 2**17
 
@@ -118,6 +123,12 @@ class _CommonParams:
         for name, least, why in _COMMON_INTS:
             self._set(name, as_int(getattr(self, name), name, min=least, fix=f"at least {least}: {why}"))
         self._set("dnum", as_optional_int(self.dnum, "dnum", min=1))
+        primes = self.levels + self.base_limbs + self.special_primes
+        if primes > MAX_PRIMES:
+            raise ParameterError(
+                f"levels + base_limbs + special_primes = {primes} primes is more than fhec supports ({MAX_PRIMES}): "
+                f"a ciphertext would hold {primes} limbs per part. Use fewer levels."
+            )
         as_choice(self.keyswitch, "keyswitch", ("bv", "hybrid"))
         if self.security is not None:
             security = as_int(self.security, "security", fix="choose 128, 192 or 256 bits, or None to skip the check")

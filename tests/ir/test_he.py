@@ -152,7 +152,8 @@ def test_verifier_enforces_the_primitive_contract():
 
 
 def test_from_json_rejects_garbage():
-    with pytest.raises(InternalError):
+    # A malformed document is the user's input, not fhec's bug: ProgramFormatError, not InternalError.
+    with pytest.raises(fhec.ProgramFormatError, match="format"):
         HeProgram.from_json('{"format": "something else"}')
-    with pytest.raises(InternalError):
+    with pytest.raises(fhec.ProgramFormatError, match="options"):
         HeProgram.from_json('{"format": "fhec.he/1", "nodes": []}')
