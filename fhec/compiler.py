@@ -97,14 +97,15 @@ class Compiled:
         check_streams(self.streams, self.target, self.lowered.limb)
 
     def write(self, out_dir: str | Path) -> list[Path]:
-        """Write every unit's stream (text and binary) and ``report.json`` into `out_dir`."""
-        from fhec.backends.stream_files import write_streams
+        """Write every unit's stream (text and binary) and ``report.json`` into `out_dir`
+        (the stream files of an earlier write there are replaced, see `write_streams`).
+        Raises `OutputDirectoryError` when the directory cannot be written."""
+        from fhec.backends.stream_files import write_file, write_streams
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        files = write_streams(self.streams, out)
-        (out / "report.json").write_text(self.report.to_json())
-        return [*files, out / "report.json"]
+        files = write_streams(self.streams, out_dir)
+        report = Path(out_dir) / "report.json"
+        write_file(report, self.report.to_json())
+        return [*files, report]
 
     def _repr_html_(self) -> str:
         return self.report._repr_html_()

@@ -36,14 +36,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 from pathlib import Path
 
 import numpy as np
 
 from fhec.backends.streams import HAS_IMM, STREAM_ARITY, Streams, StreamOp, Unit
-from fhec.errors import FhecError
+from fhec.errors import FhecError, InvalidArgumentError, OutputDirectoryError
 from fhec.ir.limb_ops import LimbOp
+from fhec.validate import is_int
 
 __all__ = [
     "FORMAT_VERSION",
@@ -53,6 +55,8 @@ __all__ = [
     "parse_stream",
     "write_streams",
     "read_streams",
+    "prepare_output_dir",
+    "check_columns",
     "StreamFormatError",
 ]
 
@@ -135,8 +139,12 @@ def decode_stream(data: bytes) -> tuple[dict[str, int], dict[str, np.ndarray]]:
 
     The header dict has ``N``, ``slots``, ``unit`` and ``records``; the columns are
     those of `Streams` except ``unit`` (``tag`` is all -1 without a tag section).
-    Raises StreamFormatError for a bad magic, version or length.
+    Raises StreamFormatError for a bad magic, version or length (the file must be
+    exactly header + records + tags long), and for entries `check_columns` refuses.
     """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise StreamFormatError(f"decode_stream takes the bytes of a .bin stream file, not {type(data).__name__}")
+    data = bytes(data)
     if len(data) < _HEADER.size:
         raise StreamFormatError("stream file shorter than its header")
     magic, version, flags, count, N, slots, unit, _ = _HEADER.unpack_from(data)
@@ -144,6 +152,10 @@ def decode_stream(data: bytes) -> tuple[dict[str, int], dict[str, np.ndarray]]:
         raise StreamFormatError(f"not an fhec stream (magic {magic!r})")
     if version != FORMAT_VERSION:
         raise StreamFormatError(f"stream format version {version}; this fhec reads version {FORMAT_VERSION}")
+    if flags & ~_FLAG_TAGS:
+        raise StreamFormatError(f"unknown header flags {flags:#x}; this fhec knows only bit 0 (tags)")
+    if not _is_ring_degree(N):
+        raise StreamFormatError(f"header N = {N} is not a power of two between 2 and 2^17")
     body_end = _HEADER.size + 16 * count
     if len(data) < body_end:
         raise StreamFormatError("stream file truncated")
@@ -164,9 +176,16 @@ def decode_stream(data: bytes) -> tuple[dict[str, int], dict[str, np.ndarray]]:
     third = loc(rec[:, 3])
     has_imm = HAS_IMM[op]
     tags = np.full(n, -1, dtype=np.int64)
+    expected = body_end + (4 * n if flags & _FLAG_TAGS else 0)
+    if len(data) < expected:
+        raise StreamFormatError("stream tag section truncated")
+    if len(data) > expected:
+        # e.g. a header count of 0 in front of a body: the records would be ignored.
+        raise StreamFormatError(
+            f"stream file has {len(data) - expected} bytes after its last record/tag; the header's record count "
+            f"({count}) does not match the file"
+        )
     if flags & _FLAG_TAGS:
-        if len(data) < body_end + 4 * n:
-            raise StreamFormatError("stream tag section truncated")
         tags = np.frombuffer(data, dtype="<i4", count=n, offset=body_end).astype(np.int64)
     cols = {
         "cycle": cycle,
@@ -178,7 +197,55 @@ def decode_stream(data: bytes) -> tuple[dict[str, int], dict[str, np.ndarray]]:
         "imm": np.where(has_imm, third, -1),
         "tag": tags,
     }
+    check_columns(cols, slots, "binary stream")
     return {"N": N, "slots": slots, "unit": unit, "records": count}, cols
+
+
+def _is_ring_degree(n) -> bool:
+    return is_int(n) and 2 <= n <= 2**17 and n & (n - 1) == 0
+
+
+_LOC_MAX = 2**31 - 1  # locations, immediates and tags are int32 in `Streams`
+
+
+def check_columns(cols: dict[str, np.ndarray], slots: int, where: str) -> None:
+    """Refuse entries no fhec schedule can contain (StreamFormatError naming the entry).
+
+    Cycles are non-negative and non-decreasing; every op is known; compute ops name a
+    modulus index 0..1022, scratchpad slots below `slots` and the sources their arity
+    needs; LOAD / STORE move between a slot and a memory vector and name no modulus;
+    immediates are present exactly on the ops that take one; everything fits int32.
+    """
+    op, n = cols["op"], len(cols["op"])
+    if n == 0:
+        return
+    known = np.isin(op, [int(o) for o in StreamOp])
+    mem = (op == StreamOp.LOAD) | (op == StreamOp.STORE)
+    safe_op = np.where(known, op, 0)
+    two = (STREAM_ARITY[safe_op] == 2) & ~mem
+    imm = HAS_IMM[safe_op]
+    is_slot = lambda v: (v >= 0) & (v < slots)  # noqa: E731
+    is_mem = lambda v: (v >= 0) & (v <= _LOC_MAX)  # noqa: E731
+    checks = (
+        ("unknown opcode", ~known),
+        ("negative cycle", cols["cycle"] < 0),
+        ("cycles go backwards", np.diff(cols["cycle"], prepend=0) < 0),
+        ("compute op without a modulus index 0..1022", ~mem & ((cols["mod"] < 0) | (cols["mod"] >= _MOD_NONE))),
+        ("LOAD/STORE with a modulus index", mem & (cols["mod"] != -1)),
+        (f"destination outside the {slots} scratchpad slots",
+         np.where(op == StreamOp.STORE, ~is_mem(cols["dst"]), ~is_slot(cols["dst"]))),
+        (f"source outside the {slots} scratchpad slots",
+         np.where(op == StreamOp.LOAD, ~is_mem(cols["src0"]), ~is_slot(cols["src0"]))),
+        ("second source missing or out of range", np.where(two, ~is_slot(cols["src1"]), cols["src1"] != -1)),
+        ("immediate missing or out of range", np.where(imm, (cols["imm"] < 0) | (cols["imm"] > _LOC_MAX),
+                                                       cols["imm"] != -1)),
+        ("tag out of range", (cols["tag"] < -1) | (cols["tag"] > _LOC_MAX)),
+    )
+    for what, bad in checks:
+        if bad.any():
+            k = int(np.argmax(bad))
+            row = ", ".join(f"{f}={int(cols[f][k])}" for f in _FIELDS)
+            raise StreamFormatError(f"{where}: entry {k}: {what} ({row})")
 
 
 # --- text --------------------------------------------------------------------------------------
@@ -221,16 +288,20 @@ def format_stream(streams: Streams, unit: int) -> str:
 def _int_after(token: str, prefix: str, line_no: int) -> int:
     if not token.startswith(prefix):
         raise StreamFormatError(f"line {line_no}: expected {prefix}<number>, got {token!r}")
-    try:
-        return int(token[len(prefix):])
-    except ValueError:
-        raise StreamFormatError(f"line {line_no}: bad number in {token!r}") from None
+    digits = token[len(prefix):]
+    # Plain decimal digits only (int() would also take "1_000", " 7" or "٣").
+    if not re.fullmatch(r"-?[0-9]{1,18}", digits):
+        raise StreamFormatError(f"line {line_no}: bad number in {token!r}")
+    return int(digits)
 
 
 def parse_stream(text: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
     """Parse one text stream: ``(header key=value fields, columns)`` (columns as in
     `decode_stream`). Raises StreamFormatError naming the line of any malformed entry,
-    including a wait that disagrees with the cycles."""
+    including a wait that disagrees with the cycles, and entries `check_columns` refuses
+    (slots are checked against the header's ``slots=`` when it has one)."""
+    if not isinstance(text, str):
+        raise StreamFormatError(f"parse_stream takes the text of a .txt stream file, not {type(text).__name__}")
     header: dict[str, str] = {}
     rows: list[tuple[int, ...]] = []
     names = {o.name: int(o) for o in StreamOp}
@@ -247,7 +318,7 @@ def parse_stream(text: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
         toks = body.replace(",", " ").split()
         if len(toks) < 5 or toks[4] != "<-":
             raise StreamFormatError(f"line {no}: expected 'cycle +wait OP dst <- src...', got {raw!r}")
-        cyc = int(toks[0])
+        cyc = _int_after(toks[0], "", no)
         wait = _int_after(toks[1], "+", no)
         if wait != cyc - prev:
             raise StreamFormatError(f"line {no}: wait +{wait} disagrees with cycles {prev} -> {cyc}")
@@ -257,6 +328,8 @@ def parse_stream(text: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
         o = names[toks[2]]
         dst = src0 = src1 = mod = imm = -1
         rest = toks[5:]
+        if not rest:
+            raise StreamFormatError(f"line {no}: {toks[2]} has no source operand")
         if o == StreamOp.LOAD:
             dst, src0 = _int_after(toks[3], "s", no), _int_after(rest[0], "m", no)
         elif o == StreamOp.STORE:
@@ -275,9 +348,29 @@ def parse_stream(text: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
                     imm = _int_after(t, t[:2], no)
         p = prov.strip()
         tag = -1 if p in ("", "-") else _int_after(p, p[0], no)
+        if p not in ("", "-") and p[0] not in "ir":
+            raise StreamFormatError(f"line {no}: tag {p!r} must be iK, rK or -")
         rows.append((cyc, o, dst, src0, src1, mod, imm, tag))
-    arr = np.array(rows, dtype=np.int64).reshape(-1, len(_FIELDS))
-    return header, {f: arr[:, i] for i, f in enumerate(_FIELDS)}
+    try:
+        arr = np.array(rows, dtype=np.int64).reshape(-1, len(_FIELDS))
+    except OverflowError:
+        raise StreamFormatError("a number in the stream does not fit 64 bits") from None
+    cols = {f: arr[:, i] for i, f in enumerate(_FIELDS)}
+    slots = _header_int(header, "slots", 2**31)
+    check_columns(cols, slots, "text stream")
+    return header, cols
+
+
+def _header_int(header: dict[str, str], key: str, default: int) -> int:
+    if key not in header:
+        return default
+    try:
+        value = int(header[key])
+    except ValueError:
+        raise StreamFormatError(f"header field {key}={header[key]!r} is not an integer") from None
+    if value < 0:
+        raise StreamFormatError(f"header field {key}={value} is negative")
+    return value
 
 
 # --- directories ------------------------------------------------------------------------------
@@ -287,19 +380,57 @@ def _file_stem(u: Unit) -> str:
     return u.name
 
 
+def prepare_output_dir(out_dir: str | os.PathLike[str]) -> Path:
+    """Create `out_dir` if needed and remove the stream files of an earlier
+    `write_streams` there, so that no stale unit file sits next to a new manifest.
+
+    Only files the old ``manifest.json`` names (its units' text and binary files, and
+    the manifest itself) are removed; nothing else in the directory is touched.
+    Raises OutputDirectoryError when the path is not a writable directory, or when it
+    holds a ``manifest.json`` that is not fhec's (then fhec does not know what to clear).
+    """
+    if not isinstance(out_dir, (str, os.PathLike)):
+        raise OutputDirectoryError(f"the output directory must be a path, not {type(out_dir).__name__}")
+    out = Path(out_dir)
+    try:
+        if out.exists() and not out.is_dir():
+            raise OutputDirectoryError(f"{out} exists and is not a directory; pass a directory for the streams")
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputDirectoryError(f"cannot create the output directory {out}: {e.strerror or e}") from None
+    except ValueError as e:  # a NUL byte in the path
+        raise OutputDirectoryError(f"{str(out)!r} is not a usable path ({e})") from None
+    if not (out / "manifest.json").exists():
+        return out
+    try:
+        manifest = _read_manifest(out)
+        names = [u[key] for u in _manifest_units(manifest, out) for key in ("text", "binary")]
+    except StreamFormatError as e:
+        raise OutputDirectoryError(
+            f"{out} holds a manifest.json fhec cannot read ({e}); write to an empty directory, or remove it "
+            f"so that no stale stream files remain next to the new ones"
+        ) from None
+    try:
+        for name in [*names, "manifest.json"]:
+            (out / name).unlink(missing_ok=True)
+    except OSError as e:
+        raise OutputDirectoryError(f"cannot remove the earlier streams in {out}: {e.strerror or e}") from None
+    return out
+
+
 def write_streams(streams: Streams, out_dir: str | os.PathLike[str], *, tags: bool = True) -> list[Path]:
     """Write every unit's stream as ``<unit>.txt`` and ``<unit>.bin`` into `out_dir`
-    (created if needed), plus ``manifest.json`` describing the units. Returns the
-    paths written. Raises StreamFormatError if a stream cannot be encoded."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
+    (created if needed; the files of an earlier `write_streams` there are removed
+    first, see `prepare_output_dir`), plus ``manifest.json`` describing the units.
+    Returns the paths written. Raises StreamFormatError if a stream cannot be encoded,
+    OutputDirectoryError if the directory cannot be written."""
+    out = prepare_output_dir(out_dir)
+    # Encode everything before touching the disk: a stream that cannot be encoded
+    # leaves no half-written directory behind.
+    files = []
     for i, u in enumerate(streams.units):
-        txt = out / f"{_file_stem(u)}.txt"
-        txt.write_text(format_stream(streams, i))
-        binf = out / f"{_file_stem(u)}.bin"
-        binf.write_bytes(encode_stream(streams, i, tags=tags))
-        written += [txt, binf]
+        files.append((out / f"{_file_stem(u)}.txt", format_stream(streams, i)))
+        files.append((out / f"{_file_stem(u)}.bin", encode_stream(streams, i, tags=tags)))
     manifest = {
         "format": "fhec-streams",
         "version": FORMAT_VERSION,
@@ -314,40 +445,127 @@ def write_streams(streams: Streams, out_dir: str | os.PathLike[str], *, tags: bo
             for u in streams.units
         ],
     }
-    path = out / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=1) + "\n")
-    written.append(path)
-    return written
+    files.append((out / "manifest.json", json.dumps(manifest, indent=1) + "\n"))
+    for path, content in files:
+        write_file(path, content)
+    return [path for path, _ in files]
+
+
+def write_file(path: Path, content: str | bytes) -> None:
+    """Write one output file; OutputDirectoryError (naming it) if that fails."""
+    try:
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    except OSError as e:
+        raise OutputDirectoryError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def _manifest_units(manifest: dict, src: Path) -> list[dict]:
+    """The manifest's unit list, each unit checked (StreamFormatError naming the field)."""
+    units = _manifest_field(manifest, "units", list, src)
+    if len(units) > 2**15 - 1:
+        raise StreamFormatError(f"{src}/manifest.json: {len(units)} units; at most 32767")
+    for i, u in enumerate(units):
+        where = f"units[{i}]"
+        if not isinstance(u, dict):
+            raise StreamFormatError(f"{src}/manifest.json: {where} must be an object")
+        for key in ("name", "kind", "text", "binary"):
+            _manifest_field(u, key, str, src, where)
+        for key, least in (("cluster", -1), ("index", 0)):
+            if _manifest_field(u, key, int, src, where) < least:
+                raise StreamFormatError(f"{src}/manifest.json: {where}.{key} = {u[key]} is below {least}")
+        for key in ("text", "binary"):
+            name = u[key]
+            # Stream files live in the directory itself: no paths, no escaping it.
+            if not name or name in (".", "..") or "/" in name or "\\" in name or os.sep in name or "\0" in name:
+                raise StreamFormatError(f"{src}/manifest.json: {where}.{key} = {name!r} must be a plain file name")
+    return units
+
+
+def _manifest_field(obj: dict, key: str, kind: type, src: Path, where: str = "") -> object:
+    value = obj.get(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        at = f"{where}.{key}" if where else key
+        raise StreamFormatError(
+            f"{src}/manifest.json: field {at} = {value!r:.60} must be {'an integer' if kind is int else kind.__name__}"
+        )
+    return value
+
+
+def _read_manifest(src: Path) -> dict:
+    try:
+        manifest = json.loads((src / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:  # ValueError: bad JSON or not UTF-8
+        raise StreamFormatError(f"{src}: cannot read manifest.json ({e})") from None
+    if not isinstance(manifest, dict):
+        raise StreamFormatError(f"{src}/manifest.json must hold a JSON object")
+    if manifest.get("format") != "fhec-streams" or manifest.get("version") != FORMAT_VERSION:
+        raise StreamFormatError(
+            f"{src}/manifest.json: format {manifest.get('format')!r:.40} version {manifest.get('version')!r:.20}; "
+            f"this fhec reads fhec-streams version {FORMAT_VERSION}"
+        )
+    _manifest_field(manifest, "target", str, src)
+    N = _manifest_field(manifest, "N", int, src)
+    if not _is_ring_degree(N):
+        raise StreamFormatError(f"{src}/manifest.json: N = {N} is not a power of two between 2 and 2^17")
+    for key in ("slots", "total_cycles"):
+        if _manifest_field(manifest, key, int, src) < 0:
+            raise StreamFormatError(f"{src}/manifest.json: {key} = {manifest[key]} is negative")
+    if manifest["slots"] > _LOC_MAX:
+        raise StreamFormatError(f"{src}/manifest.json: slots = {manifest['slots']} does not fit 32 bits")
+    return manifest
 
 
 def read_streams(in_dir: str | os.PathLike[str], *, fmt: str = "bin") -> Streams:
     """Read a directory written by `write_streams` back into `Streams`, from the
-    binary (``fmt="bin"``) or text (``fmt="txt"``) files. Raises StreamFormatError
-    for a missing or malformed file, ValueError for an unknown `fmt`."""
+    binary (``fmt="bin"``) or text (``fmt="txt"``) files.
+
+    Raises StreamFormatError for a missing or malformed manifest or stream file (a
+    field of the wrong type, N not a power of two, negative slots or cycles, a unit
+    file whose header disagrees with the manifest, entries `check_columns` refuses),
+    and InvalidArgumentError for an unknown `fmt`."""
     if fmt not in ("bin", "txt"):
-        raise ValueError(f"fmt must be 'bin' or 'txt', not {fmt!r}")
+        raise InvalidArgumentError(f"fmt = {fmt!r}: choose 'bin' (the .bin files) or 'txt' (the .txt files)")
+    if not isinstance(in_dir, (str, os.PathLike)):
+        raise InvalidArgumentError(f"read_streams takes a directory path, not {type(in_dir).__name__}")
     src = Path(in_dir)
-    try:
-        manifest = json.loads((src / "manifest.json").read_text())
-    except (OSError, ValueError) as e:
-        raise StreamFormatError(f"{src}: cannot read manifest.json ({e})") from None
-    units = tuple(Unit(u["name"], u["kind"], u["cluster"], u["index"]) for u in manifest["units"])
+    manifest = _read_manifest(src)
+    N, slots = manifest["N"], manifest["slots"]
+    unit_list = _manifest_units(manifest, src)
+    units = tuple(Unit(u["name"], u["kind"], u["cluster"], u["index"]) for u in unit_list)
     parts = {f: [] for f in _FIELDS}
     unit_col = []
-    for i, u in enumerate(manifest["units"]):
+    for i, u in enumerate(unit_list):
         path = src / u["binary" if fmt == "bin" else "text"]
         try:
             if fmt == "bin":
-                _, cols = decode_stream(path.read_bytes())
+                header, cols = decode_stream(path.read_bytes())
+                got = {"N": header["N"], "slots": header["slots"], "unit": header["unit"]}
             else:
-                _, cols = parse_stream(path.read_text())
+                header, cols = parse_stream(path.read_text(encoding="utf-8"))
+                got = {"N": _header_int(header, "N", N), "slots": _header_int(header, "slots", slots), "unit": i}
         except OSError as e:
             raise StreamFormatError(f"{path}: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise StreamFormatError(f"{path}: not a text stream (not UTF-8); use fmt='bin' for .bin files") from None
+        except StreamFormatError as e:
+            raise StreamFormatError(f"{path}: {e}") from None
+        want = {"N": N, "slots": slots, "unit": i}
+        if got != want:
+            raise StreamFormatError(f"{path}: header {got} disagrees with manifest.json {want}")
+        check_columns(cols, slots, str(path))
+        if len(cols["cycle"]) and cols["cycle"][-1] > manifest["total_cycles"]:
+            raise StreamFormatError(
+                f"{path}: an entry issues at cycle {int(cols['cycle'][-1])}, after total_cycles = "
+                f"{manifest['total_cycles']} in manifest.json"
+            )
         for f in _FIELDS:
             parts[f].append(cols[f])
         unit_col.append(np.full(len(cols["op"]), i, dtype=np.int64))
     cols = {f: np.concatenate(parts[f]) if parts[f] else np.zeros(0, np.int64) for f in _FIELDS}
     return Streams.from_entries(
-        target=manifest["target"], N=manifest["N"], slots=manifest["slots"], units=units,
+        target=manifest["target"], N=N, slots=slots, units=units,
         total_cycles=manifest["total_cycles"], unit=np.concatenate(unit_col) if unit_col else np.zeros(0), **cols,
     )

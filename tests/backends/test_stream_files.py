@@ -7,6 +7,8 @@ import struct
 
 import numpy as np
 import pytest
+
+import fhec
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,6 +29,7 @@ from fhec.passes.offchip import schedule_offchip
 from tests.passes.test_offchip import he_program
 
 TINY = load_target("tiny")
+SLOTS = 4096
 COLUMNS = ("unit", "cycle", "op", "dst", "src0", "src1", "mod", "imm", "tag")
 
 
@@ -52,16 +55,16 @@ def random_streams(draw):
     for _ in range(n):
         op = draw(st.sampled_from(list(StreamOp)))
         unit = len(units) - 1 if op in (StreamOp.LOAD, StreamOp.STORE) else draw(st.integers(0, len(units) - 2))
-        loc = st.integers(0, 2**31 - 1)
+        slot, memory = st.integers(0, SLOTS - 1), st.integers(0, 2**31 - 1)
         two = STREAM_ARITY[op] == 2 and op not in (StreamOp.LOAD, StreamOp.STORE)
         mem = op in (StreamOp.LOAD, StreamOp.STORE)
         rows.append((
             unit,
             draw(st.integers(0, 2**34)),  # cycles far apart need WAIT records
             int(op),
-            draw(loc),
-            draw(loc),
-            draw(loc) if two else -1,
+            draw(memory if op == StreamOp.STORE else slot),
+            draw(memory if op == StreamOp.LOAD else slot),
+            draw(slot) if two else -1,
             -1 if mem else draw(st.integers(0, 1022)),
             draw(st.integers(0, 2**31 - 1)) if HAS_IMM[op] else -1,
             draw(st.integers(-1, 2**31 - 1)),
@@ -70,7 +73,7 @@ def random_streams(draw):
     # one entry per (unit, cycle): a stream issues at most one op per cycle
     _, first = np.unique(cols[:, :2], axis=0, return_index=True)
     cols = cols[np.sort(first)]
-    return Streams.from_entries(target="tiny", N=16, slots=4096, units=units, total_cycles=2**40,
+    return Streams.from_entries(target="tiny", N=16, slots=SLOTS, units=units, total_cycles=2**40,
                                 **{c: cols[:, i] for i, c in enumerate(COLUMNS)})
 
 
@@ -156,5 +159,5 @@ def test_malformed_files(real, tmp_path):
         parse_stream("  0 +0 FOO s1 <- s2 @q0 ; i0\n")
     with pytest.raises(StreamFormatError, match="manifest"):
         read_streams(tmp_path / "nowhere")
-    with pytest.raises(ValueError):
+    with pytest.raises(fhec.InvalidArgumentError, match="fmt"):
         read_streams(tmp_path, fmt="xml")
