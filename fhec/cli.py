@@ -23,15 +23,17 @@ A `FhecError` prints as ``error: <message>`` on stderr, without a traceback, exi
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import sys
+import traceback
 import zlib
 from dataclasses import dataclass
 
 import click
 
-from fhec.errors import FhecError
+from fhec.errors import FhecError, InternalError, ProgramFileError
 
 
 class ProgramNotFoundError(FhecError):
@@ -53,21 +55,53 @@ class ProgramRef:
         return ProgramRef(spec, None)
 
 
+class MissingProgramFileError(ProgramNotFoundError):
+    """A program file named on the command line does not exist."""
+
+
 def load_module(path: str):
-    """Execute a program file as a fresh module (its directory importable)."""
+    """Execute a program file as a fresh module (its directory importable).
+
+    Raises `MissingProgramFileError` for a missing file and `ProgramFileError`
+    (``FILE:LINE: ...``) when the file cannot be compiled or raises while it runs;
+    FhecErrors from tracing (which name their DSL line) pass through unchanged."""
     if not os.path.isfile(path):
-        raise ProgramNotFoundError(f"no such file: {path}")
+        raise MissingProgramFileError(f"no such file: {path}")
     mod_name = f"_fhec_program_{zlib.crc32(os.path.abspath(path).encode()):08x}"
-    spec = importlib.util.spec_from_file_location(mod_name, path)
+    loader = importlib.machinery.SourceFileLoader(mod_name, path)  # any suffix, not only .py
+    spec = importlib.util.spec_from_loader(mod_name, loader)
     module = importlib.util.module_from_spec(spec)
+    module.__file__ = path
     directory = os.path.dirname(os.path.abspath(path))
     sys.path.insert(0, directory)
     try:
-        spec.loader.exec_module(module)
+        loader.exec_module(module)
+    except (FhecError, InternalError):
+        raise
+    except Exception as e:  # noqa: BLE001  (the user's file raised it: report it as theirs)
+        raise program_file_error(path, e) from None
     finally:
         if sys.path and sys.path[0] == directory:
             sys.path.pop(0)
     return module
+
+
+def program_file_error(path: str, error: Exception) -> ProgramFileError:
+    """``FILE:LINE: what went wrong`` for an exception raised by loading a program file:
+    the line of a syntax error, else the deepest traceback frame inside the file."""
+    if isinstance(error, SyntaxError) and error.lineno:
+        where = f"{error.filename or path}:{error.lineno}"
+        return ProgramFileError(f"{where}: syntax error: {error.msg}; fix the program file.")
+    target = os.path.abspath(path)
+    line = None
+    for frame, lineno in traceback.walk_tb(error.__traceback__):
+        if os.path.abspath(frame.f_code.co_filename) == target:
+            line = lineno
+    if isinstance(error, UnicodeDecodeError):
+        what = "is not a UTF-8 text file (a binary file?); fhec reads Python program files"
+    else:
+        what = f"raised {type(error).__name__}: {error}"
+    return ProgramFileError(f"{path}:{line or 1}: the program file {what}.")
 
 
 def find_programs(module) -> dict[str, "object"]:
@@ -168,11 +202,16 @@ def check(programs: tuple[str, ...], seed: int | None, rel_bits: float | None) -
     plaintext reference: max error (CKKS) or exactness (BGV). Exit 1 on a mismatch.
 
     PROGRAM is FILE.py (all its programs) or FILE.py:NAME. When several files are
-    given, a file that defines no program is reported and skipped."""
-    all_ok = True
+    given, a file that defines no program is reported and skipped; a file that does
+    not exist is an error (exit 2, after checking the others)."""
+    all_ok, missing = True, []
     for spec in programs:
         try:
             ok, lines = check_program(spec, seed, rel_bits)
+        except MissingProgramFileError as e:
+            click.echo(f"error: {e}", err=True)
+            missing.append(spec)
+            continue
         except ProgramNotFoundError as e:
             if len(programs) == 1 or ProgramRef.parse(spec).name is not None:
                 _fail(e)
@@ -183,7 +222,7 @@ def check(programs: tuple[str, ...], seed: int | None, rel_bits: float | None) -
             _fail(e)
         all_ok &= ok
         click.echo("\n".join(lines))
-    sys.exit(0 if all_ok else 1)
+    sys.exit(2 if missing else 0 if all_ok else 1)
 
 
 def stats_tables(spec: str, keyswitch: str | None = None):
@@ -334,10 +373,13 @@ def targets_command(files: tuple[str, ...]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from pathlib import Path
+
     from fhec.backends.target import list_targets, load_target
 
     try:
-        targets = [load_target(f) for f in files] if files else list_targets()
+        # A FILE that exists is read as a file even without a .toml suffix.
+        targets = [load_target(Path(f) if os.path.exists(f) else f) for f in files] if files else list_targets()
     except FhecError as e:
         _fail(e)
     t = Table(title="fhec targets")
@@ -364,18 +406,14 @@ def targets_command(files: tuple[str, ...]) -> None:
 @click.argument("report_json", type=click.Path(dir_okay=False))
 def report_command(report_json: str) -> None:
     """Print a saved report (the report.json written by `fhec compile --out`)."""
-    from pydantic import ValidationError
     from rich.console import Console
 
-    from fhec.sim.timing import Report
+    from fhec.sim.timing import load_report
 
     try:
-        with open(report_json) as f:
-            report = Report.model_validate_json(f.read())
-    except OSError as e:
-        _fail(ProgramNotFoundError(f"cannot read {report_json}: {e.strerror}"))
-    except ValidationError as e:
-        _fail(ProgramNotFoundError(f"{report_json} is not an fhec report: {e.errors()[0]['msg']}"))
+        report = load_report(report_json)
+    except FhecError as e:
+        _fail(e)
     Console().print(report.rich_table())
 
 

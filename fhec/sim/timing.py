@@ -13,9 +13,10 @@ ciphertext data is touched.
 from __future__ import annotations
 
 import html
+from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, STREAM_ARITY, Streams, op_timing
 from fhec.backends.target import Target
@@ -24,14 +25,21 @@ from fhec.analysis.bounds import Bounds
 from fhec.ir.schedule import DataSchedule
 
 
+# A report read back from disk must describe a possible schedule: counts, cycles, bytes
+# and energies are finite and non-negative (a negative cycle count is a corrupt file).
+_COUNT = Field(ge=0)
+_AMOUNT = Field(ge=0, allow_inf_nan=False)
+_NO_NAN = ConfigDict(frozen=True, allow_inf_nan=False)
+
+
 class Energy(BaseModel):
     """Energy in microjoules by where it is spent (present when the target has energy data)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _NO_NAN
 
-    compute_uj: float
-    onchip_uj: float
-    offchip_uj: float
+    compute_uj: float = _AMOUNT
+    onchip_uj: float = _AMOUNT
+    offchip_uj: float = _AMOUNT
 
     @property
     def total_uj(self) -> float:
@@ -64,32 +72,32 @@ class Report(BaseModel):
             (HE nodes, limb instructions, events or stream entries).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _NO_NAN
 
     program: str
     target: str
-    scheme: str
-    N: int
-    limb_instructions: int
-    stream_entries: int
-    cycles: int
-    time_us: float
-    compute_bound_cycles: float
-    bandwidth_bound_cycles: float
-    dependency_bound_cycles: float = 0.0
+    scheme: Literal["ckks", "bgv"]
+    N: int = Field(ge=2, le=2**17)
+    limb_instructions: int = _COUNT
+    stream_entries: int = _COUNT
+    cycles: int = _COUNT
+    time_us: float = _AMOUNT
+    compute_bound_cycles: float = _AMOUNT
+    bandwidth_bound_cycles: float = _AMOUNT
+    dependency_bound_cycles: float = Field(0.0, ge=0, allow_inf_nan=False)
     busiest_kind: str
-    bound_ratio: float
+    bound_ratio: float = _AMOUNT
     binding_bound: str = "compute"
-    utilization: dict[str, float]
-    offchip_bytes: dict[str, int]
-    onchip_bytes: int
-    peak_scratchpad_slots: int
-    scratchpad_slots: int
+    utilization: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]]
+    offchip_bytes: dict[str, Annotated[int, Field(ge=0)]]
+    onchip_bytes: int = _COUNT
+    peak_scratchpad_slots: int = _COUNT
+    scratchpad_slots: int = _COUNT
     policy: str
-    prefetch_reserve: float = 0.0
-    keyswitch: dict[str, int]
+    prefetch_reserve: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False)
+    keyswitch: dict[str, Annotated[int, Field(ge=0)]]
     energy: Energy | None = None
-    compile_seconds: dict[str, float] = {}
+    compile_seconds: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = {}
     compile_passes: list[dict[str, float | int | str]] = []
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -243,3 +251,27 @@ def make_report(
         compile_seconds=compile_seconds or {},
         compile_passes=compile_passes or [],
     )
+
+
+def load_report(path) -> "Report":
+    """Read a ``report.json`` written by `Compiled.write` (``fhec report``).
+
+    Raises `ReportFormatError` naming the file and the first bad field for a file that
+    cannot be read, is not UTF-8 JSON, or holds impossible values (negative cycles...).
+    """
+    from fhec.errors import ReportFormatError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise ReportFormatError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ReportFormatError(f"{path} is not a text file; pass the report.json that `fhec compile --out` wrote") from None
+    try:
+        return Report.model_validate_json(text)
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        at = f"field '{field}': " if field else ""
+        raise ReportFormatError(f"{path} is not a valid fhec report: {at}{first['msg']}") from None
