@@ -18,6 +18,7 @@ import numpy as np
 from fhec.analysis.bounds import Bounds, lower_bounds
 from fhec.backends.streams import Streams
 from fhec.backends.target import Target
+from fhec.errors import InvalidArgumentError
 from fhec.ir.he import HeProgram
 from fhec.ir.lowered import LoweredProgram
 from fhec.ir.schedule import DataSchedule
@@ -153,6 +154,8 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     and what tracing and the passes raise.
     """
     policy, prefetch_reserve = _check_options(policy, prefetch_reserve)
+    if progress is not None and not callable(progress):
+        raise InvalidArgumentError(f"progress = {progress!r:.40} must be a function of the pass name, or None.")
     options = options_for(target, keyswitch=keyswitch, policy=policy, prefetch_reserve=prefetch_reserve,
                           hoisting=hoisting)
     tgt = options.target

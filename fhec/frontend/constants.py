@@ -93,7 +93,8 @@ def vector(params: Params, values, where: str | None, what: str = "constant") ->
 def constant(params: Params, value, where: str | None):
     """A constant operand as stored in a node: a scalar, or a `Const` slot vector."""
     if isinstance(value, (np.ndarray, list, tuple)):
-        if np.ndim(value) == 0:
-            return scalar(params, np.asarray(value).item(), where)
-        return Const(vector(params, value, where))
+        array = as_1d_array(value, "the constant", error=InvalidPlaintextError, where=where)
+        if array.ndim == 0:
+            return scalar(params, array.item(), where)
+        return Const(vector(params, array, where))
     return scalar(params, value, where)

@@ -20,6 +20,7 @@ from fhec.errors import InvalidPlaintextError, ProgramError, TooManyValuesError
 from fhec.frontend import constants
 from fhec.ir.he import Const
 from fhec.ir.he_types import row_length
+from fhec.schemes.encoding import reduce_mod
 from fhec.schemes.params import Params
 
 
@@ -79,7 +80,10 @@ def diagonals_of(params: Params, matrix, where: str | None) -> tuple[tuple[int, 
     if isinstance(matrix, dict):
         diags = _dict_diagonals(params, matrix, where)
     else:
-        arr = np.asarray(matrix)
+        try:
+            arr = np.asarray(matrix)
+        except (TypeError, ValueError) as e:  # ragged rows
+            raise ProgramError(f"linear_transform needs a 2-D matrix with rows of equal length: {e}", where) from None
         if arr.ndim != 2:
             raise ProgramError(f"linear_transform needs a 2-D matrix or a {{step: vector}} dict, got shape {arr.shape}.", where)
         if params.scheme == "ckks":
@@ -89,9 +93,12 @@ def diagonals_of(params: Params, matrix, where: str | None) -> tuple[tuple[int, 
             if not np.all(np.isfinite(arr)):
                 raise InvalidPlaintextError("the matrix holds NaN or infinite values.", where)
         else:
-            if not np.issubdtype(arr.dtype, np.integer):
+            if not np.issubdtype(arr.dtype, np.integer) and arr.dtype != object:
                 raise InvalidPlaintextError(f"BGV matrices must hold integers, got dtype {arr.dtype}.", where)
-            arr = np.mod(arr.astype(np.int64), params.plain_modulus)
+            try:  # exact for any integer dtype (uint64 must not wrap through int64)
+                arr = reduce_mod(arr, params.plain_modulus, "matrix entries").astype(np.int64)
+            except InvalidPlaintextError as e:
+                raise InvalidPlaintextError(e.bare_message, where) from None
         diags = _matrix_diagonals(params, arr, where)
     kept = [(k, s, v) for (k, s), v in sorted(diags.items(), key=lambda kv: (kv[0][1], kv[0][0])) if np.any(v != 0)]
     if not kept:

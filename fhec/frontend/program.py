@@ -63,7 +63,11 @@ class Program:
     Raises `ProgramError` for bad arguments.
     """
 
-    __hash__ = None  # mutable while tracing; equality is structural
+    def __hash__(self):  # mutable while tracing; equality is structural
+        raise ProgramError(
+            f"a Program is mutable while it is traced, so it cannot be a dict key or set member; key by its name "
+            f"({self.name!r}) or use id(program)."
+        )
 
     def __init__(
         self,
@@ -289,7 +293,12 @@ def program(
     """
 
     def trace(fn: Callable[..., Any]) -> Program:
-        code = fn.__code__
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            raise ProgramError(
+                f"@fhec.program(...) decorates a Python function (def f(x): ...), not {type(fn).__name__} {fn!r:.40}.",
+                caller_location(),
+            )
         where = format_location(code.co_filename, code.co_firstlineno)
         p = Program(name or fn.__name__, params, rescale=rescale, rotation_keys=rotation_keys,
                     max_rotation_keys=max_rotation_keys, loc=where)

@@ -208,7 +208,45 @@ class Cipher(_Handle):
             raise ProgramError(f"x ** k needs an integer k >= 1, got {k!r}.", loc)
         if k == 1:
             return self
+        depth, levels = (int(k) - 1).bit_length(), self._program.params.levels
+        if depth > levels + 1:
+            # Refuse before building a coefficient tuple of k entries (x ** 10**9): a
+            # product tree of that depth exceeds any parameter set of `levels` levels.
+            raise LevelExhaustedError(
+                f"x ** {k} needs {depth} levels of multiplication for its powers, but the parameters have "
+                f"{levels}; increase `levels` or lower the exponent.",
+                loc,
+            )
         return self._polynomial((0,) * int(k) + (1,), loc)
+
+    # -- Python protocols an encrypted value cannot support ---------------------------------
+
+    def _unsupported(self, what: str, fix: str):
+        raise ProgramError(f"{what} is not possible on an encrypted value: {fix}.", caller_location())
+
+    def __lt__(self, other):
+        self._unsupported("comparison (<, <=, >, >=)", "its value is unknown while tracing; approximate the "
+                          "comparison with x.polynomial(...) (e.g. a sign approximation)")
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __abs__(self):
+        self._unsupported("abs()", "approximate it with x.polynomial(...) (e.g. an even polynomial)")
+
+    def __matmul__(self, other):
+        self._unsupported("@", "for a plaintext matrix times this vector use x.linear_transform(matrix)")
+
+    __rmatmul__ = __matmul__
+
+    def __getitem__(self, index):
+        self._unsupported("indexing", "slots cannot be read while tracing; to isolate slot i multiply by a "
+                          "0/1 mask vector and rotate with x.rotate(i)")
+
+    def __iter__(self):
+        self._unsupported("iteration", "an encrypted value is one vector of slots; use sum_slots() or rotate()")
+
+    def __len__(self):
+        self._unsupported("len()", f"the value has {self._program.params.slots} slots (program.params.slots)")
 
     # -- slot movement --------------------------------------------------------------------
 
@@ -376,7 +414,11 @@ class Plain(_Handle):
                 f"declare one of them with p.input(...) to encrypt it, or combine the plain values before the program.",
                 caller_location(),
             )
-        return NotImplemented
+        raise ProgramError(
+            f"cannot combine the plain input {self._name!r} with {type(other).__name__} {other!r:.60}; plain inputs "
+            f"are only operands of + - * with a ciphertext.",
+            caller_location(),
+        )
 
     def __add__(self, other):
         return self._with_cipher(other, Cipher.__radd__)

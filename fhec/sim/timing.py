@@ -274,4 +274,4 @@ def load_report(path) -> "Report":
         first = e.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         at = f"field '{field}': " if field else ""
-        raise ReportFormatError(f"{path} is not a valid fhec report: {at}{first['msg']}") from None
+        raise ReportFormatError(f"{path} is not an fhec report (or a corrupt one): {at}{first['msg']}") from None

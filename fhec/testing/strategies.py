@@ -364,7 +364,9 @@ def inputs_for(program, *, full: bool = False):
     """A strategy of input dicts for `program`: CKKS floats in [-1, 1], BGV integers in
     [0, t), for every encrypted and plain input; vectors of 1..slots values (all slots
     when `full`)."""
-    program = getattr(program, "ir", program)
+    from fhec.frontend.program import as_he_program
+
+    program = as_he_program(program)
     p = program.params
     names = list(program.inputs) + list(program.plain_inputs)
     if p.scheme == "ckks":
