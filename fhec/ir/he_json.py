@@ -41,13 +41,18 @@ def params_from_dict(d: dict[str, Any]):
     _expect(d, dict, "params")
     d = dict(d)
     scheme = d.pop("scheme", None)
-    if scheme not in _PARAM_CLASSES:
+    if not isinstance(scheme, str) or scheme not in _PARAM_CLASSES:
         raise ProgramFormatError(f"params.scheme = {scheme!r}: expected 'ckks' or 'bgv'.")
     cls = _PARAM_CLASSES[scheme]
-    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    known = {f.name for f in fields}
     unknown = sorted(set(d) - known, key=repr)
     if unknown:
         raise ProgramFormatError(f"params has unknown field {unknown[0]!r}; {cls.__name__} takes {sorted(known)}.")
+    required = [f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    missing = [name for name in required if name not in d]
+    if missing:
+        raise ProgramFormatError(f"params lacks the field {missing[0]!r} ({cls.__name__} needs {required}).")
     return cls(**d)
 
 

@@ -16,7 +16,7 @@ import html
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, STREAM_ARITY, Streams, op_timing
 from fhec.backends.target import Target
@@ -30,6 +30,14 @@ from fhec.ir.schedule import DataSchedule
 _COUNT = Field(ge=0)
 _AMOUNT = Field(ge=0, allow_inf_nan=False)
 _NO_NAN = ConfigDict(frozen=True, allow_inf_nan=False)
+
+
+# The traffic classes `summary_rows` shows (those of `Traffic.as_dict`).
+_TRAFFIC_KEYS = (
+    "ksh_compulsory", "ksh_noncompulsory", "input_compulsory", "input_noncompulsory", "const_compulsory",
+    "const_noncompulsory", "output_compulsory", "output_noncompulsory", "intermediate_loads",
+    "intermediate_stores", "compulsory", "noncompulsory", "total",
+)
 
 
 class Energy(BaseModel):
@@ -99,6 +107,13 @@ class Report(BaseModel):
     energy: Energy | None = None
     compile_seconds: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = {}
     compile_passes: list[dict[str, float | int | str]] = []
+
+    @model_validator(mode="after")
+    def _complete_traffic(self) -> "Report":
+        missing = sorted(set(_TRAFFIC_KEYS) - set(self.offchip_bytes))
+        if missing:
+            raise ValueError(f"offchip_bytes lacks {missing}; it needs every traffic class {list(_TRAFFIC_KEYS)}")
+        return self
 
     def to_json(self, indent: int | None = 2) -> str:
         """The report as JSON (``Report.model_validate_json`` reads it back)."""
