@@ -360,8 +360,9 @@ def reduce_mod(values, t: int, what: str) -> np.ndarray:
     array = np.asarray(values)
     if array.dtype == object:
         flat = array.reshape(-1)
-        bad = next((v for v in flat if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_))), None)
-        if bad is not None:
+        bad = [v for v in flat if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_))][:1]
+        if bad:
+            bad = bad[0]
             raise InvalidPlaintextError(
                 f"BGV {what} must be integers, got {bad!r} ({type(bad).__name__}); pass ints (e.g. round() first)"
             )

@@ -123,22 +123,26 @@ class _CommonParams:
         for name, least, why in _COMMON_INTS:
             self._set(name, as_int(getattr(self, name), name, min=least, fix=f"at least {least}: {why}"))
         self._set("dnum", as_optional_int(self.dnum, "dnum", min=1))
-        primes = self.levels + self.base_limbs + self.special_primes
-        if primes > MAX_PRIMES:
-            raise ParameterError(
-                f"levels + base_limbs + special_primes = {primes} primes is more than fhec supports ({MAX_PRIMES}): "
-                f"a ciphertext would hold {primes} limbs per part. Use fewer levels."
-            )
         as_choice(self.keyswitch, "keyswitch", ("bv", "hybrid"))
         if self.security is not None:
             security = as_int(self.security, "security", fix="choose 128, 192 or 256 bits, or None to skip the check")
             self._set("security", security)
             max_log_qp(self.N, security)  # refuses an unknown level, or N below the standard
 
-    def _check_security_early(self, level_prime_bits: int) -> None:
-        """Refuse insecure parameters before deriving any prime (which, for absurd level
-        counts, would take long): every prime of b bits is above 2^(b-1), so this lower
-        bound of log2(Q·P) already decides most cases; `_check_security` does the exact test."""
+    def _check_before_derivation(self, level_prime_bits: int) -> None:
+        """Refuse insecure parameters and absurd prime counts before deriving any prime
+        (which, for absurd level counts, would take long): every prime of b bits is above
+        2^(b-1), so this lower bound of log2(Q·P) already decides most cases;
+        `_check_security` does the exact test."""
+        self._check_security_lower_bound(level_prime_bits)
+        primes = self.levels + self.base_limbs + self.special_primes
+        if primes > MAX_PRIMES:
+            raise ParameterError(
+                f"levels + base_limbs + special_primes = {primes} primes is more than fhec supports ({MAX_PRIMES}): "
+                f"a ciphertext would hold {primes} limbs per part. Use fewer levels."
+            )
+
+    def _check_security_lower_bound(self, level_prime_bits: int) -> None:
         if self.security is None:
             return
         word = self.word_bits - 1
@@ -285,7 +289,7 @@ class CKKSParams(_CommonParams):
         mpb = self.min_precision_bits
         if mpb is not None and (isinstance(mpb, bool) or not isinstance(mpb, (int, float)) or not 0 <= mpb < 64):
             raise ParameterError(f"min_precision_bits = {mpb!r} must be a number of bits in [0, 64), or None.")
-        self._check_security_early(self.scale_bits)
+        self._check_before_derivation(self.scale_bits)
         used: set[int] = set()
         base = self._derive_special_and_base(used)
         used.update(base)
@@ -387,7 +391,7 @@ class BGVParams(_CommonParams):
                 f"plain_modulus t = {self.plain_modulus} is too large for {bits}-bit level primes: "
                 f"t must be at least 4 bits smaller; raise modulus_bits or word_bits, or use a smaller t."
             )
-        self._check_security_early(bits)
+        self._check_before_derivation(bits)
         used = {self.plain_modulus}
         base = self._derive_special_and_base(used)
         used.update(base)
