@@ -385,7 +385,14 @@ def compare_outputs(
 
     CKKS: ``max|got - expected| <= 2^-bits * max(1, max|expected|)`` with bits =
     `rel_bits` or `default_required_bits` of the output's type. BGV: exact equality.
+    Raises `InvalidArgumentError` for a `rel_bits` that is not a number of bits in [0, 64].
     """
+    from fhec.errors import InvalidArgumentError
+    from fhec.validate import as_real
+
+    if rel_bits is not None:
+        rel_bits = as_real(rel_bits, "rel_bits", min=0.0, max=64.0, error=InvalidArgumentError,
+                           fix="the CKKS precision required, in bits (None: from each output's estimate)")
     program = as_he(program)
     params = program.params
     out = []

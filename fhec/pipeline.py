@@ -154,8 +154,8 @@ def _order_for_hint_reuse(program: HeProgram, o: Options) -> HeProgram:
 def keyswitch_policy(program: HeProgram, keyswitch: str | None) -> str:
     """The key-switching policy in force: `keyswitch`, else the parameters' method.
     Raises `ParameterError` for an unknown policy."""
-    policy = keyswitch or program.params.keyswitch
-    if policy not in KEYSWITCH_POLICIES:
+    policy = program.params.keyswitch if keyswitch is None else keyswitch
+    if not isinstance(policy, str) or policy not in KEYSWITCH_POLICIES:
         raise ParameterError(f"keyswitch={policy!r}: choose one of {', '.join(KEYSWITCH_POLICIES)}.")
     return policy
 

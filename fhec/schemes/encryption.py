@@ -94,7 +94,7 @@ def check_scale(params: Params, level: int, scale):
                         fix="pass an integer factor, or None for 1")
         if factor % t == 0:
             raise InvalidArgumentError(f"scale = {factor} is 0 mod t = {t}: the message would be lost; use 1.")
-        return factor
+        return factor % t  # the factor lives in Z_t
     value = as_real(scale, "scale", min=0.0, min_exclusive=True, error=InvalidArgumentError,
                     fix=f"use a positive number such as the level's scale {params.scale_at(level):.6g}")
     limit = sum(math.log2(q) for q in params.moduli_at(level)) - 1
