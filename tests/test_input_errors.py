@@ -107,16 +107,12 @@ def test_corrupt_streams_are_refused(compiled, tmp_path):
     struct.pack_into("<I", header, 12, 0)  # record count 0, body still there
     with pytest.raises(StreamFormatError, match="record count"):
         decode_stream(bytes(header) + good[32:])
-    unit = int(np.flatnonzero(compiled.streams.op < 16)[0])  # a compute entry
-    u = int(compiled.streams.unit[unit])
+    compute = int(np.flatnonzero(compiled.streams.op < 16)[0])  # a compute entry: it needs a modulus
+    unit = int(compiled.streams.unit[compute])
     mod = compiled.streams.mod.copy()
-    mod[unit] = 1022  # fits the 10-bit field, but no schedule uses... check_columns wants 0..1022: legal
-    body = bytearray(encode_stream(compiled.streams, u))
-    first = struct.unpack_from("<I", body, 32)[0]
-    struct.pack_into("<I", body, 32, first | (1023 << 6))  # "no modulus" on a compute op
-    if (first & 0x3F) < 16:
-        with pytest.raises(StreamFormatError, match="modulus"):
-            decode_stream(bytes(body))
+    mod[compute] = -1  # encoded as 1023, "no modulus"
+    with pytest.raises(StreamFormatError, match="without a modulus"):
+        decode_stream(encode_stream(compiled.streams.replace_columns(mod=mod), unit))
     compiled.write(tmp_path)
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     for field, value, match in [("N", 1024.5, "N"), ("slots", -3, "slots"), ("N", 1000, "power of two")]:
