@@ -34,6 +34,11 @@ def centered(c: int, t: int) -> int:
     return c - t if c > t // 2 else c
 
 
+def _int_hint(value) -> str:
+    rounded = float(value)
+    return f"pass an int, e.g. {round(rounded)}" if np.isfinite(rounded) else "pass a finite int"
+
+
 def scalar(params: Params, value, where: str | None):
     """A scalar constant as stored in the IR (int or float)."""
     if isinstance(value, (bool, np.bool_)):
@@ -44,7 +49,7 @@ def scalar(params: Params, value, where: str | None):
         if params.scheme == "bgv":
             raise InvalidPlaintextError(
                 f"BGV computes on integers mod t = {params.plain_modulus}; the constant {value!r} is not an "
-                f"integer (pass an int, e.g. {int(round(float(value)))}).",
+                f"integer ({_int_hint(value)}).",
                 where,
             )
         if not np.isfinite(value):
