@@ -448,7 +448,7 @@ class Evaluator:
         element g for σ_g(s)) to one decrypting under s."""
         self._check(ct)
         method = self._method(keyswitch)
-        if source != RELIN:
+        if not (isinstance(source, str) and source == RELIN):
             source = check_galois_element(self.params, source, "source")
         if not self.keys.has_key(source, method):
             raise MissingKeyError(
