@@ -14,18 +14,20 @@ ROOT = Path(fhec.errors.__file__).parent
 
 LAYERS: dict[str, set[str]] = {
     "errors": set(),
-    "ring": {"errors"},
-    "schemes": {"errors", "ring"},
-    "ir": {"errors", "ring", "schemes"},
-    "frontend": {"errors", "ring", "schemes", "ir"},
-    "backends": {"errors", "ir"},
-    "analysis": {"errors", "ring", "schemes", "ir", "backends"},
-    "passes": {"errors", "ring", "schemes", "ir", "backends", "analysis"},
-    "sim": {"errors", "ring", "schemes", "ir", "backends", "analysis"},
+    "validate": {"errors"},
+    "ring": {"errors", "validate"},
+    "schemes": {"errors", "validate", "ring"},
+    "ir": {"errors", "validate", "ring", "schemes"},
+    "frontend": {"errors", "validate", "ring", "schemes", "ir"},
+    "backends": {"errors", "validate", "ir"},
+    "analysis": {"errors", "validate", "ring", "schemes", "ir", "backends"},
+    "passes": {"errors", "validate", "ring", "schemes", "ir", "backends", "analysis"},
+    "sim": {"errors", "validate", "ring", "schemes", "ir", "backends", "analysis"},
 }
 """Layer -> the layers it may import (besides itself). Modules at the top of the package
 (the pipeline, the drivers, the CLI, `fhec.testing`) may import anything; no layer
-imports them, except `_jit` (the compile notice), which imports nothing of fhec."""
+imports them, except `_jit` (the compile notice), which imports nothing of fhec.
+`validate` (the shared argument checks) sits beside `errors`: every layer may use it."""
 
 LEAVES = {"_jit"}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from fhec.errors import ProgramError
 from fhec.ir.he import HeNode, HeProgram
 from fhec.ir.he_build import HeBuilder
 from fhec.ir.he_verify import verify_he
@@ -19,11 +20,15 @@ Rewrite = Callable[[HeBuilder, HeNode, tuple[int, ...]], int]
 
 def as_he(program) -> HeProgram:
     """An `HeProgram` from a `fhec.Program` (its ``.ir``) or an `HeProgram`."""
-    if isinstance(program, HeProgram):
-        return program
-    from fhec.frontend.program import Program, as_he_program
-
-    return as_he_program(program.ir if isinstance(program, Program) else program)
+    ir = getattr(program, "ir", program)  # a fhec.Program (the passes layer does not import the DSL)
+    if isinstance(ir, HeProgram):
+        return ir
+    text = repr(program)
+    raise ProgramError(
+        f"expected an fhec.Program (or a function decorated with @fhec.program), got {type(program).__name__} "
+        f"{text if len(text) <= 60 else text[:57] + '...'}; build one with fhec.Program(name, params) or load it "
+        f"with fhec.Program.from_json."
+    )
 
 
 def copy_node(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
