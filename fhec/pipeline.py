@@ -426,9 +426,15 @@ def _dump(index: int, name: str, ir: Any, dump_dir) -> None:
     if dump_dir is None:
         print(f"// ---- IR after {name} ----\n{text}")
         return
+    from fhec.backends.stream_files import write_file
+    from fhec.errors import OutputDirectoryError
+
     out = Path(dump_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{index:02d}-{name}.txt").write_text(text + "\n")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as e:
+        raise OutputDirectoryError(f"cannot create the dump directory {out}: {getattr(e, 'strerror', None) or e}") from None
+    write_file(out / f"{index:02d}-{name}.txt", text + "\n")
 
 
 def describe() -> str:
