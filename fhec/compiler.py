@@ -18,7 +18,7 @@ import numpy as np
 from fhec.analysis.bounds import Bounds, lower_bounds
 from fhec.backends.streams import Streams
 from fhec.backends.target import Target
-from fhec.errors import InvalidArgumentError
+from fhec.errors import InvalidArgumentError, TargetError
 from fhec.ir.he import HeProgram
 from fhec.ir.lowered import LoweredProgram
 from fhec.ir.schedule import DataSchedule
@@ -156,6 +156,8 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     policy, prefetch_reserve = _check_options(policy, prefetch_reserve)
     if progress is not None and not callable(progress):
         raise InvalidArgumentError(f"progress = {progress!r:.40} must be a function of the pass name, or None.")
+    if target is None:
+        raise TargetError("compile needs a target: a shipped name such as 'f1' or 'tiny', a .toml path, or a Target.")
     options = options_for(target, keyswitch=keyswitch, policy=policy, prefetch_reserve=prefetch_reserve,
                           hoisting=hoisting)
     tgt = options.target

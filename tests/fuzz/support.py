@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import fhec
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
-CI_EXAMPLES = 30
+CI_EXAMPLES = 60
 THOROUGH_EXAMPLES = 1000
 HANG_SECONDS = 30  # one example; the slowest legitimate one (a small compile) takes ~2 s
 

@@ -145,7 +145,7 @@ def _check(ok: bool, value, integer: bool) -> None:
         assert is_integer_value(value), f"accepted the non-integer {value!r} where an integer is meant"
 
 
-@fuzz_settings(ci=60, thorough=3000)
+@fuzz_settings(ci=250, thorough=3000)
 @given(name=st.sampled_from(sorted(SCHEME_CALLS)), value=weird_values())
 def test_scheme_api_with_wrong_types(keys_and_ct, name, value):
     call, integer = SCHEME_CALLS[name]
@@ -153,7 +153,7 @@ def test_scheme_api_with_wrong_types(keys_and_ct, name, value):
     _check(ok, value, integer)
 
 
-@fuzz_settings(ci=60, thorough=3000)
+@fuzz_settings(ci=250, thorough=3000)
 @given(name=st.sampled_from(sorted(DSL_CALLS)), value=weird_values())
 def test_dsl_with_wrong_types(name, value):
     call, integer = DSL_CALLS[name]
@@ -161,7 +161,7 @@ def test_dsl_with_wrong_types(name, value):
     _check(ok, value, integer)
 
 
-@fuzz_settings(ci=15, thorough=400)
+@fuzz_settings(ci=40, thorough=400)
 @given(name=st.sampled_from(sorted(RUN_CALLS)), value=weird_values())
 def test_drivers_with_wrong_types(keys_and_ct, name, value):
     call, integer = RUN_CALLS[name]
@@ -169,7 +169,7 @@ def test_drivers_with_wrong_types(keys_and_ct, name, value):
     _check(ok, value, integer)
 
 
-@fuzz_settings(ci=20, thorough=500)
+@fuzz_settings(ci=40, thorough=500)
 @given(values=st.one_of(
     st.lists(st.integers(-(2**70), 2**70), max_size=8),
     st.lists(st.integers(0, 2**64 - 1), max_size=8).map(lambda v: np.array(v, dtype=np.uint64)),

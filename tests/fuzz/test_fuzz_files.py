@@ -103,7 +103,7 @@ def test_text_stream_mutations(compiled, data):
     only_fhec_errors(lambda: parse_stream(text))
 
 
-@fuzz_settings(ci=20, thorough=500)
+@fuzz_settings(ci=30, thorough=500)
 @given(data=st.data())
 def test_stream_directory_mutations(compiled, data, tmp_path_factory):
     out = tmp_path_factory.mktemp("streams")
