@@ -176,7 +176,7 @@ def _expand_key_switches(program: HeProgram, o: Options) -> HeProgram:
     from fhec.passes.he_keyswitch import HOISTING, expand_key_switches
     from fhec.passes.keyswitch_choice import annotated_methods
 
-    if o.hoisting not in HOISTING:
+    if not isinstance(o.hoisting, str) or o.hoisting not in HOISTING:
         raise ParameterError(f"hoisting={o.hoisting!r}: choose one of {', '.join(HOISTING)}.")
     return expand_key_switches(program, annotated_methods(program), o.hoisting)
 

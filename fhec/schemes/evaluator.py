@@ -417,7 +417,7 @@ class Evaluator:
         if ct.parts > 2:
             ct = self.relinearize(ct, keyswitch=keyswitch)
         method = self._method(keyswitch)
-        steps = list(as_int_list(steps, "rotate_hoisted(ct, steps): steps", error=InvalidArgumentError))
+        steps = list(as_int_list(steps, "steps", error=InvalidArgumentError))
         galois = {k: galois_for_rotation(self.params, k) for k in steps}
         for k, g in galois.items():
             if g != 1 and not self.keys.has_key(g, method):

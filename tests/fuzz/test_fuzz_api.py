@@ -56,6 +56,8 @@ SCHEME_CALLS = {
     "Evaluator(?)": (lambda v, f: fhec.Evaluator(v), False),
     "Evaluator(keys, keyswitch=?)": (lambda v, f: fhec.Evaluator(f["ckks"][1], keyswitch=v), False),
     "ev.rotate(ct, ?)": (lambda v, f: f["ckks"][2].rotate(f["ckks"][3], v), True),
+    "ev.rotate_hoisted(ct, ?)": (lambda v, f: f["ckks"][2].rotate_hoisted(f["ckks"][3], v), False),
+    "ev.rotate_hoisted(ct, [?])": (lambda v, f: f["ckks"][2].rotate_hoisted(f["ckks"][3], [v]), True),
     "ev.rotate(?, 1)": (lambda v, f: f["ckks"][2].rotate(v, 1), False),
     "ev.add(ct, ?)": (lambda v, f: f["ckks"][2].add(f["ckks"][3], v), False),
     "ev.sub(bgv ct, ?)": (lambda v, f: f["bgv"][2].sub(f["bgv"][3], v), False),
@@ -134,6 +136,7 @@ RUN_CALLS = {
     "reference(?, inputs)": (lambda v: fhec.reference(v, {"x": [1.0]}), False),
     "run(p, keyswitch=?)": (lambda v: fhec.stats(_run_program(), keyswitch=v), False),
     "compile(target=?)": (lambda v: fhec.compile(_run_program(), target=v), False),
+    "compile(hoisting=?)": (lambda v: fhec.compile(_run_program(), target="tiny", hoisting=v), False),
     "compile(policy=?)": (lambda v: fhec.compile(_run_program(), target="tiny", policy=v), False),
     "compile(prefetch_reserve=?)": (lambda v: fhec.compile(_run_program(), target="tiny", prefetch_reserve=v), False),
 }
