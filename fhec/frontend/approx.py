@@ -22,6 +22,7 @@ import numpy as np
 from numpy.polynomial import Chebyshev
 
 from fhec.errors import PolynomialError
+from fhec.validate import as_1d_array
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,12 @@ class Approximation:
         return tuple(float(v) for v in self.poly.domain)
 
     def __call__(self, x):
-        return self.poly(x)
+        """The approximation evaluated in plaintext at `x` (a number or a 1-D vector).
+        Raises `PolynomialError` for anything else."""
+        values = as_1d_array(x, "the approximation's argument", error=PolynomialError)
+        if not (np.issubdtype(values.dtype, np.integer) or np.issubdtype(values.dtype, np.floating)):
+            raise PolynomialError(f"an Approximation is evaluated at real numbers, not {values.dtype} values.")
+        return self.poly(values)
 
 
 def _grid_size(degree: int) -> int:

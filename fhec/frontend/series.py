@@ -104,7 +104,7 @@ def series_of(params: Params, coeffs, basis: str | None, domain, where: str | No
     if isinstance(coeffs, (Polynomial, Chebyshev)) or type(coeffs).__module__.startswith("numpy.polynomial"):
         coeffs, basis, domain = _from_numpy(coeffs, basis, domain, where)
     basis = "power" if basis is None else basis
-    if basis not in BASES:
+    if not isinstance(basis, str) or basis not in BASES:
         raise PolynomialError(f"basis={basis!r} is unknown; use one of {', '.join(map(repr, BASES))}.", where)
     if isinstance(coeffs, (str, bytes)) or np.ndim(coeffs) != 1:
         raise PolynomialError(
