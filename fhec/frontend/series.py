@@ -95,6 +95,14 @@ def _scalar(params: Params, c, i: int, where):
     return constants.scalar(params, c.item() if isinstance(c, np.generic) else c, where)
 
 
+def _ndim(value) -> int:
+    """np.ndim, with ragged nesting (which numpy refuses) counted as not 1-D."""
+    try:
+        return np.ndim(value)
+    except ValueError:
+        return -1
+
+
 def series_of(params: Params, coeffs, basis: str | None, domain, where: str | None) -> tuple[tuple, str, tuple | None]:
     """The POLYNOMIAL attributes (coeffs, basis, domain) of a user's series; see the module doc."""
     from fhec.frontend.approx import Approximation
@@ -106,7 +114,7 @@ def series_of(params: Params, coeffs, basis: str | None, domain, where: str | No
     basis = "power" if basis is None else basis
     if not isinstance(basis, str) or basis not in BASES:
         raise PolynomialError(f"basis={basis!r} is unknown; use one of {', '.join(map(repr, BASES))}.", where)
-    if isinstance(coeffs, (str, bytes)) or np.ndim(coeffs) != 1:
+    if isinstance(coeffs, (str, bytes)) or _ndim(coeffs) != 1:
         raise PolynomialError(
             f"polynomial() takes a 1-D sequence of coefficients (lowest degree first) or a numpy series, "
             f"got {coeffs!r}.",
