@@ -61,7 +61,7 @@ def verify_he(program: HeProgram) -> HeProgram:
             names[n.op].add(name)
         try:
             inferred = infer_type(program.params, n.op, n.attr_dict, tuple(types[a] for a in n.args), n.loc)
-        except (FhecError, InternalError, KeyError, TypeError, ValueError) as e:
+        except (FhecError, InternalError, KeyError, TypeError, ValueError, ArithmeticError) as e:
             _fail(program, f"{where}: {type(e).__name__}: {e}")
         if inferred != n.type:
             _fail(program, f"{where}: stored type {n.type} differs from inferred {inferred}")
