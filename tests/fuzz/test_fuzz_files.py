@@ -45,7 +45,7 @@ def test_target_toml_mutations(text):
     ok, target = _load_target_file(text)
     if ok:  # a target that loads is usable by the schedulers
         assert target.cluster.count >= 1 and target.memory.bandwidth_gb_s > 0
-        assert target.register_file_rvecs(target.n_min) >= 3
+        assert target.scratchpad_rvecs(target.n_min) >= 3
 
 
 @fuzz_settings()
