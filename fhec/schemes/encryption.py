@@ -58,6 +58,14 @@ def _check_length(params: Params, values) -> np.ndarray:
             f"{arr.shape[0]} values do not fit in {params.slots} slots "
             f"(N = {params.N}); split the data over several ciphertexts or use a larger N."
         )
+    if params.scheme == "ckks":
+        # Before any range check looks at them: numbers only, finite.
+        try:
+            numbers = arr.astype(np.complex128)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise InvalidPlaintextError(f"CKKS values must be real (or complex) numbers: {e}") from None
+        if not np.all(np.isfinite(numbers)):
+            raise InvalidPlaintextError("CKKS values must be finite (no NaN or infinity)")
     return arr
 
 
