@@ -133,7 +133,8 @@ def _type_from_dict(d: Any, where: str) -> HeType:
         raise ProgramFormatError(f"{where}.kind = {kind!r} is not a value kind.")
     keys = []
     for i, pair in enumerate(_field(d, "keys", list, where)):
-        if not (isinstance(pair, list) and len(pair) == 2 and pair[0] in {k.value for k in KeyKind}):
+        ok = isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+        if not (ok and pair[0] in {k.value for k in KeyKind}):
             raise ProgramFormatError(f"{where}.keys[{i}] must be [kind, step], got {pair!r:.60}.")
         keys.append(Key(KeyKind(pair[0]), _expect(pair[1], int, f"{where}.keys[{i}][1]")))
     return HeType(
