@@ -1,7 +1,9 @@
 """The optimizing passes on F1: baby-step giant-step, hoisting, and whole programs against
 their bounds.
 
-Linear transforms: a dense n×n matrix of uniform [-1, 1] values times an encrypted vector
+Linear transforms: a dense n×n matrix of uniform [-1/n, 1/n] values (row sums of |M| at
+most 1, so the product fits the modulus at one level, as fhec's value-range check demands)
+times an encrypted vector
 (CKKS, 32-bit words as F1 requires; N = 2^12 with 1 level for n = 64 and N = 2^14 with 3
 levels for n = 256: the most levels the HE standard's 128-bit limit allows at 30-bit scales), by the diagonal method (one rotation of the input
 per diagonal, written with single-diagonal transforms summed in manual mode) and by BSGS
@@ -40,7 +42,7 @@ def _params(N: int, levels: int = 3, **kw):
 
 
 def _matrix(n: int) -> np.ndarray:
-    return np.random.default_rng(n).uniform(-1, 1, (n, n))
+    return np.random.default_rng(n).uniform(-1, 1, (n, n)) / n
 
 
 LEVELS = {2**12: 1, 2**14: 3}

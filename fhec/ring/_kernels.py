@@ -263,6 +263,20 @@ def reduce_mod_2d(a, q, mu64, out):
             _reduce_row(a[r], q[r], mu64[r], out[r])
 
 
+@njit(cache=True)
+def lift_centered_2d(a, src, src_half, neg, q, mu64, out):
+    """Row r of `a` (residues mod src[r]) as residues mod q[r] of their centered
+    representatives: a mod q, plus (-src mod q) where a > src // 2 (src_half)."""
+    reduce_mod_2d(a, q, mu64, out)
+    for r in range(a.shape[0]):
+        h, n, m = src_half[r], neg[r], q[r]
+        row, o = a[r], out[r]
+        for k in range(row.shape[0]):
+            if row[k] > h:
+                v = o[k] + n
+                o[k] = v - m if v >= m else v
+
+
 # Negacyclic NTT (Harvey lazy butterflies, twiddles in bit-reversed order).
 #
 # Performance notes (measured at N = 2**16; each change was worth 1.5x-3x):

@@ -19,7 +19,8 @@ from operator import mul
 
 import numpy as np
 
-from fhec.ring.modarith import add_mod, mul_const_mod, reduce_mod
+from fhec.ring import _kernels as K
+from fhec.ring.modarith import add_mod, barrett_constants, mul_const_mod, reduce_mod
 from fhec.ring.ntt import intt, ntt
 
 
@@ -62,12 +63,13 @@ def lift_centered(x: np.ndarray, src: tuple[int, ...], dst: tuple[int, ...]) -> 
     removes its bias, so key-switching error no longer concentrates on a few slots, and it
     makes the division by dropped primes round to nearest instead of down.
     """
-    x = np.asarray(x, dtype=np.uint64)
-    s = np.array(src, dtype=np.uint64)[:, None]
-    d = np.array(dst, dtype=np.uint64)[:, None]
-    r = reduce_mod(x, dst)
-    neg = np.broadcast_to((d - s % d) % d, x.shape).copy()  # -src[i] mod dst[i]
-    return np.where(x > s // np.uint64(2), add_mod(r, neg, dst), r)
+    x = np.ascontiguousarray(x, dtype=np.uint64)
+    s = np.array(src, dtype=np.uint64)
+    d = np.array(dst, dtype=np.uint64)
+    qs, _, _, mu64 = barrett_constants(tuple(int(m) for m in dst))
+    out = np.empty_like(x)
+    K.lift_centered_2d(x, s, s // np.uint64(2), (d - s % d) % d, qs, mu64, out)
+    return out
 
 
 def to_rns(coeffs: np.ndarray, moduli: tuple[int, ...]) -> np.ndarray:
@@ -134,14 +136,14 @@ def fast_base_convert(
     """
     first, second = bconv_constants(src, dst, pre, post)
     y = mul_const_mod(x, first, src)
-    out = np.empty((len(dst), x.shape[1]), dtype=np.uint64)
-    for j, d in enumerate(dst):
-        acc = None
-        for i in range(len(src)):
-            lifted = lift_centered(y[i : i + 1], (src[i],), (d,))
-            term = mul_const_mod(lifted, second[j, i : i + 1], (d,))
-            acc = term if acc is None else add_mod(acc, term, (d,))
-        out[j] = acc[0]
+    n = x.shape[1]
+    out = None
+    # One source prime at a time, every target prime at once; the sum is exact modular
+    # arithmetic, so its order does not change a single residue.
+    for i in range(len(src)):
+        lifted = lift_centered(np.broadcast_to(y[i], (len(dst), n)), (src[i],) * len(dst), dst)
+        term = mul_const_mod(lifted, second[:, i], dst)
+        out = term if out is None else add_mod(out, term, dst)
     return out
 
 
