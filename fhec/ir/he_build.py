@@ -156,6 +156,14 @@ class HeBuilder:
                 loc,
             )
         limit = ranges.value_limit(self.params, typ.level, typ.scale, typ.noise)
+        if typ.bound is not None and typ.bound > limit and typ.bound <= ranges.value_limit(
+            self.params, typ.level, typ.scale
+        ):
+            # The message fits; its error tail does not. That is a precision failure (BV
+            # key switching at small primes), which the precision guard reports
+            # (`fhec.schemes.precision`: PrecisionError, or a warning, or nothing with
+            # min_precision_bits=None), not a value overflow.
+            limit = ranges.value_limit(self.params, typ.level, typ.scale)
         if typ.bound is not None and typ.bound > limit:
             p = self.params
             raise ValueOverflowError(
