@@ -20,6 +20,7 @@ import numpy as np
 from fhec.errors import (
     LevelExhaustedError,
     MixedProgramsError,
+    ParameterError,
     PlaintextOperandError,
     ProgramError,
     SchemeMismatchError,
@@ -324,18 +325,29 @@ class Cipher(_Handle):
             return self
         return self._apply(lambda: self._b.sum_slots(self._id, int(n), loc))
 
-    def linear_transform(self, matrix) -> "Cipher":
-        """Plaintext matrix times this encrypted vector.
+    def linear_transform(self, matrix, hoisting: str | None = None) -> "Cipher":
+        """Plaintext matrix times this encrypted vector (baby-step giant-step).
 
         `matrix` is a 2-D array-like (m x n, at most slots x slots, zero-padded), or a dict
         ``{k: vector}`` meaning ``sum_k vector ⊙ rotate(x, k)`` (for BGV also
         ``{("swap", k): vector}`` for terms on the swapped rows). Kept as one IR op.
+        `hoisting`: how the baby-step rotations of this vector share their decomposition:
+        "single" (one mod-up for all), "none", or None/"auto" (the compile option,
+        `fhec.compile(..., hoisting=...)`, decides). "double" is not built yet and is
+        refused with a `ParameterError`.
         """
         loc = caller_location()
         from fhec.frontend.matrices import diagonals_of
 
         diagonals = diagonals_of(self._program.params, matrix, loc)
-        return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc))
+        if hoisting == "double":
+            raise ParameterError(
+                "linear_transform(hoisting='double'): double hoisting is not built yet; use 'single', 'none' "
+                "or 'auto'.", loc)
+        if hoisting not in (None, "auto", "single", "none"):
+            raise ParameterError(f"linear_transform(hoisting={hoisting!r}): choose 'auto', 'single' or 'none'.", loc)
+        mode = None if hoisting in (None, "auto") else hoisting
+        return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc, hoisting=mode))
 
     def polynomial(self, coeffs, basis: str | None = None, domain=None) -> "Cipher":
         """sum_i coeffs[i] * B_i(u), B_i = u^i (basis="power", the default) or the

@@ -379,11 +379,14 @@ class HeBuilder:
     def sum_slots(self, a: int, n: int, loc: str | None) -> int:
         return self.emit(HeOp.SUM_SLOTS, (self.two_parts(a, loc),), attrs_of(n=int(n)), loc)
 
-    def linear_transform(self, a: int, diagonals: tuple, loc: str | None) -> int:
+    def linear_transform(self, a: int, diagonals: tuple, loc: str | None, hoisting: str | None = None) -> int:
+        """LINEAR_TRANSFORM of the diagonals; `hoisting` ("single" / "none") is an
+        attribute only when given (None: the compile option decides)."""
         a = self.two_parts(a, loc)
         self._check_level_left(a, loc, None)
         ps = self._plain_scale(a)
-        m = self.emit(HeOp.LINEAR_TRANSFORM, (a,), attrs_of(diagonals=diagonals, plain_scale=ps), loc)
+        extra = {"hoisting": hoisting} if hoisting is not None else {}
+        m = self.emit(HeOp.LINEAR_TRANSFORM, (a,), attrs_of(diagonals=diagonals, plain_scale=ps, **extra), loc)
         return self.after_multiply(m, loc)
 
     def polynomial(self, a: int, coeffs: tuple, loc: str | None, basis: str = "power", domain=None) -> int:

@@ -117,6 +117,8 @@ def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -
     params = b.params
     check_diagonals(params, attrs["diagonals"])
     ps, row = attrs["plain_scale"], row_length(params)
+    # a per-transform hoisting choice travels on its baby-step rotations to the key-switch expansion
+    hoisting = {"hoisting": attrs["hoisting"]} if attrs.get("hoisting") else {}
     x_bound = b.type_of(x).bound
 
     def sum_hint(abs_sum) -> tuple:
@@ -142,7 +144,8 @@ def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -
             inner, inner_abs = None, None
             for j, vec in sorted(giants[g], key=lambda t: t[0]):
                 if j % row not in babies:
-                    babies[j % row] = b.emit(HeOp.ROTATE, (source,), attrs_of(step=j % row), loc) if j % row else source
+                    baby_attrs = attrs_of(step=j % row, **hoisting)
+                    babies[j % row] = b.emit(HeOp.ROTATE, (source,), baby_attrs, loc) if j % row else source
                 diag = Const(_rotate_slots(params, vec.array, -g)) if g % row else vec
                 term = b.emit(HeOp.MUL_CONST, (babies[j % row],), attrs_of(value=diag, plain_scale=ps), loc)
                 if x_bound is not None:

@@ -73,7 +73,8 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
     hoisted_digits: dict[tuple[int, str], int] = {}  # (new source id, method) -> shared mod_up
 
     def hoist(node: HeNode) -> bool:
-        return hoisting == "single" or (hoisting == "auto" and sharing[(node.args[0], method_of(node))] >= 2)
+        mode = node.attr("hoisting", None) or hoisting  # a rotation's own choice (linear_transform) wins
+        return mode == "single" or (mode == "auto" and sharing[(node.args[0], method_of(node))] >= 2)
 
     def rewrite(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
         if node.op not in KEY_SWITCHING:

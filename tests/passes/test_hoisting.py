@@ -104,3 +104,32 @@ def test_closed_form_rotation_counts_match_the_lowering(params, method, hoisting
     want = rotation_counts(L, alpha, 3, method=method, hoisting=hoisting, bgv=params.scheme == "bgv")
     want["ADD"] += 2 * 2 * L  # the two additions of the rotated ciphertexts
     assert {k: v for k, v in got.items() if v} == {k: v for k, v in want.items() if v}
+
+
+def _transform(hoisting=None):
+    p = fhec.Program("lt", CKKS)
+    M = np.random.default_rng(5).uniform(-1, 1, (16, 16)) / 16
+    p.output("y", p.input("x").linear_transform(M, hoisting=hoisting))
+    return p
+
+
+@pytest.mark.parametrize("node, compile_option, hoisted", [
+    (None, "auto", True), (None, "none", False), ("none", "auto", False), ("single", "none", True),
+])
+def test_a_transform_s_own_hoisting_choice_wins_over_the_compile_option(node, compile_option, hoisted):
+    ops = Counter(n.op.value for n in _expanded(_transform(node), "hybrid", compile_option).nodes)
+    assert (ops["digits_automorphism"] > 0) is hoisted
+
+
+def test_transform_hoisting_choices_stay_bit_identical():
+    x = np.linspace(-1, 1, CKKS.slots)
+    for mode in ("none", "single"):
+        rr = run_detailed(_transform(mode), {"x": x}, seed=3)
+        for name, ct in rr.eager().items():
+            np.testing.assert_array_equal(rr.ciphertexts[name].data, ct.data)
+
+
+@pytest.mark.parametrize("bad", ["double", "always", 1])
+def test_transform_hoisting_refuses_what_is_not_built(bad):
+    with pytest.raises(fhec.ParameterError, match="hoisting"):
+        _transform(bad)
