@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import fhec
+from fhec.analysis.stats import instruction_stats
 from fhec.evaluate import prepare
 from fhec.frontend.matrices import diagonals_of
 
@@ -80,7 +81,7 @@ def _row(group: str, name: str, program, **compile_kw) -> dict:
     return {
         "group": group, "name": name,
         "rotations": ops["rotate"],
-        "modmuls_M": round(_modmuls(fhec.stats(program, **compile_kw)["ops"], program.params.N) / 1e6, 1),
+        "modmuls_M": round(_modmuls(instruction_stats(c.lowered)["ops"], program.params.N) / 1e6, 1),
         "cycles": r.cycles,
         "cycles/bound": round(r.bound_ratio, 2),
         "binding": r.binding_bound,

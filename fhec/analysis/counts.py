@@ -12,6 +12,11 @@ def bv_keyswitch_counts(L: int) -> dict[str, int]:
     return {"INTT": L, "NTT": L * (L - 1), "MUL": 2 * L * L, "ADD": 2 * L * (L - 1), "MUL_CONST": 0, "BCONV": 0}
 
 
+def digit_sizes(L: int, alpha: int) -> list[int]:
+    """Primes per hybrid digit at L limbs: ceil(L/alpha) digits of alpha, the last maybe fewer."""
+    return [min(alpha, L - j * alpha) for j in range(-(-L // alpha))]
+
+
 def hybrid_keyswitch_counts(L: int, alpha: int, bgv: bool = False) -> dict[str, int]:
     """Hybrid key switching at L limbs of Q with alpha special primes (digits of alpha primes).
 
@@ -25,7 +30,7 @@ def hybrid_keyswitch_counts(L: int, alpha: int, bgv: bool = False) -> dict[str, 
       alpha > 1 or BGV (the −t^{-1} factor); per Q limb alpha BCONV + (alpha − 1) ADD +
       1 NTT + 1 MUL_CONST + 1 ADD.
     """
-    sizes = [min(alpha, L - j * alpha) for j in range(-(-L // alpha))]
+    sizes = digit_sizes(L, alpha)
     d, K = len(sizes), L + alpha
     c = {"INTT": 0, "NTT": 0, "MUL": 0, "ADD": 0, "MUL_CONST": 0, "BCONV": 0}
     for a in sizes:
@@ -52,7 +57,7 @@ def _split(L: int, alpha: int, bgv: bool, method: str) -> tuple[dict[str, int], 
     if method == "bv":
         return {"INTT": L, "NTT": L * (L - 1)}, {"MUL": 2 * L * L, "ADD": 2 * L * (L - 1)}
     whole = hybrid_keyswitch_counts(L, alpha, bgv)
-    sizes = [min(alpha, L - j * alpha) for j in range(-(-L // alpha))]
+    sizes = digit_sizes(L, alpha)
     K = L + alpha
     up = {"INTT": sum(sizes), "MUL_CONST": sum(a for a in sizes if a > 1),
           "BCONV": sum((K - a) * a for a in sizes), "ADD": sum((K - a) * (a - 1) for a in sizes),

@@ -37,6 +37,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
+import numpy as np
+
 from fhec.ir.he import Const, HeOp, HeType, attrs_of, sorted_keys
 from fhec.ir.he_polynomial import polynomial_recipe
 from fhec.ir.he_types import IRTypeError, row_length
@@ -106,8 +108,6 @@ def bsgs_split(steps, row: int) -> int:
 def _rotate_slots(params, vec, step: int):
     """rot(vec, step) on plaintext slots: slot t receives slot t + step, cyclically within
     a CKKS vector or within each BGV row."""
-    import numpy as np
-
     row = row_length(params)
     rows = vec.reshape(-1, row)
     return np.roll(rows, -step, axis=1).reshape(-1)

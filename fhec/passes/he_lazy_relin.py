@@ -47,9 +47,8 @@ class _Form:
     relin: HeNode  # the relinearization whose attributes the merged one reuses
 
 
-def _plan(program: HeProgram) -> tuple[dict[int, _Form], set[int], set[int]]:
+def _plan(program: HeProgram, users: dict[int, list[int]]) -> tuple[dict[int, _Form], set[int], set[int]]:
     """(lazy forms by node id, merging ADD ids, absorbed leaf node ids) of `program`."""
-    users = program.users()
     params = program.params
     forms: dict[int, _Form] = {}
     merging: set[int] = set()
@@ -83,31 +82,26 @@ def lazy_relinearize(program) -> HeProgram:
     program = as_he(program)
     if program.options.rescale != "auto":
         return program
-    forms, merging, absorbed = _plan(program)
+    users = program.users()
+    forms, merging, absorbed = _plan(program, users)
     if not merging:
         return program
-    users = program.users()
     core: dict[int, int] = {}  # old id of a lazy value -> new id of its 3-part core
 
     def rewrite(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
         if node.id in absorbed:
-            # relinearize(t) and after(...) of a merged summand: stand for t's new id,
-            # which only the merging addition reads
-            inner = node if node.op is HeOp.RELINEARIZE else program.node(node.args[0])
-            core[node.id] = args[0] if node.op is HeOp.RELINEARIZE else core_of_leaf(inner, args)
+            # relinearize(t) and after(...) of a merged summand emit nothing: they stand
+            # for t's new id, which only the merging addition reads
+            core[node.id] = args[0] if node.op is HeOp.RELINEARIZE else core[node.args[0]]
             return core[node.id]
         if node.id not in merging:
             return copy_node(b, node, args)
         a, c = node.args
         core[node.id] = b.emit(HeOp.ADD, (core[a], core[c]), node.attrs, node.loc)
-        (user,) = users[node.id] if len(users[node.id]) == 1 else (None,)
-        if user is not None and user in merging:
+        if len(users[node.id]) == 1 and users[node.id][0] in merging:
             return core[node.id]  # the next addition absorbs this sum too
         form = forms[node.id]
         relin = b.emit(HeOp.RELINEARIZE, (core[node.id],), form.relin.attrs, form.relin.loc)
         return b.emit(form.after, (relin,), (), node.loc)
-
-    def core_of_leaf(inner: HeNode, args: tuple[int, ...]) -> int:
-        return core[inner.id]
 
     return rebuild(program, rewrite)
