@@ -164,10 +164,13 @@ def encode_scalar(params: Params, value, level: int | None = None, scale=None) -
     prime in every word (CKKS scale default: the level's canonical scale; BGV factor 1).
     Exact, where encoding `np.full(slots, value)` goes through a floating-point FFT.
     Raises `InvalidPlaintextError` for a value that is not a finite real (CKKS) or an
-    integer (BGV)."""
+    integer (BGV), and (CKKS) `ValueOverflowError` when |value| × scale reaches
+    Q_level / 2, as `encode` does."""
     level = params.top_level if level is None else level
     if params.scheme == "ckks":
         scale = params.scale_at(level) if scale is None else float(scale)
+        if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) and np.isfinite(value):
+            ranges.check_values_fit(params, np.array([float(value)]), level, scale, None, "the constant to encode")
     else:
         scale = 1 if scale is None else int(scale)
     k = scalar_integer(params, value, scale)

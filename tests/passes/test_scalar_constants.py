@@ -58,3 +58,11 @@ def test_bgv_encode_scalar_matches_vector_encoding_with_a_factor():
     a = encode_scalar(BGV, 300, 1, 5)
     b = encode(BGV, np.full(BGV.slots, 300), 1, 5)
     np.testing.assert_array_equal(a.data, b.data)
+
+
+@pytest.mark.parametrize("op", ["add", "multiply"])
+def test_a_scalar_too_large_for_the_modulus_is_refused_not_wrapped(op):
+    keys = fhec.keygen(CKKS, seed=1)
+    ct = fhec.encrypt(keys, np.zeros(CKKS.slots), seed=2)
+    with pytest.raises(fhec.ValueOverflowError, match="constant"):
+        getattr(fhec.Evaluator(keys), op)(ct, 1e30)
