@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import fhec
+from fhec.analysis.counts import modular_multiplies
 from fhec.analysis.stats import instruction_stats
 from fhec.evaluate import prepare
 from fhec.frontend.matrices import diagonals_of
@@ -67,11 +68,6 @@ def _diagonal(n: int, N: int):
     return p
 
 
-def _modmuls(ops: dict[str, int], N: int) -> int:
-    butterflies = N // 2 * int(math.log2(N))
-    return N * (ops["MUL"] + ops["MUL_CONST"] + ops["BCONV"]) + butterflies * (ops["NTT"] + ops["INTT"])
-
-
 def _row(group: str, name: str, program, **compile_kw) -> dict:
     t0 = time.perf_counter()
     c = fhec.compile(program, target="f1", verify=False, **compile_kw)
@@ -81,7 +77,7 @@ def _row(group: str, name: str, program, **compile_kw) -> dict:
     return {
         "group": group, "name": name,
         "rotations": ops["rotate"],
-        "modmuls_M": round(_modmuls(instruction_stats(c.lowered)["ops"], program.params.N) / 1e6, 1),
+        "modmuls_M": round(modular_multiplies(instruction_stats(c.lowered)["ops"], program.params.N) / 1e6, 1),
         "cycles": r.cycles,
         "cycles/bound": round(r.bound_ratio, 2),
         "binding": r.binding_bound,

@@ -42,6 +42,11 @@ DIGITS_AUTOMORPHISM  ``automorphism_ntt(digit, galois)`` of every digit (hoisted
 KEY_MULT           ``keyswitch.key_mult(params, digits, keys.key(source, method), level)``
 MOD_DOWN           ``keyswitch.mod_down`` of both polynomials
 KS_ADD             ``(a0 + u0, a1 + u1)`` for a 3-part a, else ``(a0 + u0, u1)``
+ROTATE_EXT         ``ev.rotate_extended(a, step, keyswitch="hybrid")`` (over Q·P)
+KS_ADD_EXT         ``(P·a0 + u0, u1)`` over Q·P
+MUL_CONST_EXT      ``ev.multiply_extended(a, encode(value, a.level, plain_scale, extended=True))``
+ADD_EXT            ``ev.add_extended(a, b)``
+MOD_DOWN_EXT       ``ev.mod_down(a)``
 =================  ====================================================================
 
 Key-switching nodes use the method given to `run_he` (``methods=``: one for all or per
@@ -63,7 +68,7 @@ from fhec.passes.he_rotations import key_requirements
 from fhec.passes.he_rewrite import as_he
 from fhec.pipeline import PREPARED, run_prefix
 from fhec.reference import normalize_inputs, reference
-from fhec.schemes.ciphertext import Ciphertext, Plaintext
+from fhec.schemes.ciphertext import Ciphertext, ExtendedCiphertext, Plaintext
 from fhec.schemes.encryption import decrypt, encode, encode_scalar, encrypt, encryption_sampler
 from fhec.schemes.evaluator import Evaluator
 from fhec.ring.automorphism import automorphism_ntt
@@ -106,6 +111,8 @@ def make_keys(program, seed=None, keyswitch: str | None = None) -> KeySet:
     program = as_he(program)
     req = key_requirements(program)
     method = keyswitch or program.params.keyswitch  # only the keys the run will use
+    if method == "bv" and any(n.op is HeOp.ROTATE_EXT for n in program.nodes):
+        method = "both"  # double-hoisted rotations are hybrid whatever the default
     return keygen(program.params, seed=seed, keyswitch=method, **req.keygen_kwargs())
 
 
@@ -144,8 +151,10 @@ def plaintext_operand(params: Params, node: HeNode, level: int, scale, values) -
     ciphertext operand (at `level` with `scale`), encoded exactly as the evaluator does:
     additions at the operand's level and scale, multiplies at the node's ``plain_scale``
     (CKKS) or with factor 1 (BGV). `values` is the plain input's vector or the constant."""
-    if node.op in (HeOp.MUL_PLAIN, HeOp.MUL_CONST):
+    if node.op in (HeOp.MUL_PLAIN, HeOp.MUL_CONST, HeOp.MUL_CONST_EXT):
         scale = node.attr("plain_scale") if params.scheme == "ckks" else None
+    if node.op is HeOp.MUL_CONST_EXT:  # over Q·P, to multiply a double-hoisted value
+        return encode(params, _slot_vector(params, values), level, scale, extended=True)
     if not isinstance(values, Const) and np.ndim(values) == 0:  # a scalar: exact constant polynomial
         return encode_scalar(params, values, level, scale)
     return encode(params, _slot_vector(params, values), level, scale)
@@ -209,6 +218,17 @@ def _mod_down(ev: Evaluator, node: HeNode, args: list, kw: dict):
     return np.stack([ks.mod_down(ev.params, p, level) for p in u]), level
 
 
+def _ks_add_ext(ev: Evaluator, node: HeNode, args: list, kw: dict):
+    ct, (u, level) = args
+    c0 = ev._times_p_plus(ct.data[0], u[0], level)
+    return ExtendedCiphertext(ev.params, np.stack([c0, u[1]]), ct.level, ct.scale, ct.key_id, node.type.noise)
+
+
+def _mul_const_ext(ev: Evaluator, node: HeNode, args: list, kw: dict):
+    (x,) = args
+    return ev.multiply_extended(x, plaintext_operand(ev.params, node, x.level, x.scale, node.attr("value")))
+
+
 def _ks_add(ev: Evaluator, node: HeNode, args: list, kw: dict):
     ct, (u, level) = args
     q = np.array(ct.moduli, dtype=np.uint64)
@@ -245,6 +265,12 @@ EXECUTORS: dict[HeOp, Executor] = {
     HeOp.KEY_MULT: _key_mult,
     HeOp.MOD_DOWN: _mod_down,
     HeOp.KS_ADD: _ks_add,
+    # double hoisting: values over Q·P (always hybrid)
+    HeOp.ROTATE_EXT: lambda ev, n, a, kw: ev.rotate_extended(a[0], n.attr("step"), keyswitch="hybrid"),
+    HeOp.KS_ADD_EXT: _ks_add_ext,
+    HeOp.MUL_CONST_EXT: _mul_const_ext,
+    HeOp.ADD_EXT: lambda ev, n, a, kw: ev.add_extended(a[0], a[1]),
+    HeOp.MOD_DOWN_EXT: lambda ev, n, a, kw: ev.mod_down(a[0]),
 }
 
 

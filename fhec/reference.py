@@ -194,6 +194,12 @@ SEMANTICS: dict[HeOp, Semantics] = {
     HeOp.KEY_MULT: lambda p, n, a, env: None,
     HeOp.MOD_DOWN: lambda p, n, a, env: None,
     HeOp.KS_ADD: _IDENTITY,
+    # double hoisting: a value over Q·P carries the message of the ciphertext it becomes
+    HeOp.ROTATE_EXT: lambda p, n, a, env: _rotate(p, a[0], n.attr("step")),
+    HeOp.KS_ADD_EXT: _IDENTITY,
+    HeOp.MUL_CONST_EXT: lambda p, n, a, env: _mul(p, a[0], _const(p, n.attr("value"))),
+    HeOp.ADD_EXT: lambda p, n, a, env: _mod(p, a[0] + a[1]),
+    HeOp.MOD_DOWN_EXT: _IDENTITY,
 }
 
 

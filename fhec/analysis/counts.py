@@ -6,6 +6,8 @@ tested against what those emitters actually produce.
 
 from __future__ import annotations
 
+import math
+
 
 def bv_keyswitch_counts(L: int) -> dict[str, int]:
     """F1 §2.4: L INTT + L(L−1) NTT + 2L² MUL + 2L(L−1) ADD at L limbs."""
@@ -87,3 +89,12 @@ def rotation_counts(L: int, alpha: int, rotations: int, *, method: str = "hybrid
     c["AUT"] += rotations * (2 * L + (digit_limbs if hoisting == "single" else 0))
     c["ADD"] += rotations * L
     return c
+
+
+def modular_multiplies(ops: dict[str, int], N: int) -> int:
+    """Modular multiplies of a limb program with `ops` (op name -> instruction count) at
+    ring degree N: N per MUL, MUL_CONST and BCONV instruction, N/2·log2 N butterflies per
+    NTT or INTT (Osiris and SimFHE count the same way)."""
+    butterflies = N // 2 * int(math.log2(N))
+    return N * (ops.get("MUL", 0) + ops.get("MUL_CONST", 0) + ops.get("BCONV", 0)) + butterflies * (
+        ops.get("NTT", 0) + ops.get("INTT", 0))

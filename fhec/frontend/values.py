@@ -332,20 +332,20 @@ class Cipher(_Handle):
         ``{k: vector}`` meaning ``sum_k vector ⊙ rotate(x, k)`` (for BGV also
         ``{("swap", k): vector}`` for terms on the swapped rows). Kept as one IR op.
         `hoisting`: how the baby-step rotations of this vector share their decomposition:
-        "single" (one mod-up for all), "none", or None/"auto" (the compile option,
-        `fhec.compile(..., hoisting=...)`, decides). "double" is not built yet and is
-        refused with a `ParameterError`.
+        "single" (one mod-up for all), "double" (also no mod-down per baby step: the
+        baby-step products are summed over Q·P and each giant step divides by P once;
+        its rotations use hybrid key switching whatever the default), "none", or
+        None/"auto" (the compile option, `fhec.compile(..., hoisting=...)`, decides
+        between single and none). "double" is chosen here, per transform, because it
+        changes the algorithm, and with it the exact ciphertext every driver computes.
         """
         loc = caller_location()
         from fhec.frontend.matrices import diagonals_of
 
         diagonals = diagonals_of(self._program.params, matrix, loc)
-        if hoisting == "double":
+        if hoisting not in (None, "auto", "single", "double", "none"):
             raise ParameterError(
-                "linear_transform(hoisting='double'): double hoisting is not built yet; use 'single', 'none' "
-                "or 'auto'.", loc)
-        if hoisting not in (None, "auto", "single", "none"):
-            raise ParameterError(f"linear_transform(hoisting={hoisting!r}): choose 'auto', 'single' or 'none'.", loc)
+                f"linear_transform(hoisting={hoisting!r}): choose 'auto', 'single', 'double' or 'none'.", loc)
         mode = None if hoisting in (None, "auto") else hoisting
         return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc, hoisting=mode))
 

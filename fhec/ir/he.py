@@ -65,6 +65,13 @@ class HeOp(enum.Enum):
     KEY_MULT = "key_mult"                  # Σ digit_d · hint_d (attrs: source "relin"|galois, step, method)
     MOD_DOWN = "mod_down"                  # hybrid: divide a key-switch pair by P
     KS_ADD = "ks_add"                      # ct + pair: (c0+u0, c1+u1) from 3 parts, (c0+u0, u1) from 2
+    # Double hoisting (Bossuat et al. 2021): values kept over Q·P between key switches
+    # (`fhec.ir.he_recipes`, linear_transform with hoisting="double"; hybrid only):
+    ROTATE_EXT = "rotate_ext"              # a rotation without its mod-down: the result over Q·P (attrs: step)
+    KS_ADD_EXT = "ks_add_ext"              # ct + pair over Q·P: (P·c0 + u0, u1), the piece ROTATE_EXT ends with
+    MUL_CONST_EXT = "mul_const_ext"        # Q·P value × constant encoded over Q·P (attrs: value, plain_scale)
+    ADD_EXT = "add_ext"                    # Q·P value + Q·P value (attrs: CKKS bound hint, as ADD)
+    MOD_DOWN_EXT = "mod_down_ext"          # Q·P value divided by P: back to a ciphertext over Q
 
     def __repr__(self) -> str:
         return f"HeOp.{self.name}"
@@ -72,8 +79,11 @@ class HeOp(enum.Enum):
 
 HIGH_LEVEL_OPS = frozenset({HeOp.SUM_SLOTS, HeOp.LINEAR_TRANSFORM, HeOp.POLYNOMIAL})
 KEY_SWITCH_PIECES = frozenset(
-    {HeOp.AUTOMORPHISM, HeOp.MOD_UP, HeOp.DIGITS_AUTOMORPHISM, HeOp.KEY_MULT, HeOp.MOD_DOWN, HeOp.KS_ADD}
+    {HeOp.AUTOMORPHISM, HeOp.MOD_UP, HeOp.DIGITS_AUTOMORPHISM, HeOp.KEY_MULT, HeOp.MOD_DOWN, HeOp.KS_ADD,
+     HeOp.KS_ADD_EXT}
 )
+EXTENDED_OPS = frozenset({HeOp.ROTATE_EXT, HeOp.KS_ADD_EXT, HeOp.MUL_CONST_EXT, HeOp.ADD_EXT, HeOp.MOD_DOWN_EXT})
+"""Ops producing or consuming values over Q·P (`ValueKind.EXTENDED`)."""
 KEY_SWITCHING_OPS = frozenset({HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS})
 INPUT_OPS = frozenset({HeOp.INPUT, HeOp.PLAIN_INPUT})
 
@@ -121,6 +131,7 @@ class ValueKind(enum.Enum):
     PLAIN = "pt"
     DIGITS = "digits"  # key-switch digits over the key-switching basis (after MOD_UP)
     KS_PAIR = "kspair"  # a key-switch result (u0, u1); over Q·P before MOD_DOWN of a hybrid switch
+    EXTENDED = "ctqp"  # a ciphertext over Q·P whose message is scaled by P (double hoisting)
 
 
 class KeyKind(enum.Enum):

@@ -380,7 +380,7 @@ class HeBuilder:
         return self.emit(HeOp.SUM_SLOTS, (self.two_parts(a, loc),), attrs_of(n=int(n)), loc)
 
     def linear_transform(self, a: int, diagonals: tuple, loc: str | None, hoisting: str | None = None) -> int:
-        """LINEAR_TRANSFORM of the diagonals; `hoisting` ("single" / "none") is an
+        """LINEAR_TRANSFORM of the diagonals; `hoisting` ("single" / "double" / "none") is an
         attribute only when given (None: the compile option decides)."""
         a = self.two_parts(a, loc)
         self._check_level_left(a, loc, None)

@@ -113,50 +113,119 @@ def _rotate_slots(params, vec, step: int):
     return np.roll(rows, -step, axis=1).reshape(-1)
 
 
+def _giant_groups(params, diagonals) -> dict[int, list[tuple[int, Const, Const]]]:
+    """BSGS grouping of one set of diagonals: giant step g -> [(baby step j, diagonal
+    pre-rotated by -g, original diagonal)], sorted by j, for the `bsgs_split` n1."""
+    row = row_length(params)
+    n1 = bsgs_split([step for step, _ in diagonals], row)
+    lo = min(_signed_step(step, row) for step, _ in diagonals)
+    giants: dict[int, list[tuple[int, Const, Const]]] = {}
+    for step, vec in diagonals:
+        k = _signed_step(step, row)
+        j = (k - lo) % n1 + lo
+        g = k - j
+        diag = Const(_rotate_slots(params, vec.array, -g)) if g % row else vec
+        giants.setdefault(g, []).append((j, diag, vec))
+    return {g: sorted(terms, key=lambda t: t[0]) for g, terms in sorted(giants.items())}
+
+
+class _Sums:
+    """A running sum of terms, emitted with `add_op`, whose nodes carry the bound hint
+    Σ|diag_k|·B of the diagonals included so far (see the module doc)."""
+
+    def __init__(self, b, add_op: HeOp, x_bound: float | None, loc):
+        self.b, self.add_op, self.x_bound, self.loc = b, add_op, x_bound, loc
+        self.value, self.abs = None, None
+
+    def add(self, term: int, abs_diag) -> None:
+        self.abs = abs_diag if self.abs is None else self.abs + abs_diag
+        if self.value is None:
+            self.value = term
+            return
+        hint = attrs_of() if self.x_bound is None else attrs_of(bound=float(self.abs.max()) * self.x_bound)
+        self.value = self.b.emit(self.add_op, (self.value, term), hint, self.loc)
+
+
+def _bsgs_single(b, source: int, giants, ps, hoisting: dict, x_bound, loc, out: _Sums) -> None:
+    """Σ_g rot_g(Σ_j diag'_{g,j} ⊙ rot_j(source)) with each rotation a whole key switch
+    (its mod-up shared by the baby steps when the key-switch expansion hoists it)."""
+    row = row_length(b.params)
+    babies: dict[int, int] = {}
+    for g, terms in giants.items():
+        inner = _Sums(b, HeOp.ADD, x_bound, loc)
+        for j, diag, vec in terms:
+            if j % row not in babies:
+                baby_attrs = attrs_of(step=j % row, **hoisting)
+                babies[j % row] = b.emit(HeOp.ROTATE, (source,), baby_attrs, loc) if j % row else source
+            term = b.emit(HeOp.MUL_CONST, (babies[j % row],), attrs_of(value=diag, plain_scale=ps), loc)
+            inner.add(term, abs(vec.array))
+        value = inner.value
+        if g % row:
+            value = b.emit(HeOp.ROTATE, (value,), attrs_of(step=g % row), loc)
+        out.add(value, inner.abs)
+
+
+def _bsgs_double(b, source: int, giants, ps, x_bound, loc, out: _Sums) -> None:
+    """Double hoisting (Bossuat et al. 2021, §3.3): the baby-step rotations stay over Q·P
+    (no mod-down), are multiplied by diagonals encoded over Q·P and summed there, and
+    each giant step's sum is divided by P once before its own rotation; the giant-step
+    rotations are summed over Q·P too, with one final mod-down.
+
+    The j = 0 terms (the source itself) are computed over Q and added after a mod-down:
+    mod_down(A + P·B) = mod_down(A) + B exactly (P·B vanishes mod P, so the correction
+    term is A's), which saves lifting them to Q·P."""
+    row = row_length(b.params)
+    ks = attrs_of(keyswitch="hybrid")
+    babies: dict[int, int] = {}
+    total = _Sums(b, HeOp.ADD_EXT, x_bound, loc)
+    direct = None  # the j = 0 term of the g = 0 group, over Q
+    for g, terms in giants.items():
+        ext = _Sums(b, HeOp.ADD_EXT, x_bound, loc)
+        plain_term, plain_abs = None, None
+        for j, diag, vec in terms:
+            if j % row == 0:
+                plain_term = b.emit(HeOp.MUL_CONST, (source,), attrs_of(value=diag, plain_scale=ps), loc)
+                plain_abs = abs(vec.array)
+                continue
+            if j % row not in babies:
+                babies[j % row] = b.emit(HeOp.ROTATE_EXT, (source,), attrs_of(step=j % row) + ks, loc)
+            term = b.emit(HeOp.MUL_CONST_EXT, (babies[j % row],), attrs_of(value=diag, plain_scale=ps), loc)
+            ext.add(term, abs(vec.array))
+        if g % row == 0:
+            if ext.value is not None:
+                total.add(ext.value, ext.abs)
+            direct = (plain_term, plain_abs) if plain_term is not None else None
+            continue
+        inner = _Sums(b, HeOp.ADD, x_bound, loc)
+        if ext.value is not None:
+            inner.add(b.emit(HeOp.MOD_DOWN_EXT, (ext.value,), (), loc), ext.abs)
+        if plain_term is not None:
+            inner.add(plain_term, plain_abs)
+        total.add(b.emit(HeOp.ROTATE_EXT, (inner.value,), attrs_of(step=g % row) + ks, loc), inner.abs)
+    if total.value is not None:
+        out.add(b.emit(HeOp.MOD_DOWN_EXT, (total.value,), (), loc), total.abs)
+    if direct is not None:
+        out.add(*direct)
+
+
 def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     params = b.params
     check_diagonals(params, attrs["diagonals"])
-    ps, row = attrs["plain_scale"], row_length(params)
-    # a per-transform hoisting choice travels on its baby-step rotations to the key-switch expansion
-    hoisting = {"hoisting": attrs["hoisting"]} if attrs.get("hoisting") else {}
+    ps, mode = attrs["plain_scale"], attrs.get("hoisting")
     x_bound = b.type_of(x).bound
-
-    def sum_hint(abs_sum) -> tuple:
-        # The ADD rule alone (the sum of each operand's max) would be looser than the
-        # row sums of |M|; see `he_types._additive`.
-        return attrs_of() if x_bound is None else attrs_of(bound=float(abs_sum.max()) * x_bound)
-
-    acc, total = None, None
+    out = _Sums(b, HeOp.ADD, x_bound, loc)
     for swap in (False, True):
         diagonals = [(step, vec) for step, sw, vec in attrs["diagonals"] if sw is swap]
         if not diagonals:
             continue
         source = b.emit(HeOp.SWAP_ROWS, (x,), (), loc) if swap else x
-        n1 = bsgs_split([step for step, _ in diagonals], row)
-        lo = min(_signed_step(step, row) for step, _ in diagonals)
-        babies: dict[int, int] = {}
-        giants: dict[int, list[tuple[int, Const]]] = {}
-        for step, vec in diagonals:
-            k = _signed_step(step, row)
-            j = (k - lo) % n1 + lo
-            giants.setdefault(k - j, []).append((j, vec))
-        for g in sorted(giants):
-            inner, inner_abs = None, None
-            for j, vec in sorted(giants[g], key=lambda t: t[0]):
-                if j % row not in babies:
-                    baby_attrs = attrs_of(step=j % row, **hoisting)
-                    babies[j % row] = b.emit(HeOp.ROTATE, (source,), baby_attrs, loc) if j % row else source
-                diag = Const(_rotate_slots(params, vec.array, -g)) if g % row else vec
-                term = b.emit(HeOp.MUL_CONST, (babies[j % row],), attrs_of(value=diag, plain_scale=ps), loc)
-                if x_bound is not None:
-                    inner_abs = abs(vec.array) if inner_abs is None else inner_abs + abs(vec.array)
-                inner = term if inner is None else b.emit(HeOp.ADD, (inner, term), sum_hint(inner_abs), loc)
-            if g % row:
-                inner = b.emit(HeOp.ROTATE, (inner,), attrs_of(step=g % row), loc)
-            if x_bound is not None:
-                total = inner_abs if total is None else total + inner_abs
-            acc = inner if acc is None else b.emit(HeOp.ADD, (acc, inner), sum_hint(total), loc)
-    return acc
+        giants = _giant_groups(params, diagonals)
+        if mode == "double":
+            _bsgs_double(b, source, giants, ps, x_bound, loc, out)
+        else:
+            # a per-transform hoisting choice travels on its baby-step rotations to the key-switch expansion
+            _bsgs_single(b, source, giants, ps, {"hoisting": mode} if mode else {}, x_bound, loc, out)
+    return out.value
 
 
 RECIPES: dict[HeOp, Recipe] = {

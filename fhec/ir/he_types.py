@@ -415,6 +415,47 @@ def _ks_add(params, attrs, args, loc):
     return cipher(params, a.level, a.scale, 2, nz.add_noise(a.noise, u.noise), bound=a.bound)
 
 
+# -- double hoisting: values over Q·P -------------------------------------------------
+# An extended value is typed like the ciphertext it becomes after MOD_DOWN_EXT (level,
+# scale, noise, bound); only its kind differs, so each rule is its Q counterpart's.
+
+
+def _as_cipher(t: HeType, op: HeOp) -> HeType:
+    _ks_input(t, op, (ValueKind.EXTENDED,))
+    return replace(t, kind=ValueKind.CIPHER)
+
+
+def _as_extended(t: HeType) -> HeType:
+    return replace(t, kind=ValueKind.EXTENDED)
+
+
+def _rotate_ext(params, attrs, args, loc):
+    _need(keyswitch_method(params, attrs) == "hybrid", "rotate_ext: double hoisting needs hybrid key switching")
+    _need(bool(params.special_moduli), "rotate_ext: the parameters have no special primes")
+    return _as_extended(_galois(HeOp.ROTATE, _rotation_key_of, None)(params, attrs, args, loc))
+
+
+def _ks_add_ext(params, attrs, args, loc):
+    return _as_extended(_ks_add(params, attrs, args, loc))
+
+
+def _mul_const_ext(params, attrs, args, loc):
+    (a,) = args
+    value = attrs["value"]
+    _need(isinstance(value, Const), "mul_const_ext multiplies by a slot vector")
+    return _as_extended(_mul_const(params, attrs, (_as_cipher(a, HeOp.MUL_CONST_EXT),), loc))
+
+
+def _add_ext(params, attrs, args, loc):
+    a, b = (_as_cipher(t, HeOp.ADD_EXT) for t in args)
+    return _as_extended(_additive(HeOp.ADD_EXT)(params, attrs, (a, b), loc))
+
+
+def _mod_down_ext(params, attrs, args, loc):
+    (a,) = args
+    return _same(_as_cipher(a, HeOp.MOD_DOWN_EXT))
+
+
 PRIMITIVE_RULES: dict[HeOp, Rule] = {
     HeOp.INPUT: _input,
     HeOp.PLAIN_INPUT: _plain_input,
@@ -443,11 +484,17 @@ PRIMITIVE_RULES: dict[HeOp, Rule] = {
     HeOp.KEY_MULT: _key_mult,
     HeOp.MOD_DOWN: _mod_down,
     HeOp.KS_ADD: _ks_add,
+    HeOp.ROTATE_EXT: _rotate_ext,
+    HeOp.KS_ADD_EXT: _ks_add_ext,
+    HeOp.MUL_CONST_EXT: _mul_const_ext,
+    HeOp.ADD_EXT: _add_ext,
+    HeOp.MOD_DOWN_EXT: _mod_down_ext,
 }
 
 ARITY: dict[HeOp, int] = {
     HeOp.INPUT: 0, HeOp.PLAIN_INPUT: 0, HeOp.ADD: 2, HeOp.SUB: 2, HeOp.MUL: 2,
     HeOp.ADD_PLAIN: 2, HeOp.SUB_PLAIN: 2, HeOp.MUL_PLAIN: 2, HeOp.KS_ADD: 2,
+    HeOp.KS_ADD_EXT: 2, HeOp.ADD_EXT: 2,
 }
 """Number of arguments of each op (1 when not listed)."""
 

@@ -24,11 +24,13 @@ class ConstRecipe:
     with `scale` (an addend: the ciphertext's scale; a CKKS multiplier: the node's
     ``plain_scale``; a BGV multiplier: None, factor 1).
     `source` is ("plain", input name) or ("value", Python scalar or `Const`).
+    `extended`: encoded over Q_level·P (a double-hoisted multiply).
     """
 
     source: tuple[str, Any]
     level: int
     scale: float | int | None
+    extended: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,7 +68,8 @@ class LoweredProgram:
             if not isinstance(value, Const) and np.ndim(value) == 0:
                 out[name] = encode_scalar(params, value, r.level, r.scale)
                 continue
-            out[name] = encode(params, value.array if isinstance(value, Const) else value, r.level, r.scale)
+            out[name] = encode(params, value.array if isinstance(value, Const) else value, r.level, r.scale,
+                               extended=r.extended)
         return out
 
     def output_ciphertexts(self, words: Mapping[int, np.ndarray], key_id: int) -> dict[str, Ciphertext]:

@@ -48,8 +48,10 @@ from fhec.passes.he_rewrite import as_he, copy_node, rebuild
 from fhec.passes.lower import key_switch_source
 from fhec.schemes.keys import RELIN
 
-KEY_SWITCHING = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS)
+KEY_SWITCHING = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.ROTATE_EXT)
 HOISTING = ("auto", "single", "none")
+KS_ADD_OF = {op: HeOp.KS_ADD for op in KEY_SWITCHING} | {HeOp.ROTATE_EXT: HeOp.KS_ADD_EXT}
+"""The piece a key switch ends with: a double-hoisted rotation keeps (P·c0 + u0, u1) over Q·P."""
 
 
 def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str = "auto") -> HeProgram:
@@ -73,6 +75,8 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
     hoisted_digits: dict[tuple[int, str], int] = {}  # (new source id, method) -> shared mod_up
 
     def hoist(node: HeNode) -> bool:
+        if node.op is HeOp.ROTATE_EXT:  # double hoisting: its baby steps share one mod-up
+            return sharing[(node.args[0], method_of(node))] >= 2
         mode = node.attr("hoisting", None) or hoisting  # a rotation's own choice (linear_transform) wins
         return mode == "single" or (mode == "auto" and sharing[(node.args[0], method_of(node))] >= 2)
 
@@ -85,29 +89,29 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
         method = method_of(node)
         (x,) = args
         if source != RELIN and hoist(node):
-            step = int(node.attr("step")) if node.op is HeOp.ROTATE else None
+            step = int(node.attr("step")) if node.op in (HeOp.ROTATE, HeOp.ROTATE_EXT) else None
             if (x, method) not in hoisted_digits:
                 hoisted_digits[(x, method)] = b.emit(HeOp.MOD_UP, (x,), attrs_of(part=1, method=method), node.loc)
             d = b.emit(HeOp.DIGITS_AUTOMORPHISM, (hoisted_digits[(x, method)],), attrs_of(galois=source, step=step), node.loc)
             u = b.emit(HeOp.KEY_MULT, (d,), attrs_of(source=source, step=step, method=method), node.loc)
-            if method == "hybrid":
+            if method == "hybrid" and node.op is not HeOp.ROTATE_EXT:
                 u = b.emit(HeOp.MOD_DOWN, (u,), (), node.loc)
             target = b.emit(HeOp.AUTOMORPHISM, (x,), attrs_of(galois=source, step=step), node.loc)
-            return b.emit(HeOp.KS_ADD, (target, u), (), node.loc)
+            return b.emit(KS_ADD_OF[node.op], (target, u), (), node.loc)
         if source == RELIN:
             target, part, step = x, 2, None
             if b.type_of(x).parts == 2:  # already relinearized: nothing to switch
                 return x
         else:
-            step = int(node.attr("step")) if node.op is HeOp.ROTATE else None
+            step = int(node.attr("step")) if node.op in (HeOp.ROTATE, HeOp.ROTATE_EXT) else None
             target = b.emit(HeOp.AUTOMORPHISM, (x,), attrs_of(galois=source, step=step), node.loc)
             part = 1
         d = b.emit(HeOp.MOD_UP, (target,), attrs_of(part=part, method=method), node.loc)
         src = "relin" if source == RELIN else source
         u = b.emit(HeOp.KEY_MULT, (d,), attrs_of(source=src, step=step, method=method), node.loc)
-        if method == "hybrid":
+        if method == "hybrid" and node.op is not HeOp.ROTATE_EXT:
             u = b.emit(HeOp.MOD_DOWN, (u,), (), node.loc)
-        return b.emit(HeOp.KS_ADD, (target, u), (), node.loc)
+        return b.emit(KS_ADD_OF[node.op], (target, u), (), node.loc)
 
     return rebuild(program, rewrite)
 

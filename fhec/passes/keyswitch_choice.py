@@ -26,7 +26,9 @@ from fhec.analysis.counts import bv_keyswitch_counts, hybrid_keyswitch_counts
 from fhec.schemes import noise as nz
 from fhec.schemes.precision import check_keyswitch
 
-KEY_SWITCH_OPS = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS)
+KEY_SWITCH_OPS = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.ROTATE_EXT)
+FIXED_METHODS = {HeOp.ROTATE_EXT: "hybrid"}
+"""Key switches whose algorithm fixes the method: a double-hoisted rotation stays over Q·P."""
 
 
 def keyswitch_cost(params, level: int, method: str, hint_weight: float = 4.0) -> float:
@@ -55,6 +57,9 @@ def choose_methods(program: HeProgram, policy: str = "auto", hint_weight: float 
     params = program.params
     for node in program.nodes:
         if node.op not in KEY_SWITCH_OPS:
+            continue
+        if node.op in FIXED_METHODS:
+            out[node.id] = FIXED_METHODS[node.op]
             continue
         if policy in ("bv", "hybrid"):
             out[node.id] = policy

@@ -41,7 +41,7 @@ def key_switch_source(params, node: HeNode) -> int | str | None:
     """The key a key-switching node needs ("relin" or a Galois element); None if no switch."""
     if node.op is HeOp.RELINEARIZE:
         return RELIN
-    if node.op is HeOp.ROTATE:
+    if node.op in (HeOp.ROTATE, HeOp.ROTATE_EXT):
         g = galois_for_rotation(params, int(node.attr("step")))
         return None if g == 1 else g
     if node.op in (HeOp.CONJUGATE, HeOp.SWAP_ROWS):
@@ -77,7 +77,9 @@ class _Lowering:
         if recipe not in self.const_rvecs:
             name = f"c{len(self.constants)}"
             self.constants[name] = recipe
-            self.const_rvecs[recipe] = self.emitter.const_rvecs(name, self.params.limbs_at(recipe.level))
+            limbs = self.params.limbs_at(recipe.level)
+            mods = self.emitter.ext_mods(recipe.level) if recipe.extended else np.arange(limbs)
+            self.const_rvecs[recipe] = self.emitter.const_rvecs(name, mods)
         return self.const_rvecs[recipe]
 
     def key(self, node: HeNode, source: int | str, method: str) -> str:
@@ -146,6 +148,19 @@ def _mul_const(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
         return em.mul_integer(a[0], scalar_integer(lw.params, v, lw.mul_scale(node)))
     recipe = ConstRecipe(("value", v), lw.arg_type(node).level, lw.mul_scale(node))
     return em.mul_plain(a[0], lw.const(recipe))
+
+
+def _mul_const_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    level = lw.arg_type(node).level
+    recipe = ConstRecipe(("value", node.attr("value")), level, lw.mul_scale(node), extended=True)
+    return em.ext_mul_plain(a[0], lw.const(recipe), level)
+
+
+def _rotate_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    """A double-hoisted rotation not yet split into pieces (always hybrid)."""
+    source = key_switch_source(lw.params, node)
+    name = lw.key(node, source, "hybrid")
+    return em.rotate_ext(a[0], source, name, lw.arg_type(node).level)
 
 
 def _mod_switch(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
@@ -257,6 +272,11 @@ EMITTERS: dict[HeOp, Emitter] = {
     HeOp.KEY_MULT: _key_mult,
     HeOp.MOD_DOWN: lambda lw, em, n, a: em.mod_down(a[0], n.type.level),
     HeOp.KS_ADD: _ks_add,
+    HeOp.ROTATE_EXT: _rotate_ext,
+    HeOp.KS_ADD_EXT: lambda lw, em, n, a: em.ks_add_ext(a[0], a[1], n.type.level),
+    HeOp.MUL_CONST_EXT: _mul_const_ext,
+    HeOp.ADD_EXT: lambda lw, em, n, a: em.ext_add(a[0], a[1], n.type.level),
+    HeOp.MOD_DOWN_EXT: lambda lw, em, n, a: em.mod_down(a[0], n.type.level),
 }
 """The lowering rule of every primitive HE op (high-level ops are expanded before)."""
 

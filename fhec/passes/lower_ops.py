@@ -84,12 +84,12 @@ class LimbEmitter:
         tags = np.stack([np.full(P.size, idx), P.ravel(), L.ravel()], axis=1)
         return self.builder.new_rvecs(RVecClass.INPUT, L.ravel(), tags).reshape(parts, limbs)
 
-    def const_rvecs(self, name: str, limbs: int) -> np.ndarray:
-        """Loaded CONST rvecs of one plaintext (NTT domain), shape (limbs,)."""
+    def const_rvecs(self, name: str, mods: np.ndarray) -> np.ndarray:
+        """Loaded CONST rvecs of one plaintext (NTT domain), one per modulus index in
+        `mods` (Q's prefix, or Q's prefix then P for an extended one), tagged by position."""
         idx = self.builder.add_name(RVecClass.CONST, name)
-        L = np.arange(limbs)
-        tags = np.stack([np.full(limbs, idx), L], axis=1)
-        return self.builder.new_rvecs(RVecClass.CONST, L, tags)
+        tags = np.stack([np.full(len(mods), idx), np.arange(len(mods))], axis=1)
+        return self.builder.new_rvecs(RVecClass.CONST, np.asarray(mods), tags)
 
     def ksh_rvecs(self, key_name: str, digit: int, component: int, rows: np.ndarray) -> np.ndarray:
         """KSH rvecs of one key digit/component at the given key rows (created once each)."""
@@ -301,6 +301,34 @@ class LimbEmitter:
         """(u0, u1) for polynomial x: mod_up → key_mult (→ mod_down for hybrid)."""
         u = self.digits_times_hint(x, key_name, level, method)
         return self.mod_down(u, level) if method == "hybrid" else u
+
+    # -- double hoisting: values over Q·P ------------------------------------------------
+
+    def ext_mods(self, level: int) -> np.ndarray:
+        """Modulus indices of a value over Q_level·P: Q's prefix, then the special primes."""
+        return self._ks_basis_mods(level, "hybrid")
+
+    def ks_add_ext(self, t: np.ndarray, u: np.ndarray, level: int) -> np.ndarray:
+        """(P·t0 + u0, u1) over Q·P: P·t0 on Q's limbs only (it vanishes mod P), so
+        u0's special limbs pass through."""
+        mods, L = self._mods(t.shape[1]), t.shape[1]
+        P = product(self.params.special_moduli)
+        scaled = self.mul_const(t[0], [P % q for q in self.params.moduli[:L]], mods)
+        c0 = np.concatenate([self.op(LimbOp.ADD, scaled, u[0][:L], mod=mods), u[0][L:]])
+        return np.stack([c0, u[1]])
+
+    def rotate_ext(self, a: np.ndarray, g: int, key_name: str, level: int) -> np.ndarray:
+        """A whole hybrid rotation without its mod-down: (P·σ_g(c0) + u0, u1) over Q·P."""
+        rot = self.automorphism(a, g)
+        return self.ks_add_ext(rot, self.digits_times_hint(rot[1], key_name, level, "hybrid"), level)
+
+    def ext_mul_plain(self, a: np.ndarray, pt: np.ndarray, level: int) -> np.ndarray:
+        mods = self.ext_mods(level)
+        return np.stack([self.op(LimbOp.MUL, p, pt, mod=mods) for p in a])
+
+    def ext_add(self, a: np.ndarray, b: np.ndarray, level: int) -> np.ndarray:
+        mods = self.ext_mods(level)
+        return np.stack([self.op(LimbOp.ADD, x, y, mod=mods) for x, y in zip(a, b)])
 
     def relinearize(self, a: np.ndarray, key_name: str, level: int, method: str) -> np.ndarray:
         u = self.key_switch(a[2], key_name, level, method)

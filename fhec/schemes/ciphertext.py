@@ -28,19 +28,21 @@ def _frozen(arr: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Plaintext:
-    """An encoded message: NTT-domain residues at a level, with its scale."""
+    """An encoded message: NTT-domain residues at a level, with its scale. `extended`:
+    encoded over Q_l·P, to multiply an `ExtendedCiphertext` (double hoisting)."""
 
     params: Params
     data: np.ndarray
     level: int
     scale: float | int
+    extended: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "data", _frozen(self.data))
 
     @property
     def moduli(self) -> tuple[int, ...]:
-        return self.params.moduli_at(self.level)
+        return self.params.moduli_at(self.level) + (self.params.special_moduli if self.extended else ())
 
     def __repr__(self) -> str:
         # The message is the user's data: show the shape, never the residues.
@@ -112,4 +114,41 @@ class Ciphertext:
         return (
             f"Ciphertext({self.params.scheme}, N={self.params.N}, level={self.level}, "
             f"limbs={self.limbs}, parts={self.parts}, scale={_scale_text(self)})"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class ExtendedCiphertext:
+    """A ciphertext over the key-switching basis Q_l·P whose message is scaled by P: what a
+    hybrid rotation holds before its mod-down (double hoisting, Bossuat et al. 2021).
+
+    ``(d0, d1)`` with d0 + d1·s = P·(c0 + c1·s) + (key-switching error) over Q_l·P.
+    Such values add and multiply by plaintexts encoded over Q_l·P like ciphertexts;
+    `fhec.Evaluator.mod_down` divides by P and returns the `Ciphertext` they stand for.
+    Level, scale and noise are those of that ciphertext. It is not a `Ciphertext`, so
+    nothing decrypts or serializes one by mistake.
+    """
+
+    params: Params
+    data: np.ndarray
+    level: int
+    scale: float | int
+    key_id: int
+    noise: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data", _frozen(self.data))
+
+    @property
+    def parts(self) -> int:
+        return self.data.shape[0]
+
+    @property
+    def moduli(self) -> tuple[int, ...]:
+        return self.params.moduli_at(self.level) + self.params.special_moduli
+
+    def __repr__(self) -> str:
+        return (
+            f"ExtendedCiphertext({self.params.scheme}, N={self.params.N}, level={self.level}, "
+            f"limbs={self.data.shape[1]} (Q·P), scale={_scale_text(self)})"
         )

@@ -115,8 +115,10 @@ def check_scale(params: Params, level: int, scale):
     return value
 
 
-def encode(params: Params, values, level: int | None = None, scale=None) -> Plaintext:
+def encode(params: Params, values, level: int | None = None, scale=None, *, extended: bool = False) -> Plaintext:
     """Encode up to `params.slots` values as a plaintext at `level` (default: top).
+    `extended`: residues over Q_level·P (the same integer polynomial, reduced mod the
+    special primes too), to multiply an `ExtendedCiphertext` (double hoisting).
 
     CKKS: real (or complex) values at `scale` (default: the level's canonical scale).
     BGV: integers mod t (the factor is 1).
@@ -130,7 +132,7 @@ def encode(params: Params, values, level: int | None = None, scale=None) -> Plai
     check_params(params)
     level = params.top_level if level is None else check_level(params, level)
     arr = _check_length(params, values)
-    moduli = params.moduli_at(level)
+    moduli = params.moduli_at(level) + (params.special_moduli if extended else ())
     if params.scheme == "ckks":
         scale = params.scale_at(level) if scale is None else check_scale(params, level, scale)
         ranges.check_values_fit(params, arr, level, scale, None, "the values to encode")
@@ -140,7 +142,7 @@ def encode(params: Params, values, level: int | None = None, scale=None) -> Plai
         coeffs = bgv_encode(arr, params.N, params.plain_modulus)
         if scale != 1:
             coeffs = (coeffs * scale) % params.plain_modulus
-    return Plaintext(params, ntt(to_rns(coeffs, moduli), moduli), level, scale)
+    return Plaintext(params, ntt(to_rns(coeffs, moduli), moduli), level, scale, extended)
 
 
 def scalar_integer(params: Params, value, scale=None) -> int:
@@ -251,6 +253,11 @@ def encrypt_plaintext(keys: KeySet, pt: Plaintext, *, seed=None) -> Ciphertext:
 
 def check_ciphertext(ct, what: str = "the ciphertext") -> Ciphertext:
     """`ct` if it is a `Ciphertext`, else `InvalidArgumentError`."""
+    if type(ct).__name__ == "ExtendedCiphertext":
+        raise InvalidArgumentError(
+            f"{what} is an ExtendedCiphertext over Q·P (a double-hoisted intermediate); divide it by P first: "
+            f"Evaluator.mod_down(x)."
+        )
     if not isinstance(ct, Ciphertext):
         raise InvalidArgumentError(
             f"{what} must be an fhec Ciphertext (from fhec.encrypt or an Evaluator), not {type(ct).__name__}; "

@@ -37,10 +37,11 @@ from fhec.ring.modarith import add_mod, mul_const_mod, mul_mod, neg_mod, sub_mod
 from fhec.ring.rns import divide_by_dropped
 from fhec.schemes import noise as nz
 from fhec.schemes import rules
-from fhec.schemes.ciphertext import Ciphertext, Plaintext
+from fhec.schemes.ciphertext import Ciphertext, ExtendedCiphertext, Plaintext
 from fhec.schemes.encryption import check_ciphertext, check_keys, encode, encode_scalar
 from fhec.schemes.keys import RELIN, KeySet, check_galois_element, galois_for_conjugation, galois_for_rotation
-from fhec.schemes.keyswitch import decompose, key_mult, key_switch, mod_down
+from fhec.schemes.keyswitch import decompose, key_mult, key_switch
+from fhec.schemes.keyswitch import mod_down as divide_by_p
 from fhec.schemes.precision import check_keyswitch
 from fhec.validate import as_1d_array, as_choice, as_int, as_int_list, as_real, is_int
 
@@ -405,18 +406,31 @@ class Evaluator:
         noise = nz.add_noise(ct.noise, nz.keyswitch_noise(self.params, ct.level, method))
         return Ciphertext(self.params, data, ct.level, ct.scale, ct.key_id, noise)
 
-    def rotate_hoisted(self, ct: Ciphertext, steps, *, keyswitch: str | None = None) -> dict[int, Ciphertext]:
+    def rotate_hoisted(
+        self, ct: Ciphertext, steps, *, keyswitch: str | None = None, mod_down: bool = True
+    ) -> dict[int, Ciphertext] | dict[int, ExtendedCiphertext]:
         """Several rotations of one ciphertext with one decomposition (single hoisting,
         Halevi–Shoup): c1 is decomposed once, and each rotation permutes the digits by
         σ_g before its key product. Returns step -> rotated ciphertext, each bit-identical
         to `rotate(ct, step)` (digits are lifted centered, which commutes with σ_g).
 
-        Raises `MissingRotationKeyError` as `rotate` does.
+        ``mod_down=False`` (hybrid only) skips the division by P: each result is an
+        `ExtendedCiphertext` (P·σ_g(c0) + u0, u1) over Q·P, for double hoisting (Bossuat
+        et al. 2021): multiply such values by plaintexts encoded over Q·P, add them, and
+        divide the sum by P once (`mod_down`). A step that is no rotation gives P·ct.
+
+        Raises `MissingRotationKeyError` as `rotate` does, and `InvalidArgumentError` for
+        ``mod_down=False`` with BV key switching (which has no P).
         """
         self._check(ct)
         if ct.parts > 2:
             ct = self.relinearize(ct, keyswitch=keyswitch)
         method = self._method(keyswitch)
+        if not mod_down and method != "hybrid":
+            raise InvalidArgumentError(
+                "rotate_hoisted(..., mod_down=False) keeps the results over Q·P, which only hybrid key switching has; "
+                "pass keyswitch='hybrid' (parameters with special_primes >= 1)."
+            )
         steps = list(as_int_list(steps, "steps", error=InvalidArgumentError))
         galois = {k: galois_for_rotation(self.params, k) for k in steps}
         for k, g in galois.items():
@@ -433,15 +447,83 @@ class Evaluator:
         out = {}
         for k, g in galois.items():
             if g == 1:
-                out[k] = ct
+                out[k] = ct if mod_down else self._lift_extended(ct)
                 continue
             turned = [automorphism_ntt(d, g, N) for d in digits]
             u0, u1 = key_mult(self.params, turned, self.keys.key(g, method), ct.level)
-            if method == "hybrid":
-                u0, u1 = mod_down(self.params, u0, ct.level), mod_down(self.params, u1, ct.level)
             c0 = automorphism_ntt(ct.data[0], g, N)
+            if not mod_down:
+                out[k] = ExtendedCiphertext(
+                    self.params, np.stack([self._times_p_plus(c0, u0, ct.level), u1]), ct.level, ct.scale, ct.key_id, noise
+                )
+                continue
+            if method == "hybrid":
+                u0, u1 = divide_by_p(self.params, u0, ct.level), divide_by_p(self.params, u1, ct.level)
             out[k] = Ciphertext(self.params, np.stack([add_mod(c0, u0, q), u1]), ct.level, ct.scale, ct.key_id, noise)
         return out
+
+    # -- double hoisting: values over Q·P --------------------------------------------
+
+    def _times_p_plus(self, c: np.ndarray, u: np.ndarray, level: int) -> np.ndarray:
+        """P·c + u over Q_level·P for c over Q_level: P·c vanishes mod every special prime."""
+        moduli = self.params.moduli_at(level)
+        P = 1
+        for p in self.params.special_moduli:
+            P *= p
+        q = np.array(moduli, dtype=np.uint64)
+        scaled = mul_const_mod(c, np.array([P % m for m in moduli], dtype=np.uint64), moduli)
+        L = len(moduli)
+        return np.concatenate([add_mod(scaled, u[:L], q), u[L:]])
+
+    def _lift_extended(self, ct: Ciphertext) -> ExtendedCiphertext:
+        zeros = np.zeros((len(self.params.special_moduli), self.params.N), dtype=np.uint64)
+        data = np.stack([self._times_p_plus(p, np.concatenate([np.zeros_like(p), zeros]), ct.level) for p in ct.data])
+        return ExtendedCiphertext(self.params, data, ct.level, ct.scale, ct.key_id, ct.noise)
+
+    def rotate_extended(self, ct: Ciphertext, k: int, *, keyswitch: str | None = None) -> ExtendedCiphertext:
+        """`rotate_hoisted(ct, [k], mod_down=False)[k]`: one rotation kept over Q·P."""
+        return self.rotate_hoisted(ct, [k], keyswitch=keyswitch, mod_down=False)[k]
+
+    def _check_extended(self, *xs) -> None:
+        for x in xs:
+            if not isinstance(x, ExtendedCiphertext):
+                raise InvalidArgumentError(
+                    f"expected an ExtendedCiphertext (from rotate_hoisted(..., mod_down=False)), not {type(x).__name__}"
+                )
+            if x.params.fingerprint != self.params.fingerprint or x.key_id != self.keys.key_id:
+                raise MismatchedParametersError("the value belongs to another parameter or key set than this Evaluator")
+
+    def multiply_extended(self, x: ExtendedCiphertext, pt: Plaintext) -> ExtendedCiphertext:
+        """x × pt over Q·P; pt encoded over Q·P (``encode(..., extended=True)``) at x's level."""
+        self._check_extended(x)
+        if not (isinstance(pt, Plaintext) and pt.extended and pt.level == x.level):
+            raise MismatchedParametersError(
+                f"an extended value at level {x.level} multiplies a plaintext encoded over Q·P at the same level "
+                f"(encode(params, values, {x.level}, scale, extended=True))"
+            )
+        q = np.array(x.moduli, dtype=np.uint64)
+        data = np.stack([mul_mod(p, pt.data, q) for p in x.data])
+        scale = rules.multiply_scale(self.params, x.scale, pt.scale)
+        noise = nz.plain_multiply_noise(self.params, x.noise, x.scale, float(pt.scale) if self.params.scheme == "ckks" else 1.0)
+        return ExtendedCiphertext(self.params, data, x.level, scale, x.key_id, noise)
+
+    def add_extended(self, a: ExtendedCiphertext, b: ExtendedCiphertext) -> ExtendedCiphertext:
+        """a + b over Q·P (same level; scales / BGV factors must already match)."""
+        self._check_extended(a, b)
+        if a.level != b.level:
+            raise MismatchedParametersError(f"extended values at levels {a.level} and {b.level} cannot be added")
+        rules.check_add_scales(self.params, a.scale, b.scale)
+        q = np.array(a.moduli, dtype=np.uint64)
+        return ExtendedCiphertext(
+            self.params, np.stack([add_mod(x, y, q) for x, y in zip(a.data, b.data)]), a.level, a.scale, a.key_id, nz.add_noise(a.noise, b.noise)
+        )
+
+    def mod_down(self, x: ExtendedCiphertext) -> Ciphertext:
+        """Divide an extended value by P (rounding as a hybrid key switch does): the
+        ciphertext over Q it stands for."""
+        self._check_extended(x)
+        data = np.stack([divide_by_p(self.params, p, x.level) for p in x.data])
+        return Ciphertext(self.params, data, x.level, x.scale, x.key_id, x.noise)
 
     def key_switch(self, ct: Ciphertext, source, *, keyswitch: str | None = None) -> Ciphertext:
         """Switch a 2-part ciphertext decrypting under s' (source: "relin" for s², or a Galois

@@ -220,6 +220,8 @@ class _Gen:
     def op_linear_transform(self):
         a, ba = self.pick()
         row, slots = row_length(self.params), self.params.slots
+        # every hoisting mode (the drawn parameters always have special primes)
+        hoisting = self.draw(st.sampled_from([None, "single", "double", "none"]))
         if self.draw(st.booleans()):
             m = self.draw(st.integers(1, min(8, slots)))
             n = self.draw(st.integers(1, min(8, slots)))
@@ -233,7 +235,7 @@ class _Gen:
                 mat, bound = mat.reshape(m, n), 0.0
             if not np.any(mat):
                 return
-            self.keep(a.linear_transform(mat), bound)
+            self.keep(a.linear_transform(mat, hoisting=hoisting), bound)
             return
         steps = self.draw(st.lists(st.integers(0, row - 1), min_size=1, max_size=3, unique=True))
         diag = {}
@@ -246,7 +248,7 @@ class _Gen:
         if not any(np.any(np.asarray(v)) for v in diag.values()):
             return
         bound = ba * sum(float(np.max(np.abs(v))) for v in diag.values()) if self.ckks else 0.0
-        self.keep(a.linear_transform(diag), bound)
+        self.keep(a.linear_transform(diag, hoisting=hoisting), bound)
 
     def op_polynomial(self):
         """A power-basis series (as before), a Chebyshev series (CKKS: on a domain around

@@ -123,13 +123,91 @@ def test_a_transform_s_own_hoisting_choice_wins_over_the_compile_option(node, co
 
 def test_transform_hoisting_choices_stay_bit_identical():
     x = np.linspace(-1, 1, CKKS.slots)
-    for mode in ("none", "single"):
+    for mode in ("none", "single", "double"):
         rr = run_detailed(_transform(mode), {"x": x}, seed=3)
         for name, ct in rr.eager().items():
             np.testing.assert_array_equal(rr.ciphertexts[name].data, ct.data)
 
 
-@pytest.mark.parametrize("bad", ["double", "always", 1])
-def test_transform_hoisting_refuses_what_is_not_built(bad):
+@pytest.mark.parametrize("bad", ["always", 1, "Double"])
+def test_transform_hoisting_refuses_unknown_modes(bad):
     with pytest.raises(fhec.ParameterError, match="hoisting"):
         _transform(bad)
+
+
+# -- double hoisting ----------------------------------------------------------------------
+
+
+def _bgv_transform(hoisting):
+    """A BGV transform with diagonals on both rows (a row swap, then its own BSGS)."""
+    p = fhec.Program("lt", BGV)
+    rng = np.random.default_rng(7)
+    diag = {k: rng.integers(0, 257, BGV.slots) for k in (0, 1, 2, 5, 9)}
+    diag |= {("swap", k): rng.integers(0, 257, BGV.slots) for k in (0, 3, 4)}
+    p.output("y", p.input("x").linear_transform(diag, hoisting=hoisting))
+    return p
+
+
+@pytest.mark.parametrize("make, x", [
+    (_transform, np.linspace(-1, 1, CKKS.slots)), (_bgv_transform, np.arange(BGV.N) % 257),
+], ids=["ckks", "bgv"])
+def test_double_hoisting_is_bit_identical_on_every_limb_and_correct(make, x):
+    program = make("double")
+    ops = Counter(n.op.value for n in prepare(program).nodes)
+    assert ops["rotate_ext"] > 0 and ops["mod_down_ext"] > 0 and ops["rotate"] == 0
+    rr = run_detailed(program, {"x": x}, seed=4)
+    for name, ct in rr.eager().items():
+        np.testing.assert_array_equal(rr.ciphertexts[name].data, ct.data)
+    ref = fhec.reference(program, {"x": x})["y"]
+    got = fhec.compile(program, "tiny").run({"x": x}, seed=4)["y"]
+    if program.params.scheme == "bgv":
+        np.testing.assert_array_equal(got, ref)
+    else:
+        np.testing.assert_allclose(got, ref, atol=1e-3)
+
+
+def test_double_hoisting_shares_one_mod_up_and_divides_by_p_once_per_giant_step():
+    expanded = _expanded(_transform("double"), "auto", "auto")
+    ops = Counter(n.op.value for n in expanded.nodes)
+    babies = {n.args[0] for n in expanded.nodes if n.op.value == "digits_automorphism"}
+    assert ops["ks_add_ext"] == ops["key_mult"]  # every rotation stays over Q·P
+    assert ops["mod_down"] == 0 and len(babies) == 1  # one shared decomposition of the input
+    giants = sum(1 for n in expanded.nodes if n.op.value == "mod_up") - 1
+    assert ops["mod_down_ext"] == giants + 1  # one per giant step, one at the end
+
+
+def test_double_hoisting_under_bv_parameters_switches_its_rotations_by_hybrid():
+    """Double hoisting fixes the method of its rotations (hybrid: they stay over Q·P);
+    the key set then holds both kinds, and every driver agrees on every limb."""
+    params = fhec.CKKSParams(N=2**10, levels=3, security=None, keyswitch="bv", min_precision_bits=None)
+    p = fhec.Program("lt", params)
+    p.output("y", p.input("x").linear_transform(np.eye(8)[::-1] / 2, hoisting="double"))
+    rr = run_detailed(p, {"x": np.linspace(-1, 1, params.slots)}, seed=6)
+    assert set(rr.lowered.methods.values()) == {"hybrid"}
+    for name, ct in rr.eager().items():
+        np.testing.assert_array_equal(rr.ciphertexts[name].data, ct.data)
+
+
+def test_double_hoisting_saves_modular_multiplies():
+    from fhec.analysis.counts import modular_multiplies
+
+    counts = {h: modular_multiplies(fhec.stats(_transform(h), "hybrid")["ops"], CKKS.N) for h in ("none", "single", "double")}
+    assert counts["double"] < counts["single"] < counts["none"]
+
+
+def test_evaluator_extended_rotations_mod_down_to_the_rotation():
+    """mod_down(P·σ(c0) + u0, u1) = (σ(c0) + mod_down(u0), mod_down(u1)) exactly: P·σ(c0)
+    vanishes mod P, so the rounding term is u0's."""
+    keys = fhec.keygen(CKKS, rotations=[1, 3], seed=1)
+    ev = fhec.Evaluator(keys, keyswitch="hybrid")
+    ct = fhec.encrypt(keys, np.linspace(-1, 1, CKKS.slots), seed=2)
+    ext = ev.rotate_hoisted(ct, [1, 3, 0], mod_down=False)
+    for k, e in ext.items():
+        np.testing.assert_array_equal(ev.mod_down(e).data, ev.rotate(ct, k).data)
+    w = np.linspace(0, 1, CKKS.slots)
+    pt = fhec.encode(CKKS, w, ct.level, 2.0**20, extended=True)
+    total = ev.mod_down(ev.add_extended(ev.multiply_extended(ext[1], pt), ev.multiply_extended(ext[3], pt)))
+    want = (np.roll(np.linspace(-1, 1, CKKS.slots), -1) + np.roll(np.linspace(-1, 1, CKKS.slots), -3)) * w
+    np.testing.assert_allclose(fhec.decrypt(keys, total), want, atol=1e-3)
+    with pytest.raises(fhec.InvalidArgumentError):
+        fhec.decrypt(keys, ext[1])
