@@ -91,6 +91,60 @@ def rotation_counts(L: int, alpha: int, rotations: int, *, method: str = "hybrid
     return c
 
 
+def _plus(*terms: tuple[int, dict[str, int]]) -> dict[str, int]:
+    """Σ count · counts over (count, counts) pairs, over every op name."""
+    c = dict.fromkeys(("INTT", "NTT", "MUL", "ADD", "MUL_CONST", "BCONV", "AUT"), 0)
+    for times, counts in terms:
+        for k, v in counts.items():
+            c[k] += times * v
+    return c
+
+
+def bsgs_counts(L: int, alpha: int, n1: int, n2: int, *, hoisting: str = "none", bgv: bool = False) -> dict[str, int]:
+    """Limb instructions of a hybrid BSGS linear transform (`fhec.ir.he_recipes`) of a
+    2-part ciphertext at L limbs, alpha special primes (d = ⌈L/α⌉ digits, K = L + α),
+    whose n1·n2 diagonals fill the grid k = g·n1 + j (0 ≤ j < n1, 0 ≤ g < n2; n1, n2 ≥ 2),
+    without its rescale. Every mode multiplies each diagonal into its baby step and sums
+    each giant step's products and the giant steps' results. With R = a rotation of
+    `rotation_counts` (2L AUT, mod-up, key product, mod-down, L ADD):
+
+    * "none":   (n1 − 1) + (n2 − 1) R; n1·n2 · 2L MUL; (n1·n2 − 1) · 2L ADD.
+    * "single": the n1 − 1 baby steps share one mod-up and permute its digits instead
+      (d·K AUT each); the n2 − 1 giant steps are R; the same MUL and ADD.
+    * "double" (Bossuat et al. 2021): each baby step is 2L + d·K AUT, a key product and
+      the Q·P result (P·c0 + u0, u1): L MUL_CONST + L ADD, with no mod-down; the
+      n2·(n1 − 1) products with them are 2K MUL each, and their sums 2K ADD; the n2 j = 0
+      products stay over Q (2L MUL). Each of the n2 − 1 giant steps divides its sum by P
+      (a mod-down of both parts), adds its j = 0 product (2L ADD) and rotates it without
+      mod-down (2L AUT, mod-up, key product, L MUL_CONST + L ADD); the n2 Q·P results are
+      summed (2K ADD each), divided by P once, and the first j = 0 product added (2L).
+
+    A single baby step is not hoisted (nothing to share): it decomposes its own input.
+    """
+    if n1 < 2 or n2 < 2:
+        raise ValueError("bsgs_counts covers grids with n1, n2 >= 2")
+    up, rest = _split(L, alpha, bgv, "hybrid")
+    d, K = -(-L // alpha), L + alpha
+    key_product = {"MUL": 2 * d * K, "ADD": 2 * (d - 1) * K}
+    mod_down = {k: v - key_product.get(k, 0) for k, v in rest.items()}
+    digit_turns = {"AUT": d * K}
+    if hoisting in ("none", "single"):
+        babies = rotation_counts(L, alpha, n1 - 1, method="hybrid", hoisting=hoisting, bgv=bgv)
+        giants = rotation_counts(L, alpha, n2 - 1, method="hybrid", bgv=bgv)
+        return _plus((1, babies), (1, giants), (1, {"MUL": 2 * L * n1 * n2, "ADD": 2 * L * (n1 * n2 - 1)}))
+    if hoisting != "double":
+        raise ValueError(f"hoisting {hoisting!r}: 'none', 'single' or 'double'")
+    to_qp = {"MUL_CONST": L, "ADD": L}
+    shared = n1 - 1 >= 2
+    babies = _plus((1 if shared else n1 - 1, up), (n1 - 1, {"AUT": 2 * L}), (n1 - 1 if shared else 0, digit_turns),
+                   (n1 - 1, key_product), (n1 - 1, to_qp))
+    products = {"MUL": 2 * K * n2 * (n1 - 1) + 2 * L * n2, "ADD": 2 * K * n2 * (n1 - 2)}
+    giants = _plus((n2 - 1, mod_down), (n2 - 1, {"ADD": 2 * L, "AUT": 2 * L}), (n2 - 1, up), (n2 - 1, key_product),
+                   (n2 - 1, to_qp))
+    final = _plus((1, {"ADD": 2 * K * (n2 - 1) + 2 * L}), (1, mod_down))
+    return _plus((1, babies), (1, products), (1, giants), (1, final))
+
+
 def modular_multiplies(ops: dict[str, int], N: int) -> int:
     """Modular multiplies of a limb program with `ops` (op name -> instruction count) at
     ring degree N: N per MUL, MUL_CONST and BCONV instruction, N/2·log2 N butterflies per

@@ -19,6 +19,7 @@ from fhec.run import run_detailed
 CKKS = fhec.CKKSParams(N=2**10, levels=3, scale_bits=28, word_bits=32, security=None, special_primes=2,
                        min_precision_bits=None)
 BGV = fhec.BGVParams(N=2**5, levels=3, plain_modulus=257, security=None)
+BGV_ROW32 = fhec.BGVParams(N=2**6, levels=3, plain_modulus=257, security=None)
 
 
 def _three_rotations(params):
@@ -211,3 +212,25 @@ def test_evaluator_extended_rotations_mod_down_to_the_rotation():
     np.testing.assert_allclose(fhec.decrypt(keys, total), want, atol=1e-3)
     with pytest.raises(fhec.InvalidArgumentError):
         fhec.decrypt(keys, ext[1])
+
+
+@pytest.mark.parametrize("hoisting", ["none", "single", "double"])
+@pytest.mark.parametrize("n1", [2, 3, 4])
+@pytest.mark.parametrize("params", [CKKS, BGV_ROW32], ids=["ckks", "bgv"])
+def test_closed_form_bsgs_counts_match_the_lowering(params, n1, hoisting):
+    """A transform whose diagonals fill the n1 x n1 grid 0 .. n1²−1 (BSGS picks n1 = n2
+    for it; the row holds the grid as non-negative signed steps), in manual mode so that
+    no rescale follows."""
+    from fhec.analysis.counts import bsgs_counts
+
+    rng = np.random.default_rng(n1)
+    p = fhec.Program("grid", params, rescale="manual")
+    if params.scheme == "ckks":
+        diag = {k: rng.uniform(-1, 1, params.slots) / n1**2 for k in range(n1 * n1)}
+    else:
+        diag = {k: rng.integers(1, 257, params.slots) for k in range(n1 * n1)}
+    p.output("y", p.input("x").linear_transform(diag, hoisting=hoisting))
+    got = fhec.stats(p, "hybrid", hoisting="none")["ops"]
+    L, alpha = params.limbs_at(params.top_level), len(params.special_moduli)
+    want = bsgs_counts(L, alpha, n1, n1, hoisting=hoisting, bgv=params.scheme == "bgv")
+    assert {k: v for k, v in got.items() if v} == {k: v for k, v in want.items() if v}
