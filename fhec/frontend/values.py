@@ -325,7 +325,7 @@ class Cipher(_Handle):
             return self
         return self._apply(lambda: self._b.sum_slots(self._id, int(n), loc))
 
-    def linear_transform(self, matrix, hoisting: str | None = None) -> "Cipher":
+    def linear_transform(self, matrix, hoisting: str | None = None, n1: int | None = None) -> "Cipher":
         """Plaintext matrix times this encrypted vector (baby-step giant-step).
 
         `matrix` is a 2-D array-like (m x n, at most slots x slots, zero-padded), or a dict
@@ -338,6 +338,11 @@ class Cipher(_Handle):
         None/"auto" (the compile option, `fhec.compile(..., hoisting=...)`, decides
         between single and none). "double" is chosen here, per transform, because it
         changes the algorithm, and with it the exact ciphertext every driver computes.
+        `n1`: the baby-step count (default: the split with the fewest rotations, which is
+        also the fewest rotation keys). The best n1 for a machine depends on its bandwidth
+        (Osiris Fig. 11): `fhec.analysis.bsgs.best_n1` estimates it for a target. It is
+        chosen here, not at compile time, so that every driver and target computes the
+        same ciphertext.
         """
         loc = caller_location()
         from fhec.frontend.matrices import diagonals_of
@@ -347,7 +352,9 @@ class Cipher(_Handle):
             raise ParameterError(
                 f"linear_transform(hoisting={hoisting!r}): choose 'auto', 'single', 'double' or 'none'.", loc)
         mode = None if hoisting in (None, "auto") else hoisting
-        return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc, hoisting=mode))
+        if n1 is not None and not (isinstance(n1, int) and not isinstance(n1, bool) and n1 >= 1):
+            raise ParameterError(f"linear_transform(n1={n1!r}): the baby-step count is a positive integer.", loc)
+        return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc, hoisting=mode, n1=n1))
 
     def polynomial(self, coeffs, basis: str | None = None, domain=None) -> "Cipher":
         """sum_i coeffs[i] * B_i(u), B_i = u^i (basis="power", the default) or the

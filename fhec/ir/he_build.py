@@ -379,13 +379,18 @@ class HeBuilder:
     def sum_slots(self, a: int, n: int, loc: str | None) -> int:
         return self.emit(HeOp.SUM_SLOTS, (self.two_parts(a, loc),), attrs_of(n=int(n)), loc)
 
-    def linear_transform(self, a: int, diagonals: tuple, loc: str | None, hoisting: str | None = None) -> int:
-        """LINEAR_TRANSFORM of the diagonals; `hoisting` ("single" / "double" / "none") is an
-        attribute only when given (None: the compile option decides)."""
+    def linear_transform(
+        self, a: int, diagonals: tuple, loc: str | None, hoisting: str | None = None, n1: int | None = None
+    ) -> int:
+        """LINEAR_TRANSFORM of the diagonals; `hoisting` ("single" / "double" / "none") and
+        the baby-step count `n1` are attributes only when given (None: the compile option
+        decides the hoisting, `bsgs_split` the split)."""
         a = self.two_parts(a, loc)
         self._check_level_left(a, loc, None)
         ps = self._plain_scale(a)
         extra = {"hoisting": hoisting} if hoisting is not None else {}
+        if n1 is not None:
+            extra["n1"] = int(n1)
         m = self.emit(HeOp.LINEAR_TRANSFORM, (a,), attrs_of(diagonals=diagonals, plain_scale=ps, **extra), loc)
         return self.after_multiply(m, loc)
 

@@ -113,11 +113,25 @@ def _rotate_slots(params, vec, step: int):
     return np.roll(rows, -step, axis=1).reshape(-1)
 
 
-def _giant_groups(params, diagonals) -> dict[int, list[tuple[int, Const, Const]]]:
+def bsgs_groups(steps, row: int, n1: int | None = None) -> tuple[int, int, dict[int, list[int]]]:
+    """(n1, lo, giant step g -> baby steps j) of the signed diagonal `steps`: k = g + j
+    with j = lo + (k − lo) mod n1 (lo the smallest signed step), n1 by `bsgs_split`
+    unless given (at most the span of the steps)."""
+    signed = sorted({_signed_step(int(k), row) for k in steps})
+    lo, span = signed[0], signed[-1] - signed[0] + 1
+    n1 = bsgs_split(steps, row) if n1 is None else min(int(n1), span)
+    groups: dict[int, list[int]] = {}
+    for k in signed:
+        j = (k - lo) % n1 + lo
+        groups.setdefault(k - j, []).append(j)
+    return n1, lo, groups
+
+
+def _giant_groups(params, diagonals, n1: int | None) -> dict[int, list[tuple[int, Const, Const]]]:
     """BSGS grouping of one set of diagonals: giant step g -> [(baby step j, diagonal
-    pre-rotated by -g, original diagonal)], sorted by j, for the `bsgs_split` n1."""
+    pre-rotated by -g, original diagonal)], sorted by j (`bsgs_groups`)."""
     row = row_length(params)
-    n1 = bsgs_split([step for step, _ in diagonals], row)
+    n1, _, _ = bsgs_groups([step for step, _ in diagonals], row, n1)
     lo = min(_signed_step(step, row) for step, _ in diagonals)
     giants: dict[int, list[tuple[int, Const, Const]]] = {}
     for step, vec in diagonals:
@@ -219,7 +233,7 @@ def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -
         if not diagonals:
             continue
         source = b.emit(HeOp.SWAP_ROWS, (x,), (), loc) if swap else x
-        giants = _giant_groups(params, diagonals)
+        giants = _giant_groups(params, diagonals, attrs.get("n1"))
         if mode == "double":
             _bsgs_double(b, source, giants, ps, x_bound, loc, out)
         else:

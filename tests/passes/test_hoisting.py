@@ -234,3 +234,41 @@ def test_closed_form_bsgs_counts_match_the_lowering(params, n1, hoisting):
     L, alpha = params.limbs_at(params.top_level), len(params.special_moduli)
     want = bsgs_counts(L, alpha, n1, n1, hoisting=hoisting, bgv=params.scheme == "bgv")
     assert {k: v for k, v in got.items() if v} == {k: v for k, v in want.items() if v}
+
+
+@pytest.mark.parametrize("hoisting", ["single", "double"])
+def test_an_explicit_baby_step_count_is_used_by_every_driver(hoisting):
+    from fhec.ir.he_recipes import bsgs_groups
+
+    M = np.random.default_rng(9).uniform(-1, 1, (16, 16)) / 16
+    p = fhec.Program("lt", CKKS)
+    p.output("y", p.input("x").linear_transform(M, hoisting=hoisting, n1=8))
+    rotations = sum(1 for n in prepare(p).nodes if n.op.value in ("rotate", "rotate_ext"))
+    n1, _, groups = bsgs_groups(range(-15, 16), CKKS.slots, 8)
+    assert n1 == 8 and rotations == len({j for js in groups.values() for j in js} - {0}) + len(set(groups) - {0})
+    rr = run_detailed(p, {"x": np.linspace(-1, 1, CKKS.slots)}, seed=3)
+    for name, ct in rr.eager().items():
+        np.testing.assert_array_equal(rr.ciphertexts[name].data, ct.data)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, True])
+def test_a_bad_baby_step_count_is_a_clear_error(bad):
+    p = fhec.Program("lt", CKKS)
+    with pytest.raises(fhec.ParameterError, match="n1"):
+        p.input("x").linear_transform(np.eye(4), n1=bad)
+
+
+def test_the_n1_model_finds_the_diagonals_and_scales_loads_with_bandwidth():
+    from fhec.analysis.bsgs import best_n1, diagonal_steps, n1_costs
+    from fhec.backends.target import load_target
+    from fhec.frontend.matrices import diagonals_of
+
+    M = np.random.default_rng(3).uniform(-1, 1, (12, 12))
+    assert diagonal_steps(M, CKKS.slots) == sorted(step for step, _, _ in diagonals_of(CKKS, M, None))
+    f1 = load_target("f1")
+    fast = f1.model_copy(update={"memory": f1.memory.model_copy(update={"bandwidth_gb_s": 4096.0})})
+    slow, quick = n1_costs(M, CKKS, target=f1), n1_costs(M, CKKS, target=fast)
+    assert [c.n1 for c in slow] == [c.n1 for c in quick]
+    for a, b in zip(slow, quick):
+        assert a.compute_cycles == b.compute_cycles and a.load_cycles == pytest.approx(4 * b.load_cycles)
+    assert best_n1(M, CKKS, target=f1) in [c.n1 for c in slow]

@@ -1,0 +1,108 @@
+"""The baby-step count of a BSGS linear transform, estimated for a target (Osiris Fig. 11).
+
+A transform with n1 baby steps needs about n1 − 1 baby-step and D/n1 − 1 giant-step
+rotations. Fewer, larger baby steps mean fewer rotation keys to load; the hoisting mode
+sets what each kind of rotation costs in arithmetic (single hoisting makes baby steps
+cheap, double hoisting makes them cheaper still and giant steps dearer). Which n1 is
+fastest therefore depends on the machine's bandwidth against its arithmetic, which is
+what Osiris Fig. 11 shows.
+
+`n1_costs` estimates, for each candidate n1, the transform's cycles on a target as the
+larger of two times:
+
+* arithmetic: the limb instructions of `fhec.analysis.counts.bsgs_counts` on the
+  effective grid (baby steps + 1) × (giant steps + 1) of the actual diagonals, each
+  kind of instruction on its units as in `fhec.analysis.bounds.compute_bound`;
+* loads: one rotation key per distinct rotation (2·d·(L + α) limbs) plus every diagonal
+  (L limbs, or L + α when double hoisting multiplies it over Q·P), at the target's
+  off-chip bandwidth.
+
+It is a model for choosing, not a schedule: the grid approximation counts a ragged last
+giant step as full. `best_n1` is its argmin; pass it to
+``linear_transform(M, n1=...)``. fhec does not choose n1 per target by itself, because the
+split changes the computed ciphertext and every driver must agree on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fhec.analysis.counts import bsgs_counts
+from fhec.backends.target import Target, UnitKind, load_target
+from fhec.ir.he_recipes import bsgs_groups
+from fhec.ir.he_types import row_length
+
+
+@dataclass(frozen=True)
+class N1Cost:
+    """The estimate for one baby-step count."""
+
+    n1: int
+    rotations: int
+    compute_cycles: float
+    load_cycles: float
+
+    @property
+    def cycles(self) -> float:
+        return max(self.compute_cycles, self.load_cycles)
+
+
+def _compute_cycles(ops: dict[str, int], target: Target, N: int) -> float:
+    from fhec.ir.limb import LimbOp
+
+    per_kind: dict[UnitKind, float] = {}
+    for name, count in ops.items():
+        if count:
+            op = LimbOp[name]
+            kind = target.unit_for(op).kind
+            per_kind[kind] = per_kind.get(kind, 0.0) + count * target.occupancy_cycles(op, N)
+    return max(cycles / target.total_units(kind) for kind, cycles in per_kind.items())
+
+
+def diagonal_steps(matrix, row: int) -> list[int]:
+    """The rotation amounts k of the nonzero generalized diagonals of a 2-D matrix
+    (entries M[i, (i + k) mod row], the matrix zero-padded to the row), or the given
+    steps when `matrix` is 1-D."""
+    m = np.asarray(matrix)
+    if m.ndim == 1:
+        return sorted({int(k) % row for k in m})
+    rows, cols = np.nonzero(m)
+    return sorted({int(k) for k in (cols - rows) % row})
+
+
+def n1_costs(matrix_or_steps, params, *, level: int | None = None, hoisting: str = "single",
+             target: Target | str = "f1", candidates=None) -> list[N1Cost]:
+    """Estimated cycles of a transform (a 2-D matrix, or the rotation amounts of its
+    diagonals) for each candidate n1 (default: 2 .. the span of the steps), at `level`
+    (default: top) with `hoisting` "none", "single" or "double", on `target` (a `Target`
+    or shipped name)."""
+    target = load_target(target) if isinstance(target, str) else target
+    row = row_length(params)
+    steps = diagonal_steps(matrix_or_steps, row)
+    level = params.top_level if level is None else level
+    L, alpha = params.limbs_at(level), len(params.special_moduli)
+    d, K = -(-L // alpha), L + alpha
+    signed = sorted({(s % row) - row if (s % row) > row // 2 else s % row for s in steps})
+    span = signed[-1] - signed[0] + 1
+    rvec = target.rvec_bytes(params.N)
+    out = []
+    for n1 in candidates or range(2, span + 1):
+        n1, lo, groups = bsgs_groups(steps, row, n1)
+        babies = len({j for js in groups.values() for j in js} - {0})
+        giants = len(set(groups) - {0})
+        if babies < 1 or giants < 1:
+            continue
+        ops = bsgs_counts(L, alpha, babies + 1, giants + 1, hoisting=hoisting, bgv=params.scheme == "bgv")
+        diag_limbs = K if hoisting == "double" else L
+        load_bytes = ((babies + giants) * 2 * d * K + len(steps) * diag_limbs) * rvec
+        out.append(N1Cost(n1, babies + giants, _compute_cycles(ops, target, params.N),
+                          load_bytes / target.offchip_bytes_per_cycle))
+    return out
+
+
+def best_n1(matrix_or_steps, params, **kw) -> int:
+    """The n1 of `n1_costs` with the fewest estimated cycles (ties: fewer rotations)."""
+    costs = n1_costs(matrix_or_steps, params, **kw)
+    return min(costs, key=lambda c: (c.cycles, c.rotations)).n1
