@@ -17,9 +17,10 @@ Recipes (default algorithms; later passes may choose others, e.g. BSGS or hoisti
   generalized diagonals y = sum_k diag_k ⊙ rot(x, k), k = g + j with g a multiple of n1:
   y = sum_g rot( sum_j rot(diag_{g+j}, -g) ⊙ rot(x, j), g ), the diagonals pre-rotated
   by -g. `bsgs_split` picks n1 to minimize the distinct rotations (baby steps j plus
-  giant steps g), which is also the number of rotation keys; an n1 spanning every step
-  is the diagonal method (one rotation of the input per diagonal), chosen when nothing
-  is saved. Each plaintext
+  giant steps g), which is also the number of rotation keys, unless the node gives
+  ``n1``; an n1 spanning every step is the diagonal method (one rotation of the input
+  per diagonal), chosen when nothing is saved. ``hoisting="double"`` keeps the baby
+  steps over Q·P (`_bsgs_double`). Each plaintext
   multiply uses one common encoding scale, so the products add without alignment; the
   giant-step rotations act on the unrescaled sums (their key-switch error lands at the
   larger scale) and one rescale follows. BGV cross-row diagonals get a row swap first

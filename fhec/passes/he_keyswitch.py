@@ -25,6 +25,10 @@ of every digit limb. It is exact: digits are lifted centered, and a centered lif
 commutes with σ_g (σ_g permutes coefficients with signs, and the centered
 representative of −a is minus that of a), so σ_g(decompose(c1)) = decompose(σ_g(c1))
 residue for residue, and hoisted rotations are bit-identical to unhoisted ones.
+A double-hoisted rotation (``rotate_ext``, `fhec.ir.he_recipes`) expands the same way but
+ends in ``ks_add_ext``: (P·σ_g(c0) + u0, u1) over Q·P, with no mod_down; its baby steps
+always share their mod_up.
+
 ``hoisting="auto"`` hoists where at least two key switches share a source and method;
 ``"single"`` hoists every rotation, ``"none"`` none.
 
