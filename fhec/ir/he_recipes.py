@@ -190,7 +190,6 @@ def _bsgs_double(b, source: int, giants, ps, x_bound, loc, out: _Sums) -> None:
     mod_down(A + P·B) = mod_down(A) + B exactly (P·B vanishes mod P, so the correction
     term is A's), which saves lifting them to Q·P."""
     row = row_length(b.params)
-    ks = attrs_of(keyswitch="hybrid")
     babies: dict[int, int] = {}
     total = _Sums(b, HeOp.ADD_EXT, x_bound, loc)
     direct = None  # the j = 0 term of the g = 0 group, over Q
@@ -203,7 +202,7 @@ def _bsgs_double(b, source: int, giants, ps, x_bound, loc, out: _Sums) -> None:
                 plain_abs = abs(vec.array)
                 continue
             if j % row not in babies:
-                babies[j % row] = b.emit(HeOp.ROTATE_EXT, (source,), attrs_of(step=j % row) + ks, loc)
+                babies[j % row] = b.emit(HeOp.ROTATE_EXT, (source,), attrs_of(step=j % row, keyswitch="hybrid"), loc)
             term = b.emit(HeOp.MUL_CONST_EXT, (babies[j % row],), attrs_of(value=diag, plain_scale=ps), loc)
             ext.add(term, abs(vec.array))
         if g % row == 0:
@@ -216,7 +215,7 @@ def _bsgs_double(b, source: int, giants, ps, x_bound, loc, out: _Sums) -> None:
             inner.add(b.emit(HeOp.MOD_DOWN_EXT, (ext.value,), (), loc), ext.abs)
         if plain_term is not None:
             inner.add(plain_term, plain_abs)
-        total.add(b.emit(HeOp.ROTATE_EXT, (inner.value,), attrs_of(step=g % row) + ks, loc), inner.abs)
+        total.add(b.emit(HeOp.ROTATE_EXT, (inner.value,), attrs_of(step=g % row, keyswitch="hybrid"), loc), inner.abs)
     if total.value is not None:
         out.add(b.emit(HeOp.MOD_DOWN_EXT, (total.value,), (), loc), total.abs)
     if direct is not None:

@@ -84,9 +84,11 @@ class LimbEmitter:
         tags = np.stack([np.full(P.size, idx), P.ravel(), L.ravel()], axis=1)
         return self.builder.new_rvecs(RVecClass.INPUT, L.ravel(), tags).reshape(parts, limbs)
 
-    def const_rvecs(self, name: str, mods: np.ndarray) -> np.ndarray:
+    def const_rvecs(self, name: str, mods: "int | np.ndarray") -> np.ndarray:
         """Loaded CONST rvecs of one plaintext (NTT domain), one per modulus index in
-        `mods` (Q's prefix, or Q's prefix then P for an extended one), tagged by position."""
+        `mods` (a limb count for Q's prefix, or explicit indices: Q's prefix then P for
+        an extended one), tagged by position."""
+        mods = np.arange(mods) if np.ndim(mods) == 0 else np.asarray(mods)
         idx = self.builder.add_name(RVecClass.CONST, name)
         tags = np.stack([np.full(len(mods), idx), np.arange(len(mods))], axis=1)
         return self.builder.new_rvecs(RVecClass.CONST, np.asarray(mods), tags)

@@ -28,6 +28,7 @@ def every_op_program(params) -> fhec.Program:
     a = x * y + x * w - w + (x - 3) + np.arange(4) - (-x) + w
     b = a.rotate(3) + (a.conjugate() if params.scheme == "ckks" else a.swap_rows())
     c = b.sum_slots(4) + x.linear_transform(np.eye(4, dtype=np.int64)) + x.polynomial([1, 2, 1])
+    c = c + x.linear_transform(np.ones((4, 4), dtype=np.int64), hoisting="double")
     p.output("c", c)
     p.output("d", x.mod_switch() * 2)
     p.output("e", (x * y) * x + x.mod_switch())  # BGV: plaintext factors differ, aligned by mul_factor
