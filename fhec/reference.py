@@ -94,8 +94,15 @@ def _swap_rows(x: np.ndarray) -> np.ndarray:
     return x.reshape(2, -1)[::-1].reshape(-1)
 
 
-def _window_sum(params: Params, x: np.ndarray, n: int) -> np.ndarray:
-    """slot i <- sum_{j<n} x[i+j], cyclic within a CKKS vector / each BGV row."""
+def _window_sum(params: Params, x: np.ndarray, n: int, stride: int = 1) -> np.ndarray:
+    """slot i <- sum_{j<n} x[i + j·stride], cyclic within a CKKS vector / each BGV row."""
+    if stride != 1:
+        rows = x.reshape(1 if params.scheme == "ckks" else 2, -1)
+        rows = rows.astype(np.float64 if params.scheme == "ckks" else object)
+        out = sum(np.roll(rows, -j * stride, axis=1) for j in range(n))
+        if params.scheme == "bgv":
+            out = np.mod(out, params.plain_modulus).astype(np.int64)
+        return out.reshape(-1)
     if params.scheme == "bgv" and n == params.N:
         total = int(np.sum(x.astype(object))) % params.plain_modulus
         return np.full(params.N, total, dtype=np.int64)
@@ -183,7 +190,7 @@ SEMANTICS: dict[HeOp, Semantics] = {
     HeOp.CONJUGATE: _IDENTITY,
     HeOp.ROTATE: lambda p, n, a, env: _rotate(p, a[0], n.attr("step")),
     HeOp.SWAP_ROWS: lambda p, n, a, env: _swap_rows(a[0]),
-    HeOp.SUM_SLOTS: lambda p, n, a, env: _window_sum(p, a[0], n.attr("n")),
+    HeOp.SUM_SLOTS: lambda p, n, a, env: _window_sum(p, a[0], n.attr("n"), n.attr("stride", 1)),
     HeOp.LINEAR_TRANSFORM: lambda p, n, a, env: _linear_transform(p, a[0], n.attr("diagonals")),
     HeOp.POLYNOMIAL: lambda p, n, a, env: _polynomial(p, a[0], n),
     # key-switch pieces: the automorphism moves the slots; the rest carries no message

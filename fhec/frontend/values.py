@@ -309,21 +309,42 @@ class Cipher(_Handle):
 
     # -- high-level ops -----------------------------------------------------------------------
 
-    def sum_slots(self, n: int | None = None) -> "Cipher":
-        """Slot i receives sum_{j<n} x[i+j] (cyclically): with n=None every slot holds the
-        total. CKKS: 1 <= n <= N/2. BGV: 1 <= n <= N/2 sums within each row, n = N (the
-        default) over both rows."""
+    def sum_slots(self, n: int | None = None, stride: int = 1) -> "Cipher":
+        """Slot i receives sum_{j<n} x[i + j·stride] (cyclically): with n=None every slot
+        holds the total. CKKS: 1 <= n <= N/2. BGV: 1 <= n <= N/2 sums within each row,
+        n = N (the default) over both rows (stride 1 only). `stride` (Lattigo's InnerSum
+        batch size): sum every stride-th slot, e.g. the columns of a row-major matrix."""
         loc = caller_location()
         p = self._program.params
         full = p.slots
         n = full if n is None else n
         row = row_length(p)
-        if not is_int(n) or not (1 <= n <= row or n == full):
-            what = f"between 1 and {row}" + (f", or {full} for both rows" if full != row else "")
+        if not is_int(n) or not (1 <= n <= row or (n == full and stride == 1)):
+            what = f"between 1 and {row}" + (f", or {full} for both rows" if full != row and stride == 1 else "")
             raise ProgramError(f"sum_slots(n={n!r}): n must be {what}.", loc)
+        step = self._stride(stride, "sum_slots", loc)
         if n == 1:
             return self
-        return self._apply(lambda: self._b.sum_slots(self._id, int(n), loc))
+        return self._apply(lambda: self._b.sum_slots(self._id, int(n), loc, stride=step))
+
+    def replicate(self, n: int, stride: int = 1) -> "Cipher":
+        """Slot i receives sum_{j<n} x[i − j·stride] (cyclically; Lattigo's Replicate):
+        a vector held in the first `stride` slots, zero elsewhere, is copied n times, block
+        after block. The mirror image of `sum_slots(n, stride)`, with the same cost."""
+        loc = caller_location()
+        row = row_length(self._program.params)
+        if not is_int(n) or not 1 <= n <= row:
+            raise ProgramError(f"replicate(n={n!r}): n must be between 1 and {row}.", loc)
+        step = self._stride(stride, "replicate", loc)
+        if n == 1:
+            return self
+        return self._apply(lambda: self._b.sum_slots(self._id, int(n), loc, stride=(-step) % row))
+
+    def _stride(self, stride, what: str, loc) -> int:
+        row = row_length(self._program.params)
+        if not is_int(stride) or not 1 <= stride < row:
+            raise ProgramError(f"{what}(stride={stride!r}): the stride must be an integer between 1 and {row - 1}.", loc)
+        return int(stride)
 
     def linear_transform(self, matrix, hoisting: str | None = None, n1: int | None = None) -> "Cipher":
         """Plaintext matrix times this encrypted vector (baby-step giant-step).

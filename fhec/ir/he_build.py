@@ -376,8 +376,11 @@ class HeBuilder:
     def relinearize(self, a: int, loc: str | None) -> int:
         return self.two_parts(a, loc)
 
-    def sum_slots(self, a: int, n: int, loc: str | None) -> int:
-        return self.emit(HeOp.SUM_SLOTS, (self.two_parts(a, loc),), attrs_of(n=int(n)), loc)
+    def sum_slots(self, a: int, n: int, loc: str | None, stride: int = 1) -> int:
+        """SUM_SLOTS(n); `stride` (in [1, row), a replicate's negative stride taken mod the
+        row) is an attribute only when not 1."""
+        extra = {"stride": int(stride)} if stride != 1 else {}
+        return self.emit(HeOp.SUM_SLOTS, (self.two_parts(a, loc),), attrs_of(n=int(n), **extra), loc)
 
     def linear_transform(
         self, a: int, diagonals: tuple, loc: str | None, hoisting: str | None = None, n1: int | None = None

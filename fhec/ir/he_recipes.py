@@ -10,9 +10,11 @@ serves two purposes, which is what keeps them consistent:
 
 Recipes (default algorithms; later passes may choose others, e.g. BSGS or hoisting):
 
-* SUM_SLOTS(n): slot i <- sum_{j<n} x[i+j] (cyclic within a CKKS vector / a BGV row).
-  Doubling S_2m = S_m + rot(S_m, m) and S_2m+1 = x + rot(S_2m, 1), read from the bits
-  of n: log2(n) rotate-and-adds for a power of two. BGV n = N also adds the swapped rows.
+* SUM_SLOTS(n, stride): slot i <- sum_{j<n} x[i + j·stride] (cyclic within a CKKS
+  vector / a BGV row; stride 1 when absent; a replicate is a stride taken mod the row).
+  Doubling S_2m = S_m + rot(S_m, m·stride) and S_2m+1 = x + rot(S_2m, stride), read from
+  the bits of n: log2(n) rotate-and-adds for a power of two. A rotation by a multiple of
+  the row is the identity and is not emitted. BGV n = N also adds the swapped rows.
 * LINEAR_TRANSFORM: baby-step giant-step (Halevi–Shoup; Bossuat et al. 2021 §3) over the
   generalized diagonals y = sum_k diag_k ⊙ rot(x, k), k = g + j with g a multiple of n1:
   y = sum_g rot( sum_j rot(diag_{g+j}, -g) ⊙ rot(x, j), g ), the diagonals pre-rotated
@@ -54,12 +56,18 @@ def sum_slots_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     m = row if whole_bgv else n
     if not (isinstance(m, int) and 1 <= m <= row):
         raise IRTypeError(f"sum_slots n={n!r} out of range for {params.slots} slots")
+    stride = attrs.get("stride", 1)
+
+    def rot(v: int, k: int) -> int:
+        k = (k * stride) % row
+        return b.emit(HeOp.ROTATE, (v,), attrs_of(step=k), loc) if k else v
+
     acc, width = x, 1
     for bit in bin(m)[3:]:  # the bits after the leading one, most significant first
-        acc = b.emit(HeOp.ADD, (acc, b.emit(HeOp.ROTATE, (acc,), attrs_of(step=width), loc)), (), loc)
+        acc = b.emit(HeOp.ADD, (acc, rot(acc, width)), (), loc)
         width *= 2
         if bit == "1":
-            acc = b.emit(HeOp.ADD, (x, b.emit(HeOp.ROTATE, (acc,), attrs_of(step=1), loc)), (), loc)
+            acc = b.emit(HeOp.ADD, (x, rot(acc, 1)), (), loc)
             width += 1
     if whole_bgv:
         acc = b.emit(HeOp.ADD, (acc, b.emit(HeOp.SWAP_ROWS, (acc,), (), loc)), (), loc)

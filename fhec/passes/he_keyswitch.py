@@ -70,6 +70,8 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
     params = program.params
 
     def method_of(node: HeNode) -> str:
+        if node.op is HeOp.ROTATE_EXT:  # stays over Q·P: hybrid whatever else is chosen
+            return "hybrid"
         return methods if isinstance(methods, str) else methods[node.id]
 
     def galois_switch(node: HeNode) -> bool:

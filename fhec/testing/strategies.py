@@ -215,7 +215,12 @@ class _Gen:
         if not choices:
             return
         n = self.draw(st.sampled_from(choices))
-        self.keep(a.sum_slots(n), ba * n)
+        kind = self.draw(st.sampled_from(["sum", "strided", "replicate"])) if n <= row else "sum"
+        if kind == "sum":
+            self.keep(a.sum_slots(n), ba * n)
+            return
+        stride = self.draw(st.integers(1, row - 1))
+        self.keep(a.sum_slots(n, stride=stride) if kind == "strided" else a.replicate(n, stride=stride), ba * n)
 
     def op_linear_transform(self):
         a, ba = self.pick()

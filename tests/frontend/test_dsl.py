@@ -240,6 +240,41 @@ def test_sum_slots_windows(ckks, n):
     assert np.max(np.abs(got - expected)) < 1e-5
 
 
+@pytest.mark.parametrize("n, stride", [(2, 3), (4, 8), (5, 6), (3, 31)])
+def test_strided_sum_and_replicate_match_lattigo_s_definitions(ckks, n, stride):
+    """InnerSum: slot i <- sum_j x[i + j·stride]; Replicate: slot i <- sum_j x[i − j·stride]."""
+    p = fhec.Program("strided", ckks)
+    x = p.input("x")
+    p.output("s", x.sum_slots(n, stride=stride))
+    p.output("r", x.replicate(n, stride=stride))
+    xs = rand(ckks) / n
+    got = fhec.evaluate(p, {"x": xs}, seed=0)
+    idx = np.arange(ckks.slots)
+    want_s = sum(xs[(idx + j * stride) % ckks.slots] for j in range(n))
+    want_r = sum(xs[(idx - j * stride) % ckks.slots] for j in range(n))
+    assert np.max(np.abs(got["s"] - want_s)) < 1e-5 and np.max(np.abs(got["r"] - want_r)) < 1e-5
+    steps = sorted(k.attr("step") for k in expand(p).nodes_of(HeOp.ROTATE))
+    assert len(steps) == 2 * (n.bit_length() - 1 + bin(n).count("1") - 1)
+
+
+def test_replicate_copies_a_block(bgv):
+    p = fhec.Program("rep", bgv)
+    p.output("r", p.input("x").replicate(4, stride=3))
+    row = bgv.N // 2
+    x = np.zeros(bgv.N, dtype=np.int64)
+    x[:3], x[row:row + 3] = [1, 2, 3], [4, 5, 6]
+    got = fhec.evaluate(p, {"x": x}, seed=0)["r"]
+    assert list(got[:13]) == [1, 2, 3] * 4 + [0] and list(got[row:row + 12]) == [4, 5, 6] * 4
+
+
+@pytest.mark.parametrize("call", [lambda x: x.sum_slots(4, stride=0), lambda x: x.replicate(4, stride=2.5),
+                                  lambda x: x.replicate(0), lambda x: x.sum_slots(4, stride=10**6)])
+def test_bad_strides_are_clear_errors(ckks, call):
+    p = fhec.Program("bad", ckks)
+    with pytest.raises(fhec.ProgramError, match="stride|n="):
+        call(p.input("x"))
+
+
 def test_sum_slots_uses_log2_rotations(ckks):
     p = fhec.Program("sum", ckks)
     p.output("s", p.input("x").sum_slots())
