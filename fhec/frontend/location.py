@@ -2,12 +2,16 @@
 
 Tracing runs inside fhec; the statement that created a value is the first stack frame
 outside fhec's tracing machinery (frontend, IR, passes, schemes). Files inside the
-current directory are shown relative to it, others with their full path.
+current directory are shown relative to it, others with their full path. Code typed into
+IPython or a Jupyter notebook is named by its cell, ``In [3], line 4``, as IPython's own
+tracebacks do: the kernel compiles each cell under a temporary file name
+(``/tmp/ipykernel_NNN/HASH.py``) that means nothing to the user.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 _FHEC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -18,8 +22,32 @@ def _is_internal(filename: str) -> bool:
     return os.path.abspath(filename).startswith(_INTERNAL_DIRS)
 
 
+# The terminal IPython names a cell's code ``<ipython-input-3-1a2b3c4d5e6f>``.
+_IPYTHON_INPUT = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")
+
+
+def notebook_cell(filename: str) -> int | None:
+    """The execution count (``In [n]``) of the IPython cell compiled under `filename`, or
+    None when it is not a cell. Reads the running shell's own filename map (its
+    compiler's ``_filename_map``, which IPython's tracebacks use) when IPython is
+    already imported; fhec does not depend on IPython, so without it nothing is looked up."""
+    match = _IPYTHON_INPUT.fullmatch(filename)
+    if match:
+        return int(match.group(1))
+    ipython = sys.modules.get("IPython")
+    get_shell = getattr(ipython, "get_ipython", None)
+    shell = get_shell() if callable(get_shell) else None
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    number = names.get(filename) if isinstance(names, dict) else None
+    return number if isinstance(number, int) else None
+
+
 def format_location(filename: str, lineno: int) -> str:
-    """``path:LINE`` with the path relative to the working directory when inside it."""
+    """``path:LINE`` with the path relative to the working directory when inside it;
+    ``In [n], line LINE`` for a notebook or IPython cell."""
+    cell = notebook_cell(filename)
+    if cell is not None:
+        return f"In [{cell}], line {lineno}"
     path = os.path.abspath(filename)
     try:
         rel = os.path.relpath(path)

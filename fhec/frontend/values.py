@@ -235,9 +235,28 @@ class Cipher(_Handle):
         self._unsupported("abs()", "approximate it with x.polynomial(...) (e.g. an even polynomial)")
 
     def __matmul__(self, other):
-        self._unsupported("@", "for a plaintext matrix times this vector use x.linear_transform(matrix)")
+        """``x @ M``: numpy's vector-matrix product, ``y[j] = sum_i x[i] M[i, j]``, that is
+        ``M.T @ x`` through `linear_transform`."""
+        return self._matmul(other, caller_location(), transpose=True)
 
-    __rmatmul__ = __matmul__
+    def __rmatmul__(self, other):
+        """``M @ x``: the plaintext matrix times this vector (`linear_transform(M)`)."""
+        return self._matmul(other, caller_location(), transpose=False)
+
+    def _matmul(self, other, loc: str | None, transpose: bool) -> "Cipher":
+        if isinstance(other, _Handle):
+            self._unsupported("@ between two program values", "one operand must be a plaintext matrix known "
+                              "while tracing; for an encrypted dot product use x.dot(w)")
+        matrix = np.asarray(other) if isinstance(other, (list, tuple, np.ndarray)) else None
+        if matrix is None or matrix.ndim != 2:
+            shape = "" if matrix is None else f" of shape {matrix.shape}"
+            raise ProgramError(
+                f"{'x @ M' if transpose else 'M @ x'} needs a 2-D plaintext matrix, got {type(other).__name__}"
+                f"{shape}; for a vector use x.dot(w), for diagonals x.linear_transform({{k: v}}).", loc)
+        from fhec.frontend.matrices import diagonals_of
+
+        diagonals = diagonals_of(self._program.params, matrix.T if transpose else matrix, loc)
+        return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc, hoisting=None))
 
     def __getitem__(self, index):
         self._unsupported("indexing", "slots cannot be read while tracing; to isolate slot i multiply by a "
@@ -314,7 +333,14 @@ class Cipher(_Handle):
         holds the total. CKKS: 1 <= n <= N/2. BGV: 1 <= n <= N/2 sums within each row,
         n = N (the default) over both rows (stride 1 only). `stride` (Lattigo's InnerSum
         batch size): sum every stride-th slot, e.g. the columns of a row-major matrix."""
-        loc = caller_location()
+        return self._sum(n, caller_location(), stride)
+
+    def sum(self, n: int | None = None) -> "Cipher":
+        """numpy's ``x.sum()``: every slot holds the total of all slots (`sum_slots`);
+        with `n`, slot i holds the sum of the n slots from i (slot 0: of the first n)."""
+        return self._sum(n, caller_location())
+
+    def _sum(self, n, loc: str | None, stride: int = 1) -> "Cipher":
         p = self._program.params
         full = p.slots
         n = full if n is None else n
@@ -345,6 +371,29 @@ class Cipher(_Handle):
         if not is_int(stride) or not 1 <= stride < row:
             raise ProgramError(f"{what}(stride={stride!r}): the stride must be an integer between 1 and {row - 1}.", loc)
         return int(stride)
+
+    def dot(self, w, n: int | None = None) -> "Cipher":
+        """numpy's ``x.dot(w)``: ``(x * w).sum(n)``, every slot (slot 0 at least) holding
+        the dot product. `w` is a plaintext vector, a `Plain` input or a `Cipher`."""
+        loc = caller_location()
+        if not isinstance(w, _Handle) and not constants.is_constant(w):
+            raise ProgramError(f"x.dot(w) needs a vector, a plain input or a ciphertext, not "
+                               f"{type(w).__name__}.", loc)
+        with self._b.transaction():
+            return (self * w)._sum(n, loc)
+
+    def mean(self, n: int | None = None) -> "Cipher":
+        """numpy's ``x.mean()`` over the first `n` slots (default: all `slots`): slot 0
+        holds it (``x.sum(n) / n``). CKKS only: BGV has no division; use `sum` there.
+        Zero-padded slots count: pass `n`, the length of the encrypted vector."""
+        loc = caller_location()
+        if self._program.params.scheme != "ckks":
+            raise SchemeMismatchError("mean() divides, which is CKKS-only; in BGV use x.sum(n) and multiply "
+                                      "by an inverse of n mod t.", loc)
+        count = self._program.params.slots if n is None else n
+        with self._b.transaction():
+            total = self._sum(n, loc)
+            return total._apply(lambda: self._b.multiply_const(total._id, 1.0 / count, loc))
 
     def linear_transform(self, matrix, hoisting: str | None = None, n1: int | None = None) -> "Cipher":
         """Plaintext matrix times this encrypted vector (baby-step giant-step).
@@ -487,6 +536,9 @@ class Plain(_Handle):
     level_down = _plain_error("level_down()")
     relinearize = _plain_error("relinearize()")
     sum_slots = _plain_error("sum_slots()")
+    sum = _plain_error("sum()")
+    dot = _plain_error("dot()")
+    mean = _plain_error("mean()")
     linear_transform = _plain_error("linear_transform()")
     polynomial = _plain_error("polynomial()")
 
