@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
 test: $(STAMP)
@@ -19,7 +19,7 @@ test-thorough: $(STAMP)
 	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -p no:cacheprovider
 
 demo: $(STAMP)
-	$(PY) examples/demo.py
+	$(PY) fhec/examples/demo.py
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[bench]'

@@ -92,7 +92,7 @@ def _execution_rows(quick: bool) -> list[dict]:
     ks.output("y", ks.input("x").rotate(1))
     programs.append(ks)
     if not quick:
-        sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent.parent / "examples"))
+        sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent.parent / "fhec" / "examples"))
         import matvec  # noqa: E402  (the bundled F1 example)
 
         programs.append(matvec.p)

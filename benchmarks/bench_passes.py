@@ -149,7 +149,7 @@ def _chain(depth: int = 20):
 
 
 def _matvec():
-    sys.path.insert(0, str(ROOT / "examples"))
+    sys.path.insert(0, str(ROOT / "fhec" / "examples"))
     import matvec
 
     return matvec.p

@@ -30,7 +30,7 @@ def h(*arrs):
         m.update(np.ascontiguousarray(a).tobytes())
     return m.hexdigest()[:16]
 
-for path in sorted(glob.glob("examples/*.py")):
+for path in sorted(glob.glob("fhec/examples/*.py")):
     if path.endswith("demo.py"):
         continue
     for prog in load_programs(path):

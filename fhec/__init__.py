@@ -93,6 +93,11 @@ _FUNCTION_OVER_MODULE = ("reference", "evaluate", "run")
 
 
 def __getattr__(name: str):
+    if name == "__version__":  # reading package metadata costs a few ms: only when asked
+        from fhec.version import package_version
+
+        globals()[name] = package_version()
+        return globals()[name]
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
@@ -103,7 +108,7 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | {"__version__"})
 
 
 class _Package(types.ModuleType):

@@ -12,6 +12,8 @@
     fhec targets [FILE.toml]          the shipped targets (or check a target file)
     fhec report DIR/report.json       print a saved report
     fhec bench [--quick] [NAMES]      run benchmarks/ (from a source checkout)
+    fhec examples [copy DIR]          the shipped example programs / write them into DIR
+    fhec --version                    the installed version
 
 A program file exposes `fhec.Program` objects (``p = fhec.Program(...)``, or functions
 decorated with ``@fhec.program``, which are Programs once decorated). ``:NAME`` picks
@@ -178,7 +180,18 @@ def _fail(e: FhecError) -> None:
     sys.exit(2)
 
 
+def _print_version(ctx: click.Context, _param, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from fhec.version import package_version
+
+    click.echo(f"fhec {package_version()}")
+    ctx.exit()
+
+
 @click.group()
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Print fhec's version and exit.")
 def main() -> None:
     """fhec: compile CKKS/BGV programs written in a Python DSL for FHE accelerators."""
 
@@ -431,6 +444,34 @@ def bench_command(only: tuple[str, ...], quick: bool) -> None:
         _fail(ProgramNotFoundError("no benchmarks/run.py here: run `fhec bench` from the root of an fhec checkout"))
     sys.argv = [str(runner), *only, *(["--quick"] if quick else [])]
     runpy.run_path(str(runner), run_name="__main__")
+
+
+@main.group(name="examples", invoke_without_command=True)
+@click.pass_context
+def examples_group(ctx: click.Context) -> None:
+    """List the example programs shipped with fhec (`fhec examples copy DIR` writes them out)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from fhec.bundled_examples import list_examples
+
+    for example in list_examples():
+        click.echo(f"{example.name:24} {example.summary}")
+    click.echo("\nfhec examples copy DIR   writes them into DIR, e.g. then: fhec check DIR/matvec.py")
+
+
+@examples_group.command(name="copy")
+@click.argument("dest", type=click.Path(file_okay=False))
+@click.option("--overwrite", is_flag=True, help="Replace files of the same name in DEST.")
+def examples_copy_command(dest: str, overwrite: bool) -> None:
+    """Write the shipped examples into DEST (created if needed; existing files are kept
+    unless --overwrite)."""
+    from fhec.bundled_examples import copy_examples
+
+    try:
+        written = copy_examples(dest, overwrite=overwrite)
+    except FhecError as e:
+        _fail(e)
+    click.echo(f"wrote {len(written)} examples to {dest}: {', '.join(p.name for p in written)}")
 
 
 if __name__ == "__main__":

@@ -184,3 +184,9 @@ class ReportFormatError(FhecError):
 
 class OutputDirectoryError(FhecError):
     """An output directory cannot be written, or holds files fhec did not write."""
+
+
+class MissingExtraError(FhecError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message names the
+    extra that installs it (``pip install 'fhec[test]'``). Also an `ImportError`, so that
+    code guarding optional imports with ``except ImportError`` keeps working."""

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from fhec.cli import load_program, main
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "fhec" / "examples"
 
 ONE = """
 import fhec

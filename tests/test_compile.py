@@ -108,7 +108,7 @@ def test_f1_matvec_example_moves_only_compulsory_traffic_on_f1():
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).parent.parent / "examples"))
+    sys.path.insert(0, str(Path(__file__).parent.parent / "fhec" / "examples"))
     import matvec
 
     r = fhec.compile(matvec.p, target="f1").report

@@ -1,15 +1,62 @@
 """Public testing helpers for fhec programs and for fhec itself.
 
-* hypothesis strategies (need the ``hypothesis`` package): `params`, `programs`,
-  `inputs_for`, `with_inputs` (see `fhec.testing.strategies`);
-* `assert_matches_reference`: an execution of a program against `fhec.reference`.
+* `assert_matches_reference`: an encrypted execution of a program (or of a `Compiled`
+  one) against `fhec.reference` or the user's own expected values. Needs nothing
+  beyond fhec itself.
+* hypothesis strategies `params`, `programs`, `inputs_for`, `with_inputs`
+  (`fhec.testing.strategies`) and `settings`, hypothesis settings fit for encrypted
+  programs. These need the ``hypothesis`` package (``pip install 'fhec[test]'``); they
+  load on first use, so ``import fhec.testing`` works without it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import importlib
+from typing import Any, Callable, Mapping
 
-from fhec.testing.strategies import inputs_for, params, programs, with_inputs
+import numpy as np
+
+from fhec.errors import InvalidArgumentError, MissingExtraError
+
+_STRATEGIES = ("params", "programs", "inputs_for", "with_inputs")
+"""Names loaded from `fhec.testing.strategies` (which imports hypothesis) on first use."""
+
+WORST_SLOTS_SHOWN = 4
+"""How many of an output's worst slots a failure prints with expected and actual values."""
+
+
+def _hypothesis():
+    try:
+        return importlib.import_module("hypothesis")
+    except ImportError:
+        raise MissingExtraError(
+            "fhec.testing's strategies and settings need the hypothesis package: pip install 'fhec[test]' "
+            "(assert_matches_reference works without it)."
+        ) from None
+
+
+def settings(**overrides):
+    """Hypothesis settings for properties of encrypted programs: no deadline (one
+    encrypted execution takes far longer than hypothesis's 200 ms default, and numba
+    compiles its kernels on the first one) and the too-slow and large-data health
+    checks off. Keyword arguments (``max_examples=10``...) are passed on to
+    ``hypothesis.settings``; the rest comes from the active profile. Use as a decorator:
+    ``@ft.settings(max_examples=10)``."""
+    hypothesis = _hypothesis()
+    quiet = [hypothesis.HealthCheck.too_slow, hypothesis.HealthCheck.data_too_large]
+    return hypothesis.settings(**{"deadline": None, "suppress_health_check": quiet, **overrides})
+
+
+def __getattr__(name: str):
+    if name in _STRATEGIES:
+        _hypothesis()
+        value = getattr(importlib.import_module("fhec.testing.strategies"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fhec.testing' has no attribute {name!r}")
+
+
+Expected = Mapping[str, Any] | Callable[[Mapping[str, Any]], Any]
 
 
 def assert_matches_reference(
@@ -18,59 +65,126 @@ def assert_matches_reference(
     target: str | None = None,
     rel_bits: float | None = None,
     seed=None,
+    *,
+    expected: Expected | None = None,
 ) -> None:
-    """Run `program` under encryption and assert it matches `fhec.reference`.
+    """Run `program` under encryption and assert it matches `fhec.reference` (or `expected`).
 
-    `target` picks the execution: None, the eager evaluator (`fhec.evaluate`);
-    ``"limbs"``, the compiled limb-level program run by the functional model
-    (`fhec.run`); a target name or TOML path (``"f1"``, ``"tiny"``), the program compiled
-    for that accelerator with its streams executed (`fhec.compile(...).run`). CKKS outputs must agree to
-    `rel_bits` bits relative to max(1, max|expected|) (default: per output, from its
-    estimated worst-slot precision, `fhec.evaluate.default_required_bits`); BGV outputs exactly.
-    `inputs` default to random ones (`fhec.evaluate.random_inputs`). `seed` drives the
-    keys, encryptions and random inputs: None (default) for fresh randomness; pass an
-    int in tests so that a failure can be reproduced. A compiled execution (any `target`)
-    must also equal the eager evaluator's ciphertexts in every limb, bit for bit
-    (`fhec.verify_run.compare_limbs`): decryption alone reads only a few limbs.
+    `program` is a `fhec.Program`, a traced ``@fhec.program`` function, an `HeProgram`,
+    or a `Compiled` (`fhec.compile(...)`), whose streams are then executed as compiled.
 
-    Raises AssertionError naming each failing output, its worst slots and the bits
-    reached versus required; `CompiledMismatchError` naming the first differing
-    (output, part, limb) and the limb instruction that wrote it.
+    `target` picks the execution of a program: None, the eager evaluator
+    (`fhec.evaluate`); ``"limbs"``, the compiled limb-level program run by the functional
+    model (`fhec.run`); a target name or TOML path (``"f1"``, ``"tiny"``), the program
+    compiled for that accelerator with its streams executed (`fhec.compile(...).run`).
+    With a `Compiled`, `target` must be None or that program's target's name.
+
+    `expected`: the values to compare with instead of `fhec.reference`: a mapping
+    ``{output: values}`` or a function of the inputs returning one (or, for a program
+    with one output, its values); a vector shorter than the slots is compared on its
+    first slots only (the rest hold what the program computes on zero padding). CKKS outputs must agree to `rel_bits` bits relative to
+    max(1, max|expected|) (default: per output, from its estimated worst-slot precision,
+    `fhec.evaluate.default_required_bits`); BGV outputs exactly, mod t. `inputs`
+    default to random ones (`fhec.evaluate.random_inputs`). `seed` drives the keys,
+    encryptions and random inputs: None (default) for fresh randomness; pass an int in
+    tests so that a failure can be reproduced. A compiled execution (any `target`, or a
+    `Compiled`) must also equal the eager evaluator's ciphertexts in every limb, bit for
+    bit (`fhec.verify_run.compare_limbs`): decryption alone reads only a few limbs.
+
+    Raises AssertionError naming each failing output, the bits reached versus required,
+    and the expected and actual values of its worst slots; `CompiledMismatchError`
+    naming the first differing (output, part, limb) and the limb instruction that wrote
+    it; `InvalidArgumentError` for an `expected` that does not name every output, or a
+    `target` that contradicts a `Compiled`.
     """
-    from fhec.evaluate import compare_outputs, evaluate, random_inputs
-    from fhec.reference import reference
+    from fhec.compiler import Compiled
+    from fhec.evaluate import as_he, compare_outputs, random_inputs
 
-    inputs = random_inputs(program, seed) if inputs is None else inputs
-    results = compare_outputs(program, _execute(program, inputs, target, seed), reference(program, inputs), rel_bits)
-    failures = [r for r in results if not r.ok]
+    compiled = program if isinstance(program, Compiled) else None
+    he = compiled.program if compiled is not None else as_he(program)
+    if compiled is not None and target is not None and target != compiled.target.name:
+        raise InvalidArgumentError(
+            f"target={target!r} but the program was compiled for {compiled.target.name!r}; pass target=None "
+            f"to run a Compiled program as compiled, or compile it for {target!r}."
+        )
+    inputs = random_inputs(he, seed) if inputs is None else inputs
+    got = _execute(compiled, he, inputs, target, seed)
+    want = _expected_values(he, inputs, expected)
+    got = {name: np.asarray(got[name])[: want[name].size] for name in he.outputs}
+    failures = [r for r in compare_outputs(he, got, want, rel_bits) if not r.ok]
     if failures:
-        scheme = getattr(program, "params").scheme
-        lines = [f"program {getattr(program, 'name', '?')!r} does not match fhec.reference:"]
+        name = getattr(program, "name", None) or getattr(he, "name", "?")
+        against = "fhec.reference" if expected is None else "the expected values"
+        lines = [f"program {name!r} does not match {against}:"]
         for r in failures:
-            if scheme == "bgv":
-                lines.append(f"  output {r.name!r}: {int(r.max_error)} slots differ, e.g. slots {list(r.bad_slots)}")
-            else:
-                lines.append(
-                    f"  output {r.name!r}: max error {r.max_error:.3g} = {r.bits:.1f} bits of precision, "
-                    f"{r.required_bits - r.bits:.1f} bits short of the {r.required_bits:.1f} required; "
-                    f"worst slots {list(r.bad_slots)}"
-                )
+            lines.append(_describe_failure(he.params, r))
+            lines += _worst_slots(he.params, r, np.asarray(got[r.name]), np.asarray(want[r.name]))
         raise AssertionError("\n".join(lines))
 
 
-def _execute(program, inputs, target, seed):
-    """Decrypted outputs of `program` on `inputs` by the execution `target` names."""
+def _execute(compiled, he, inputs, target, seed) -> Mapping[str, np.ndarray]:
+    """Decrypted outputs of the program on `inputs` by the execution `target` names."""
     from fhec.evaluate import evaluate
-
     from fhec.verify_run import run_checked, run_compiled_checked
 
+    if compiled is not None:
+        return run_compiled_checked(compiled, inputs, seed)["outputs"]
     if target is None:
-        return evaluate(program, inputs, seed)
+        return evaluate(he, inputs, seed)
     if target == "limbs":
-        return run_checked(program, inputs, seed).outputs
+        return run_checked(he, inputs, seed).outputs
     from fhec import compile as compile_program
 
-    return run_compiled_checked(compile_program(program, target=target), inputs, seed)["outputs"]
+    return run_compiled_checked(compile_program(he, target=target), inputs, seed)["outputs"]
 
 
-__all__ = ["params", "programs", "inputs_for", "with_inputs", "assert_matches_reference"]
+def _expected_values(he, inputs, expected: Expected | None) -> dict[str, np.ndarray]:
+    """`fhec.reference`'s outputs (every slot), or the user's `expected` (a mapping or a
+    function of the inputs), one float/int vector per output, as long as given."""
+    from fhec.frontend.constants import vector
+    from fhec.reference import reference
+
+    if expected is None:
+        return reference(he, inputs)
+    values = expected(inputs) if callable(expected) else expected
+    if not isinstance(values, Mapping):
+        if len(he.outputs) != 1:
+            raise InvalidArgumentError(
+                f"expected= gave one {type(values).__name__} but the program has outputs {sorted(he.outputs)}; "
+                f"return a mapping {{output: values}}."
+            )
+        values = {next(iter(he.outputs)): values}
+    missing = sorted(set(he.outputs) - set(values))
+    if missing:
+        raise InvalidArgumentError(
+            f"expected= has no values for output(s) {missing}; give every output of the program "
+            f"({sorted(he.outputs)})."
+        )
+    out = {}
+    for name in he.outputs:
+        full = vector(he.params, values[name], None, f"expected[{name!r}]")  # checked, converted, padded
+        out[name] = full[: np.asarray(values[name]).size]
+    return out
+
+
+def _describe_failure(params, r) -> str:
+    if params.scheme == "bgv":
+        return f"  output {r.name!r}: {int(r.max_error)} slots differ, e.g. slots {list(r.bad_slots)}"
+    return (
+        f"  output {r.name!r}: max error {r.max_error:.3g} = {r.bits:.1f} bits of precision, "
+        f"{r.required_bits - r.bits:.1f} bits short of the {r.required_bits:.1f} required; "
+        f"worst slots {list(r.bad_slots)}"
+    )
+
+
+def _worst_slots(params, r, got: np.ndarray, want: np.ndarray) -> list[str]:
+    """Expected vs actual of the output's worst slots out of tolerance (CKKS: largest
+    error first; BGV: the first wrong ones), one line each."""
+    slots = r.bad_slots[:WORST_SLOTS_SHOWN]
+    if params.scheme == "bgv":
+        t = params.plain_modulus
+        return [f"    slot {i}: expected {int(want[i]) % t}, got {int(got[i]) % t}" for i in slots]
+    return [f"    slot {i}: expected {want[i]:.9g}, got {got[i]:.9g} (error {abs(got[i] - want[i]):.3g})" for i in slots]
+
+
+__all__ = ["params", "programs", "inputs_for", "with_inputs", "settings", "assert_matches_reference"]

@@ -63,13 +63,23 @@ def params(
     log_n: tuple[int, int] = (5, 7),
     base_limbs: int | None = None,
     keyswitch: str | None = None,
+    target=None,
 ):
     """Small, insecure (``security=None``) parameter sets.
 
     CKKS: scale 2^30 on 32-bit words with a 2-prime q_0 by default (decryption headroom
     2^33, so values up to `MAX_CKKS_BOUND` are far from wrapping). BGV: t from
     `BGV_PLAIN_MODULI` compatible with N.
+
+    `target` (a shipped target name, a TOML path or a `Target`): draw only parameters the
+    target accepts: N within its ring degrees (`log_n` is moved into
+    [log2 n_min, log2 n_max], so ``target="f1"`` draws N = 2^10 unless `log_n` asks for
+    more) and primes within its word size.
     """
+    word, scale = 32, 30
+    if target is not None:
+        log_n, word = _target_ring(target, log_n)
+        scale = min(scale, word - 2)
     N = 2 ** draw(st.integers(*log_n))
     levels = draw(st.integers(min_levels, max_levels))
     ks = keyswitch or draw(st.sampled_from(["hybrid", "bv"]))
@@ -78,14 +88,26 @@ def params(
         base = base_limbs or 2
         # min_precision_bits=None: random programs use BV on purpose (the compiled BV path
         # must stay bit-exact even where it is imprecise); MIN_BITS filters the values.
-        return CKKSParams(N=N, levels=levels, scale_bits=30, word_bits=32, base_limbs=base,
+        return CKKSParams(N=N, levels=levels, scale_bits=scale, word_bits=word, base_limbs=base,
                           special_primes=special, keyswitch=ks, security=None, min_precision_bits=None)
     t = draw(st.sampled_from([t for t in BGV_PLAIN_MODULI if (t - 1) % (2 * N) == 0]))
-    return BGVParams(N=N, levels=levels, plain_modulus=t, word_bits=32, base_limbs=base_limbs or 1,
+    return BGVParams(N=N, levels=levels, plain_modulus=t, word_bits=word, base_limbs=base_limbs or 1,
                      special_primes=special, keyswitch=ks, security=None)
 
 
 params_strategy = params  # `programs` has an argument named params
+
+
+def _target_ring(target, log_n: tuple[int, int]) -> tuple[tuple[int, int], int]:
+    """(`log_n` moved into the target's ring degrees, the word size to draw primes of)."""
+    from fhec.backends.target import Target, load_target
+    from fhec.ring.primes import MIN_WORD_BITS
+
+    t = target if isinstance(target, Target) else load_target(target)
+    least, most = t.n_min.bit_length() - 1, t.n_max.bit_length() - 1
+    lo = min(max(log_n[0], least), most)
+    hi = min(max(log_n[1], lo), most)
+    return (lo, hi), max(MIN_WORD_BITS, min(32, t.word_bits))
 
 
 def _headroom(p) -> float:
@@ -326,6 +348,7 @@ def programs(
     params=None,
     max_ops: int = 10,
     rescale: str | None = None,
+    target=None,
 ):
     """Random `fhec.Program`s (see module doc).
 
@@ -336,9 +359,11 @@ def programs(
         params: a fixed parameter set instead of drawn ones.
         max_ops: number of DSL operations attempted.
         rescale: "auto", "manual" or None (drawn).
+        target: draw parameters this target accepts (see `params`), e.g. "f1", so that
+            the programs compile for it.
     """
     if params is None:
-        params = draw(params_strategy(scheme, max_levels=max(1, max_depth)))
+        params = draw(params_strategy(scheme, max_levels=max(1, max_depth), target=target))
     policy = rescale or draw(st.sampled_from(["auto", "auto", "manual"]))
     p = Program("random", params, rescale=policy, loc="<random program>")
     g = _Gen(draw, p)

@@ -15,7 +15,7 @@ the plaintext mask: levels = 9. Batching needs t ≡ 1 mod 2N, so N <= 128: far 
 HE standard's smallest ring (N = 1024), hence `security=None` — a functional toy; a
 real deployment needs N >= 2^13 with a t ≡ 1 mod 2N such as 65537 (16 squarings).
 
-Run:  fhec check examples/private_lookup.py
+Run:  fhec examples copy ex && fhec check ex/private_lookup.py
 """
 
 import fhec

@@ -1,6 +1,6 @@
 """The `make demo` job: F1's matrix-vector example, compiled for F1 and run.
 
-1. Compile `examples/matvec.py` (F1 Listing 2: a 4 × 16K matrix times a 16K vector) for
+1. Compile `matvec.py` (F1 Listing 2: a 4 × 16K matrix times a 16K vector) for
    the F1 target: per-unit instruction streams and a report of cycles, utilization and
    off-chip traffic.
 2. Replay the streams in the independent hazard checker.
@@ -16,7 +16,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import fhec  # noqa: E402
-from matvec import p  # noqa: E402  (the program; `fhec check examples/demo.py` finds it too)
+from matvec import p  # noqa: E402  (the program; `fhec check demo.py` finds it too)
 
 
 def main() -> None:

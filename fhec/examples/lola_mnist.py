@@ -14,7 +14,7 @@ N = 2^8 (128 slots) is far below the HE standard's minimum ring (N = 1024): `sec
 makes this a fast functional toy. A deployment would use N = 2^13 (128-bit secure for
 these 5 primes) and, as LoLa does, pack many images or channels per ciphertext.
 
-Run:  fhec check examples/lola_mnist.py
+Run:  fhec examples copy ex && fhec check ex/lola_mnist.py
 """
 
 import numpy as np

@@ -16,7 +16,7 @@ Depth: 1 (weights) + 2 (z^3) + 1 (coefficients) + 1 (mask) = 5 levels. Parameter
 128-bit secure by the HE standard (N = 2^14 allows 438 bits; this set uses ~246): two
 32-bit base primes give the decryption headroom the intermediate z^3 needs.
 
-Run:  fhec check examples/logistic_regression.py
+Run:  fhec examples copy ex && fhec check ex/logistic_regression.py
 """
 
 import numpy as np

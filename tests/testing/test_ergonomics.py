@@ -1,0 +1,114 @@
+"""`fhec.testing` for users: importable without hypothesis, `settings`, strategies that fit
+a target, `assert_matches_reference` on compiled programs and on the user's own expected
+values, and the documented example (docs/testing.md), run verbatim."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+import fhec
+import fhec.testing as ft
+from fhec.backends.target import load_target
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def _program():
+    params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, base_limbs=2, security=None)
+    p = fhec.Program("sq", params)
+    x = p.input("x")
+    p.output("y", x * x + 1.0)
+    return p
+
+
+def test_import_without_hypothesis_names_the_extra():
+    """In a fresh interpreter where hypothesis cannot be imported, the assertion works and
+    the strategies raise an ImportError that is also a FhecError naming the extra."""
+    code = (
+        "import sys; sys.modules['hypothesis'] = None\n"
+        "import fhec, fhec.testing as ft\n"
+        "assert callable(ft.assert_matches_reference)\n"
+        "try:\n    ft.programs()\nexcept ImportError as e:\n"
+        "    assert isinstance(e, fhec.FhecError); print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert out.returncode == 0, out.stderr
+    assert "pip install 'fhec[test]'" in out.stdout
+
+
+def test_settings_have_no_deadline_and_take_overrides():
+    s = ft.settings(max_examples=3)
+    assert s.deadline is None and s.max_examples == 3
+
+
+@pytest.mark.parametrize("target", ["f1", "tiny"])
+@ft.settings(max_examples=10)
+@given(data=__import__("hypothesis").strategies.data())
+def test_programs_for_a_target_draw_parameters_it_accepts(target, data):
+    t = load_target(target)
+    scheme = data.draw(__import__("hypothesis").strategies.sampled_from(["ckks", "bgv"]))
+    p = data.draw(ft.programs(scheme=scheme, max_depth=2, target=target))
+    assert t.supports(p.params.N) and all(q < 2**t.word_bits for q in p.params.moduli + p.params.special_moduli)
+
+
+def test_compiled_program_and_expected_values():
+    p = _program()
+    compiled = fhec.compile(p, target="f1")
+    xs = np.linspace(-1, 1, 20)
+    ft.assert_matches_reference(compiled, {"x": xs}, seed=0)
+    ft.assert_matches_reference(p, {"x": xs}, seed=0, expected={"y": xs * xs + 1})
+    ft.assert_matches_reference(compiled, {"x": xs}, seed=0, expected=lambda inputs: inputs["x"] ** 2 + 1)
+
+
+def test_a_wrong_expectation_prints_the_worst_slots():
+    p = _program()
+    xs = np.linspace(-1, 1, 20)
+    wrong = xs * xs + 1
+    wrong[7] += 0.5
+    with pytest.raises(AssertionError) as e:
+        ft.assert_matches_reference(p, {"x": xs}, seed=0, expected=wrong)
+    message = str(e.value)
+    assert "does not match the expected values" in message
+    assert re.search(r"slot 7: expected 1\.569\d+, got 1\.069\d+ \(error 0\.5\)$", message), message
+
+
+def test_bgv_mismatch_prints_expected_and_actual():
+    params = fhec.BGVParams(N=2**6, levels=2, plain_modulus=257, security=None)
+    p = fhec.Program("b", params)
+    x = p.input("x")
+    p.output("y", x * 3)
+    xs = np.arange(64)
+    with pytest.raises(AssertionError, match=r"slot 0: expected 1, got 0"):
+        ft.assert_matches_reference(p, {"x": xs}, seed=0, expected={"y": (3 * xs + (xs == 0)) % 257})
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"expected": {"z": [1.0]}}, r"no values for output\(s\) \['y'\]"),
+    ({"target": "tiny"}, "compiled for 'f1'"),
+])
+def test_bad_arguments_are_fhec_errors(kwargs, message):
+    compiled = fhec.compile(_program(), target="f1")
+    with pytest.raises(fhec.InvalidArgumentError, match=message):
+        ft.assert_matches_reference(compiled, {"x": [0.5]}, seed=0, **kwargs)
+
+
+def test_the_documented_example_runs_verbatim():
+    """Every python block of docs/testing.md, executed as written; each test function it
+    defines is then called, as pytest would."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "testing.md").read_text(), re.S)
+    assert blocks
+    for block in blocks:
+        namespace: dict = {"__name__": "docs_testing_md"}
+        exec(compile(block, "docs/testing.md", "exec"), namespace)
+        tests = [f for name, f in namespace.items() if name.startswith("test_") and callable(f)]
+        assert tests, block
+        for test in tests:
+            test()
