@@ -52,6 +52,7 @@ from fhec.errors import (
     ReportFormatError,
     OutputDirectoryError,
 )
+from fhec.errors import MissingExtraError, PersistenceFormatError, SecretKeyError
 
 _LAZY: dict[str, str] = {
     # the scheme layer
@@ -80,6 +81,9 @@ _LAZY: dict[str, str] = {
     "stats": "fhec.compiler",
     "Compiled": "fhec.compiler",
     "compile": "fhec.compiler",
+    # files: parameter sets, keys, ciphertexts, plaintexts, compiled programs
+    "save": "fhec.persistence",
+    "load": "fhec.persistence",
     # polynomial approximation (numpy only)
     "Approximation": "fhec.frontend.approx",
     "approx": "fhec.frontend.approx",

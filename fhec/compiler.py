@@ -53,6 +53,8 @@ class Compiled:
         bounds: compute-, bandwidth- and dependency-bound cycles (`Bounds`).
         report: the `Report`.
         keyswitch: the policy used to choose key-switching methods.
+        hoisting: the compile option `hoisting` ("auto", "single", "none"), which
+            `fhec.save` records so that `fhec.load` re-derives the same streams.
     """
 
     program: HeProgram
@@ -63,6 +65,7 @@ class Compiled:
     bounds: Bounds
     report: Report
     keyswitch: str
+    hoisting: str = "auto"
 
     def run(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, np.ndarray]:
         """Execute the *streams* on real ciphertexts: keygen and encrypt (as `fhec.evaluate`
@@ -179,7 +182,8 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         compile_passes=[r.as_dict() for r in done.records],
     )
     policy_used = keyswitch_policy(annotated, keyswitch)
-    return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used)
+    return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used,
+                    options.hoisting)
 
 
 def lower(program, keyswitch: str | None = None, *, dump_after: Sequence[str] = (), verify: bool | None = None,

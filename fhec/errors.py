@@ -190,3 +190,13 @@ class MissingExtraError(FhecError, ImportError):
     """A feature needs an optional dependency that is not installed; the message names the
     extra that installs it (``pip install 'fhec[test]'``). Also an `ImportError`, so that
     code guarding optional imports with ``except ImportError`` keeps working."""
+
+
+class PersistenceFormatError(FhecError):
+    """A file given to `fhec.load` is missing, not written by `fhec.save`, of another
+    format version, or corrupt; or `fhec.save` cannot write its file."""
+
+
+class SecretKeyError(FhecError):
+    """A secret key would be written without being asked for (`fhec.save` of a `KeySet`
+    holding its secret needs ``include_secret=True``)."""

@@ -1,0 +1,430 @@
+"""`fhec.save` / `fhec.load`: parameter sets, keys, ciphertexts, plaintexts and compiled
+programs on disk, without pickle.
+
+A file is one numpy ``.npz`` archive (a zip of ``.npy`` arrays) read with
+``np.load(allow_pickle=False)``: arbitrary code never runs on loading. Its member
+``header`` holds a UTF-8 JSON header as bytes; the others are the object's arrays::
+
+    header = {"format": "fhec.save/1", "kind": "ciphertext", "fhec_version": "0.1.0",
+              "params": {"scheme": "ckks", "N": 8192, ...},      # the constructor literal
+              "fingerprint": "3f0c...",                           # sha-256 of the primes
+              ...kind-specific fields (level, scale, key_id...)}
+
+`KINDS` lists each kind's writer and reader. The parameter literal makes every file
+self-contained (`load` rebuilds the parameter set), and the fingerprint makes a
+mismatch a clear error: `load(path, params=p)` refuses a file written under other
+parameters, and a literal that no longer derives the recorded primes (a different fhec)
+is refused too.
+
+Secret keys are written only when asked: `save(keys, path)` of a `KeySet` that holds
+its secret raises `SecretKeyError` unless ``include_secret=True``; ``keys.public_only()``
+is what a server receives. A file holding a secret is created readable by its owner
+only (mode 0600).
+
+A compiled program is stored as what determines it (its HE program after
+``choose_keyswitch``, the target, the back-end options) plus its streams and report;
+`load` re-runs the deterministic back end (``expand_key_switches`` →
+``schedule_cycles``) and refuses the file unless the streams come out identical, bit
+for bit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from fhec.errors import (
+    FhecError,
+    InvalidArgumentError,
+    MismatchedParametersError,
+    PersistenceFormatError,
+    SecretKeyError,
+)
+
+FORMAT = "fhec.save/1"
+HEADER = "header"
+SECRET_FILE_MODE = 0o600
+
+
+# -- parameters -----------------------------------------------------------------------------------
+
+
+def params_fingerprint(params) -> str:
+    """64 hex digits of SHA-256 over the parameter set's `fingerprint` (scheme, N, every
+    prime, the BGV plaintext modulus): equal exactly when objects may mix."""
+    return hashlib.sha256(json.dumps(params.fingerprint).encode()).hexdigest()
+
+
+def _params_literal(params) -> dict[str, Any]:
+    from fhec.ir.he_json import params_to_dict
+
+    return _jsonable(params_to_dict(params))
+
+
+def _jsonable(value):
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _params_from_header(header: dict, path, expected) -> Any:
+    """The file's parameter set: `expected` when given (after checking the fingerprint),
+    else rebuilt from the literal and checked against the recorded primes."""
+    from fhec.ir.he_json import params_from_dict
+
+    recorded = header.get("fingerprint")
+    if expected is not None:
+        if params_fingerprint(expected) != recorded:
+            raise MismatchedParametersError(
+                f"{path} holds a {header.get('kind')} of another parameter set than the one given "
+                f"(N = {header.get('params', {}).get('N')}, fingerprint {str(recorded)[:16]}, against N = "
+                f"{expected.N}, fingerprint {params_fingerprint(expected)[:16]}); load it with its own parameters "
+                f"(fhec.load(path) rebuilds them) or re-encrypt under these."
+            )
+        return expected
+    try:
+        params = params_from_dict(header.get("params"))
+    except FhecError as e:
+        raise PersistenceFormatError(f"{path}: its parameter literal is not valid: {e}") from None
+    if params_fingerprint(params) != recorded:
+        raise PersistenceFormatError(
+            f"{path}: its parameter literal derives other primes than the file records (written by fhec "
+            f"{header.get('fhec_version')}); load it with the fhec version that wrote it."
+        )
+    return params
+
+
+# -- array checks -------------------------------------------------------------------------------
+
+
+def _residues(arrays: dict, name: str, shape: tuple, moduli, path) -> np.ndarray:
+    """Array `name`: uint64 of `shape`, limb i (axis -2) below moduli[i]."""
+    a = _array(arrays, name, path)
+    if a.dtype != np.uint64 or a.shape != shape:
+        raise PersistenceFormatError(f"{path}: {name} is {a.dtype}{list(a.shape)}, expected uint64{list(shape)}.")
+    bound = np.asarray(moduli, dtype=np.uint64).reshape(-1, 1)
+    if a.size and np.any(a >= bound):
+        raise PersistenceFormatError(f"{path}: {name} holds residues not below their primes: the file is corrupt.")
+    return a
+
+
+def _array(arrays: dict, name: str, path) -> np.ndarray:
+    if name not in arrays:
+        raise PersistenceFormatError(f"{path}: the file lacks the array {name!r}; it is truncated or not fhec's.")
+    return arrays[name]
+
+
+def _field(header: dict, name: str, kind, path):
+    """Header field `name`, of type `kind` (a bool is not an int here)."""
+    value = header.get(name)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise PersistenceFormatError(f"{path}: header field {name!r} = {value!r:.40} is missing or of the wrong type.")
+    return value
+
+
+def _level(header: dict, params, path) -> int:
+    level = _field(header, "level", int, path)
+    if not 0 <= level <= params.top_level:
+        raise PersistenceFormatError(f"{path}: level {level} is outside 0..{params.top_level}.")
+    return level
+
+
+def _scale(header: dict, params, path):
+    return _field(header, "scale", float if params.scheme == "ckks" else int, path)
+
+
+# -- the kinds ------------------------------------------------------------------------------------
+
+
+def _write_params(params, _options) -> tuple[dict, dict]:
+    return {}, {}
+
+
+def _read_params(header, arrays, params, path):
+    return params
+
+
+def _write_ciphertext(ct, _options) -> tuple[dict, dict]:
+    scale = float(ct.scale) if ct.params.scheme == "ckks" else int(ct.scale)
+    return {"level": ct.level, "scale": scale, "key_id": ct.key_id, "noise": float(ct.noise)}, {"data": ct.data}
+
+
+def _read_ciphertext(header, arrays, params, path):
+    from fhec.schemes.ciphertext import Ciphertext
+
+    level = _level(header, params, path)
+    data = _array(arrays, "data", path)
+    parts = data.shape[0] if data.ndim == 3 else 0
+    if parts not in (2, 3):
+        raise PersistenceFormatError(f"{path}: a ciphertext has 2 or 3 parts, the file holds shape {list(data.shape)}.")
+    data = _residues(arrays, "data", (parts, params.limbs_at(level), params.N), params.moduli_at(level), path)
+    return Ciphertext(params, data, level, _scale(header, params, path), _field(header, "key_id", int, path),
+                      float(_field(header, "noise", (int, float), path)))
+
+
+def _write_plaintext(pt, _options) -> tuple[dict, dict]:
+    scale = float(pt.scale) if pt.params.scheme == "ckks" else int(pt.scale)
+    return {"level": pt.level, "scale": scale}, {"data": pt.data}
+
+
+def _read_plaintext(header, arrays, params, path):
+    from fhec.schemes.ciphertext import Plaintext
+
+    level = _level(header, params, path)
+    data = _residues(arrays, "data", (params.limbs_at(level), params.N), params.moduli_at(level), path)
+    return Plaintext(params, data, level, _scale(header, params, path))
+
+
+def _write_keyset(keys, options) -> tuple[dict, dict]:
+    if keys.secret_coeffs is not None and not options.get("include_secret"):
+        raise SecretKeyError(
+            "this KeySet holds the secret key, which save() writes only when asked: save keys.public_only() "
+            "for whoever evaluates (public and evaluation keys), or pass include_secret=True to write the "
+            "secret too, into a file only its owner can read."
+        )
+    switching = sorted(keys.switching.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+    header = {
+        "key_id": keys.key_id,
+        "rotations": list(keys.rotations),
+        "methods": list(keys.methods),
+        "switching": [[source, method] for (source, method), _ in switching],
+        "secret": keys.secret_coeffs is not None,
+    }
+    arrays = {"public_b": keys.public[0], "public_a": keys.public[1]}
+    for i, (_, key) in enumerate(switching):
+        arrays[f"switch{i}_b"], arrays[f"switch{i}_a"] = key.b, key.a
+    if header["secret"]:
+        arrays["secret_coeffs"], arrays["secret_ntt"] = keys.secret_coeffs, keys.secret_ntt
+    return header, arrays
+
+
+def _read_keyset(header, arrays, params, path):
+    from fhec.schemes.keys import KeySet, SwitchingKey
+
+    q, qp = params.moduli, params.moduli + params.special_moduli
+    public = tuple(_residues(arrays, f"public_{c}", (params.max_limbs, params.N), q, path) for c in "ba")
+    switching = {}
+    for i, entry in enumerate(_field(header, "switching", list, path)):
+        if not (isinstance(entry, list) and len(entry) == 2 and entry[1] in ("bv", "hybrid")
+                and (entry[0] == "relin" or isinstance(entry[0], int) and not isinstance(entry[0], bool))):
+            raise PersistenceFormatError(f"{path}: switching key {i} is named {entry!r:.40}, not [source, method].")
+        source, method = entry
+        moduli = q if method == "bv" else qp
+        digits = params.max_limbs if method == "bv" else params.hybrid_dnum
+        shape = (digits, len(moduli), params.N)
+        b, a = (_residues(arrays, f"switch{i}_{c}", shape, moduli, path) for c in "ba")
+        switching[(source, method)] = SwitchingKey(method, source, b, a)
+    secret_coeffs = secret_ntt = None
+    if _field(header, "secret", bool, path):
+        secret_coeffs = _array(arrays, "secret_coeffs", path)
+        if secret_coeffs.dtype != np.int64 or secret_coeffs.shape != (params.N,) or np.any(np.abs(secret_coeffs) > 1):
+            raise PersistenceFormatError(f"{path}: the secret key is not a ternary int64 vector of N = {params.N}.")
+        secret_ntt = _residues(arrays, "secret_ntt", (len(qp), params.N), qp, path)
+    rotations = tuple(_field(header, "rotations", list, path))
+    methods = tuple(_field(header, "methods", list, path))
+    return KeySet(params, _field(header, "key_id", int, path), secret_coeffs, secret_ntt, public, switching,
+                  rotations, methods)
+
+
+def _write_compiled(compiled, _options) -> tuple[dict, dict]:
+    from fhec.backends.stream_files import encode_stream
+    from fhec.ir.he_json import program_to_json
+
+    header = {
+        "program": program_to_json(compiled.program),
+        "target": _target_literal(compiled.target),
+        "keyswitch": compiled.keyswitch,
+        "policy": compiled.data_schedule.policy,
+        "prefetch_reserve": compiled.report.prefetch_reserve,
+        "hoisting": compiled.hoisting,
+        "report": compiled.report.to_json(indent=None),
+        "units": len(compiled.streams.units),
+    }
+    arrays = {f"stream{u}": np.frombuffer(encode_stream(compiled.streams, u), dtype=np.uint8)
+              for u in range(len(compiled.streams.units))}
+    return header, arrays
+
+
+def _target_literal(target) -> dict:
+    """The target as the literal its TOML would give (ops by name, not by number)."""
+    from fhec.ir.limb_ops import LimbOp
+
+    literal = target.model_dump(mode="json")
+    for unit in literal["cluster"]["units"]:
+        unit["ops"] = [LimbOp(op).name for op in unit["ops"]]
+    return literal
+
+
+def _read_compiled(header, arrays, params, path):
+    from fhec.analysis.bounds import lower_bounds
+    from fhec.backends.stream_files import encode_stream
+    from fhec.backends.target import Target
+    from fhec.compiler import Compiled
+    from fhec.ir.he_json import program_from_json
+    from fhec.pipeline import COMPILED, HE_DONE, LOWERED, PASS_NAMES, PIPELINE, options_for, run_passes
+    from fhec.sim.timing import Report
+
+    try:
+        program = program_from_json(_field(header, "program", str, path))
+        target = Target.model_validate(_field(header, "target", dict, path))
+        report = Report.model_validate_json(_field(header, "report", str, path))
+    except FhecError as e:
+        raise PersistenceFormatError(f"{path}: {e}") from None
+    except ValueError as e:  # pydantic's ValidationError
+        raise PersistenceFormatError(f"{path}: the stored target or report is not valid: {str(e)[:200]}") from None
+    if params_fingerprint(program.params) != params_fingerprint(params):
+        raise PersistenceFormatError(f"{path}: the stored program's parameters differ from the file's header.")
+    options = options_for(target, keyswitch=_field(header, "keyswitch", str, path),
+                          policy=_field(header, "policy", str, path),
+                          prefetch_reserve=_field(header, "prefetch_reserve", (int, float), path),
+                          hoisting=_field(header, "hoisting", str, path))
+    back_end = PIPELINE[PASS_NAMES.index(HE_DONE) + 1:]
+    done = run_passes(back_end, program, options)
+    lowered, scheduled = done[LOWERED], done[COMPILED]
+    units = _field(header, "units", int, path)
+    stored = [_array(arrays, f"stream{u}", path).tobytes() for u in range(units)]
+    rebuilt = [encode_stream(scheduled.streams, u) for u in range(len(scheduled.streams.units))]
+    if stored != rebuilt:
+        raise PersistenceFormatError(
+            f"{path}: re-deriving the program's streams does not reproduce the stored ones (written by fhec "
+            f"{header.get('fhec_version')}); load it with that version, or compile the program again."
+        )
+    return Compiled(program, lowered, target, scheduled.data, scheduled.streams, lower_bounds(lowered.limb, target),
+                    report, header["keyswitch"], header["hoisting"])
+
+
+@dataclasses.dataclass(frozen=True)
+class Kind:
+    """One kind of object a file can hold: its writer (object, options → header fields,
+    arrays) and reader (header, arrays, parameter set, path → object)."""
+
+    name: str
+    write: Callable[[Any, dict], tuple[dict, dict]]
+    read: Callable[[dict, dict, Any, Any], Any]
+
+
+def _kinds() -> dict[type, Kind]:
+    """Python type → its kind (imported here: `fhec.persistence` loads with `fhec.save`)."""
+    from fhec.compiler import Compiled
+    from fhec.schemes.ciphertext import Ciphertext, Plaintext
+    from fhec.schemes.keys import KeySet
+    from fhec.schemes.params import BGVParams, CKKSParams
+
+    return {
+        CKKSParams: Kind("params", _write_params, _read_params),
+        BGVParams: Kind("params", _write_params, _read_params),
+        KeySet: Kind("keyset", _write_keyset, _read_keyset),
+        Ciphertext: Kind("ciphertext", _write_ciphertext, _read_ciphertext),
+        Plaintext: Kind("plaintext", _write_plaintext, _read_plaintext),
+        Compiled: Kind("compiled", _write_compiled, _read_compiled),
+    }
+
+
+KINDS = ("params", "keyset", "ciphertext", "plaintext", "compiled")
+"""The kinds of object a file can hold, in the header's ``kind`` field."""
+
+
+# -- the public functions ----------------------------------------------------------------------
+
+
+def save(obj, path, *, include_secret: bool = False) -> Path:
+    """Write `obj` to `path` (see module doc for the format); returns the path.
+
+    `obj`: a `CKKSParams`/`BGVParams`, a `KeySet` (public and evaluation keys; its
+    secret only with ``include_secret=True``), a `Ciphertext`, a `Plaintext`, or a
+    `Compiled` program. The file is written whole or not at all (a temporary file,
+    then renamed).
+
+    Raises `SecretKeyError` for a `KeySet` holding its secret without
+    ``include_secret=True``; `InvalidArgumentError` for another type of object or a
+    non-boolean `include_secret`; `PersistenceFormatError` when the file cannot be written.
+    """
+    from fhec.version import package_version
+
+    if not isinstance(include_secret, bool):
+        raise InvalidArgumentError(f"include_secret = {include_secret!r:.40} must be True or False.")
+    kind = _kinds().get(type(obj))
+    if kind is None:
+        raise InvalidArgumentError(
+            f"fhec.save cannot write a {type(obj).__name__}; it writes parameter sets, KeySets, Ciphertexts, "
+            f"Plaintexts and Compiled programs."
+        )
+    params = obj if kind.name == "params" else obj.program.params if kind.name == "compiled" else obj.params
+    fields, arrays = kind.write(obj, {"include_secret": include_secret})
+    header = {"format": FORMAT, "kind": kind.name, "fhec_version": package_version(),
+              "params": _params_literal(params), "fingerprint": params_fingerprint(params), **fields}
+    buffer = io.BytesIO()
+    np.savez(buffer, **{HEADER: np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}, **arrays)
+    secret = kind.name == "keyset" and header["secret"]
+    return _write_atomically(Path(path), buffer.getvalue(), SECRET_FILE_MODE if secret else None)
+
+
+def _write_atomically(path: Path, data: bytes, mode: int | None) -> Path:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        fd = os.open(tmp, flags, 0o666 if mode is None else mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise PersistenceFormatError(f"cannot write {path}: {e.strerror or e}.") from None
+    return path
+
+
+def load(path, *, params=None):
+    """Read an object `save` wrote.
+
+    `params`: the parameter set the object must belong to (e.g. ``keys.params``); a
+    file written under another one raises `MismatchedParametersError`. Without it the
+    parameter set is rebuilt from the file (objects loaded separately then mix, since
+    parameter sets compare by their primes).
+
+    Raises `PersistenceFormatError` for a file that is missing, not fhec's, of an
+    unknown format version, or corrupt (wrong shapes, residues not below their primes,
+    streams that do not re-derive); `MismatchedParametersError` as above.
+    """
+    header, arrays = _read_archive(Path(path))
+    kind = header.get("kind")
+    readers = {k.name: k.read for k in _kinds().values()}
+    if kind not in readers:
+        raise PersistenceFormatError(f"{path}: unknown kind {kind!r:.40}; fhec files hold one of {', '.join(KINDS)}.")
+    resolved = _params_from_header(header, path, params)
+    return readers[kind](header, arrays, resolved, path)
+
+
+def _read_archive(path: Path) -> tuple[dict, dict]:
+    try:
+        archive = np.load(path, allow_pickle=False)
+        if not isinstance(archive, np.lib.npyio.NpzFile):
+            raise PersistenceFormatError(f"{path}: a single numpy array, not an fhec file (an .npz archive).")
+        with archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except FileNotFoundError:
+        raise PersistenceFormatError(f"no such file: {path}") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise PersistenceFormatError(f"{path}: not an fhec file (an .npz archive written by fhec.save): {e}") from None
+    raw = arrays.pop(HEADER, None)
+    try:
+        header = json.loads(raw.tobytes().decode()) if isinstance(raw, np.ndarray) and raw.dtype == np.uint8 else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        header = None
+    if not isinstance(header, dict):
+        raise PersistenceFormatError(f"{path}: no readable header; not a file written by fhec.save.")
+    if header.get("format") != FORMAT:
+        raise PersistenceFormatError(
+            f"{path}: format {header.get('format')!r:.40}, this fhec reads {FORMAT!r}; load it with the fhec "
+            f"version that wrote it ({header.get('fhec_version')})."
+        )
+    return header, arrays

@@ -1,0 +1,171 @@
+"""`fhec.save` / `fhec.load`: every object kind round-trips bit for bit, mismatched
+parameters and corrupt files are refused with clear errors, no pickle is ever read, and
+a secret key is written only when asked."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import zipfile
+
+import numpy as np
+import pytest
+
+import fhec
+from fhec.backends.stream_files import encode_stream
+from fhec.ir.he_json import program_to_json
+
+CKKS = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, base_limbs=2, security=None)
+BGV = fhec.BGVParams(N=2**10, levels=2, plain_modulus=12289, security=None)
+
+
+@pytest.fixture(scope="module", params=["ckks", "bgv"])
+def keys(request):
+    params = CKKS if request.param == "ckks" else BGV
+    return fhec.keygen(params, rotations=[1, -3], seed=7)
+
+
+def _same_keys(a, b) -> None:
+    assert a.params.fingerprint == b.params.fingerprint and a.key_id == b.key_id
+    assert a.rotations == b.rotations and a.methods == b.methods
+    assert all(np.array_equal(x, y) and x.dtype == y.dtype for x, y in zip(a.public, b.public))
+    assert set(a.switching) == set(b.switching)
+    for k, key in a.switching.items():
+        assert np.array_equal(key.b, b.switching[k].b) and np.array_equal(key.a, b.switching[k].a)
+
+
+def test_parameter_sets_round_trip(tmp_path):
+    for params in (CKKS, BGV, fhec.CKKSParams(N=2**13, levels=5)):
+        loaded = fhec.load(fhec.save(params, tmp_path / "p.fhec"))
+        assert loaded == params and loaded.fingerprint == params.fingerprint
+
+
+def test_keys_round_trip_with_and_without_the_secret(tmp_path, keys):
+    public = fhec.load(fhec.save(keys.public_only(), tmp_path / "public.fhec"))
+    _same_keys(keys, public)
+    assert public.secret_coeffs is None
+    full = fhec.load(fhec.save(keys, tmp_path / "secret.fhec", include_secret=True))
+    _same_keys(keys, full)
+    assert np.array_equal(full.secret_coeffs, keys.secret_coeffs) and np.array_equal(full.secret_ntt, keys.secret_ntt)
+    assert stat.S_IMODE(os.stat(tmp_path / "secret.fhec").st_mode) == 0o600
+
+
+def test_a_secret_is_never_written_unasked(tmp_path, keys):
+    with pytest.raises(fhec.SecretKeyError, match="public_only"):
+        fhec.save(keys, tmp_path / "k.fhec")
+    assert not any(tmp_path.iterdir())  # nothing written, not even a temporary file
+
+
+def test_ciphertexts_and_plaintexts_round_trip_and_decrypt(tmp_path, keys):
+    params = keys.params
+    values = np.arange(20) % 7 if params.scheme == "bgv" else np.linspace(-1, 1, 20)
+    ev = fhec.Evaluator(keys)
+    ct = fhec.encrypt(keys, values, seed=1)
+    for obj in (ct, ev.multiply(ct, ct), ev.rotate(ct, 1), fhec.encode(params, values)):  # 2 and 3 parts
+        loaded = fhec.load(fhec.save(obj, tmp_path / "x.fhec"), params=params)
+        assert type(loaded) is type(obj) and np.array_equal(loaded.data, obj.data)
+        assert (loaded.level, loaded.scale, type(loaded.scale)) == (obj.level, obj.scale, type(obj.scale))
+        if isinstance(obj, fhec.Ciphertext):
+            assert (loaded.key_id, loaded.noise) == (obj.key_id, obj.noise)
+    # A ciphertext loaded on its own (parameters rebuilt) decrypts under keys loaded on their own.
+    k = fhec.load(fhec.save(keys, tmp_path / "k.fhec", include_secret=True))
+    assert np.array_equal(fhec.decrypt(k, fhec.load(fhec.save(ct, tmp_path / "c.fhec"))), fhec.decrypt(keys, ct))
+
+
+def test_compiled_programs_round_trip(tmp_path):
+    p = fhec.Program("walk", CKKS)
+    x, w = p.input("x"), p.plain("w")
+    p.output("y", ((x * x) * w).sum_slots(4) + x)
+    compiled = fhec.compile(p, target="f1")
+    loaded = fhec.load(fhec.save(compiled, tmp_path / "c.fhec"))
+    assert json.loads(program_to_json(loaded.program)) == json.loads(program_to_json(compiled.program))
+    assert loaded.report == compiled.report and loaded.target == compiled.target
+    units = range(len(compiled.streams.units))
+    assert [encode_stream(loaded.streams, u) for u in units] == [encode_stream(compiled.streams, u) for u in units]
+    inputs = {"x": np.linspace(-1, 1, 8), "w": np.linspace(0, 1, 8)}
+    a, b = compiled.run(inputs, seed=3), loaded.run(inputs, seed=3)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_loading_under_other_parameters_is_refused(tmp_path, keys):
+    path = fhec.save(fhec.encrypt(keys, [1, 2, 3], seed=1), tmp_path / "c.fhec")
+    other = fhec.CKKSParams(N=2**10, levels=3, scale_bits=28, word_bits=32, base_limbs=2, security=None)
+    with pytest.raises(fhec.MismatchedParametersError, match="another parameter set"):
+        fhec.load(path, params=other)
+    with pytest.raises(fhec.MismatchedParametersError):
+        fhec.load(fhec.save(keys.public_only(), tmp_path / "k.fhec"), params=other)
+
+
+def _rewrite(path, change) -> None:
+    """Rewrite an fhec file with `change(header, arrays)` applied."""
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    header = json.loads(arrays.pop("header").tobytes())
+    change(header, arrays)
+    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    (lambda h, a: h.update(format="fhec.save/99"), "this fhec reads"),
+    (lambda h, a: h.update(kind="wallet"), "unknown kind"),
+    (lambda h, a: h.update(level="2"), "level"),
+    (lambda h, a: h["params"].update(levels=3), "derives other primes"),
+    (lambda h, a: h["params"].update(N="big"), "parameter literal is not valid"),
+    (lambda h, a: a.update(data=a["data"][:, :1]), "expected uint64"),
+    (lambda h, a: a["data"].__setitem__((0, 0, 0), np.uint64(2**63)), "not below their primes"),
+    (lambda h, a: a.pop("data"), "lacks the array 'data'"),
+])
+def test_corrupt_files_are_refused(tmp_path, corrupt, message):
+    keys = fhec.keygen(CKKS, seed=1)
+    path = fhec.save(fhec.encrypt(keys, [0.5], seed=1), tmp_path / "c.fhec")
+    _rewrite(path, corrupt)
+    with pytest.raises(fhec.PersistenceFormatError, match=message):
+        fhec.load(path)
+
+
+def test_pickles_and_foreign_files_are_refused(tmp_path):
+    evil = tmp_path / "evil.npz"
+    np.savez(evil, header=np.array([{"kind": "ciphertext"}], dtype=object))  # an object array is a pickle
+    (tmp_path / "text.fhec").write_text("hello")
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("header.npy", b"not an array")
+    (tmp_path / "zip.fhec").write_bytes(buffer.getvalue())
+    for name in ("evil.npz", "text.fhec", "one.npy", "zip.fhec", "missing.fhec"):
+        with pytest.raises(fhec.PersistenceFormatError):
+            fhec.load(tmp_path / name)
+
+
+def test_unsupported_objects_and_options_are_refused(tmp_path):
+    with pytest.raises(fhec.InvalidArgumentError, match="cannot write a dict"):
+        fhec.save({"x": 1}, tmp_path / "d.fhec")
+    with pytest.raises(fhec.InvalidArgumentError, match="include_secret"):
+        fhec.save(CKKS, tmp_path / "p.fhec", include_secret="yes")
+    with pytest.raises(fhec.PersistenceFormatError, match="cannot write"):
+        fhec.save(CKKS, tmp_path / "no" / "such" / "dir.fhec")
+
+
+def test_a_loaded_key_set_restarts_the_seed_count(tmp_path):
+    """As docs/persistence.md says: like a rerun of the script that made the keys."""
+    keys = fhec.keygen(CKKS, seed=7)
+    first = fhec.encrypt(keys, [0.5], seed=1)
+    loaded = fhec.load(fhec.save(keys, tmp_path / "k.fhec", include_secret=True))
+    assert np.array_equal(fhec.encrypt(loaded, [0.5], seed=1).data, first.data)
+
+
+def test_the_documented_example_runs_verbatim(tmp_path, monkeypatch, capsys):
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "persistence.md").read_text()
+    block = re.findall(r"```python\n(.*?)```", doc, re.S)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "docs/persistence.md", "exec"), {"__name__": "docs_persistence_md"})
+    printed = [float(v) for v in capsys.readouterr().out.strip(" []\n").split()]
+    assert np.allclose(printed, np.roll(np.linspace(-1, 1, 8), -1)[:3], atol=1e-4)
+    assert stat.S_IMODE(os.stat(tmp_path / "client-keys.fhec").st_mode) == 0o600
