@@ -14,6 +14,18 @@ A ciphertext at level ``l`` holds the first ``base_limbs + l`` primes of Q. All 
 the machine word (``word_bits``), which is what an accelerator such as F1 (32-bit words)
 requires.
 
+Two ways to write the chain. The short form ties the base and special primes to the word
+(``word_bits``-bit primes) and the level primes to the scale (CKKS) or ``modulus_bits``
+(BGV). The explicit form gives each prime's size as SEAL
+(``CoeffModulus.Create(N, {60, 40, 40, 60})``) and Lattigo (``LogQ``, ``LogP``) do:
+(named ``q_bits``/``p_bits`` since `log_q` is already log2 Q)
+``q_bits`` lists the bits of Q's primes in limb order (the ``base_limbs`` base primes, then
+one per level, the last rescaled first) and ``p_bits`` those of P, every size within
+``word_bits``. SEAL's ``{60, 40, 40, 60}`` is ``q_bits=[60, 40, 40], p_bits=[60]`` with
+``word_bits=60``. CKKS keeps every level's scale at ``2**scale_bits``, so its level primes
+all have ``scale_bits`` bits (the default scale when ``q_bits`` is given); BGV's level
+primes may differ.
+
 CKKS scales: the scale of a level-``l`` ciphertext is fixed by the parameter set
 (``scale_at(l)``): ``s_top = 2**scale_bits`` and ``s_{l-1} = s_l**2 / q_l``. Each rescale
 prime is chosen as the NTT prime nearest ``s_l**2 / 2**scale_bits``, which keeps every
@@ -34,7 +46,7 @@ from fhec.errors import (
     ParameterError,
     WordSizeError,
 )
-from fhec.validate import as_choice, as_int, as_optional_int, is_int
+from fhec.validate import as_choice, as_int, as_int_list, as_optional_int, is_int
 from fhec.ring.primes import MAX_WORD_BITS, MIN_WORD_BITS, NearestPrimes, ntt_primes
 
 # HomomorphicEncryption.org standard (Albrecht et al., 2018), Table 1, ternary secret
@@ -97,18 +109,27 @@ _COMMON_INTS = (
 )
 
 
+def _primes_of_sizes(N: int, sizes: tuple[int, ...], used: set[int]) -> list[int]:
+    """One NTT prime of each size in `sizes`, in order: per size, the largest primes of
+    that many bits not in `used` (in the order `ntt_primes` gives them)."""
+    pools = {b: list(ntt_primes(N, b, sizes.count(b), tuple(sorted(used)))) for b in dict.fromkeys(sizes)}
+    return [pools[b].pop(0) for b in sizes]
+
+
 @dataclass(frozen=True)
 class _CommonParams:
     """Fields and derived data shared by CKKS and BGV parameter sets."""
 
     N: int
-    levels: int
+    levels: int | None
     word_bits: int
     special_primes: int
     dnum: int | None
     base_limbs: int
     keyswitch: KeySwitchMethod
     security: int | None
+    q_bits: tuple[int, ...] | None
+    p_bits: tuple[int, ...] | None
 
     moduli: tuple[int, ...] = field(init=False)
     special_moduli: tuple[int, ...] = field(init=False)
@@ -117,9 +138,11 @@ class _CommonParams:
         object.__setattr__(self, name, value)
 
     def _validate_common(self) -> None:
-        """Type and range checks of the literal fields; numpy integers become Python ints."""
+        """Type and range checks of the literal fields; numpy integers become Python ints.
+        An explicit chain (`q_bits`, `p_bits`) fixes `levels` and `special_primes`."""
         self._set("N", _check_ring_degree(self.N))
         self._set("word_bits", _check_word_bits(self.word_bits))
+        self._resolve_chain()
         for name, least, why in _COMMON_INTS:
             self._set(name, as_int(getattr(self, name), name, min=least, fix=f"at least {least}: {why}"))
         self._set("dnum", as_optional_int(self.dnum, "dnum", min=1))
@@ -128,6 +151,58 @@ class _CommonParams:
             security = as_int(self.security, "security", fix="choose 128, 192 or 256 bits, or None to skip the check")
             self._set("security", security)
             max_log_qp(self.N, security)  # refuses an unknown level, or N below the standard
+
+    def _resolve_chain(self) -> None:
+        """Check `q_bits` / `p_bits` (sizes within the word) and derive `levels` and
+        `special_primes` from them; without `q_bits`, `levels` is required."""
+        fix = f"each prime's size in bits, {MIN_WORD_BITS} to word_bits = {self.word_bits}"
+        for name in ("q_bits", "p_bits"):
+            sizes = getattr(self, name)
+            if sizes is None:
+                continue
+            sizes = as_int_list(sizes, name, fix=fix)
+            for i, b in enumerate(sizes):
+                if not MIN_WORD_BITS <= b <= self.word_bits:
+                    raise WordSizeError(
+                        f"{name}[{i}] = {b} bits is outside {MIN_WORD_BITS}..word_bits = {self.word_bits}: every prime "
+                        f"must fit the machine word. Raise word_bits (SEAL-style 60-bit primes need word_bits=60; "
+                        f"F1 has 32-bit words) or use smaller primes."
+                    )
+            self._set(name, sizes)
+        if self.p_bits is not None:
+            if not self.p_bits:
+                raise ParameterError("p_bits = []: hybrid key switching needs at least one special prime.")
+            if self.special_primes not in (1, len(self.p_bits)):
+                raise ParameterError(f"special_primes = {self.special_primes!r} but p_bits lists {len(self.p_bits)} "
+                                     f"primes; drop special_primes (p_bits fixes it).")
+            self._set("special_primes", len(self.p_bits))
+        if self.q_bits is None:
+            if self.levels is None:
+                raise ParameterError("give levels=L (the multiplicative depth), or the chain itself as q_bits=[...].")
+            return
+        base = as_int(self.base_limbs, "base_limbs", min=1, fix="at least 1: q_0 needs at least one prime")
+        if len(self.q_bits) < base:
+            raise ParameterError(
+                f"q_bits lists {len(self.q_bits)} primes but base_limbs = {base} of them form q_0; list q_0's "
+                f"{base} prime(s) first, then one prime per level."
+            )
+        levels = len(self.q_bits) - base
+        if self.levels is not None and self.levels != levels:
+            raise ParameterError(
+                f"levels = {self.levels!r} but q_bits lists {levels} level prime(s) after base_limbs = {base} base "
+                f"prime(s); drop levels (q_bits fixes it) or list {self.levels} level primes."
+            )
+        self._set("levels", levels)
+
+    @property
+    def base_bits(self) -> tuple[int, ...]:
+        """Bits requested for each base prime of q_0 (the word size in the short form)."""
+        return self.q_bits[: self.base_limbs] if self.q_bits is not None else (self.word_bits,) * self.base_limbs
+
+    @property
+    def special_bits(self) -> tuple[int, ...]:
+        """Bits requested for each special prime of P (the word size in the short form)."""
+        return self.p_bits if self.p_bits is not None else (self.word_bits,) * self.special_primes
 
     def _check_before_derivation(self, level_prime_bits: int) -> None:
         """Refuse insecure parameters and absurd prime counts before deriving any prime
@@ -145,13 +220,13 @@ class _CommonParams:
     def _check_security_lower_bound(self, level_prime_bits: int) -> None:
         if self.security is None:
             return
-        word = self.word_bits - 1
-        lower = (self.base_limbs + self.special_primes) * word + self.levels * (level_prime_bits - 1)
+        fixed = self.base_bits + self.special_bits
+        lower = sum(b - 1 for b in fixed) + self.levels * (level_prime_bits - 1)
         bound = max_log_qp(self.N, self.security)
         if lower > bound:
             raise InsecureParametersError(
                 f"log2(Q·P) is at least {lower} bits ({self.levels} levels of ~{level_prime_bits}-bit primes plus "
-                f"{self.base_limbs + self.special_primes} word-size primes), which exceeds {bound} bits, the HE-standard "
+                f"{len(fixed)} base and special primes), which exceeds {bound} bits, the HE-standard "
                 f"maximum for N = {self.N} at {self.security}-bit security. Use fewer levels, a smaller scale/word "
                 f"size, or a larger N; or pass security=None to accept insecure parameters for experiments."
             )
@@ -235,10 +310,15 @@ class _CommonParams:
         return ()
 
     def _derive_special_and_base(self, exclude: set[int]) -> tuple[int, ...]:
-        """Pick the special primes P, then the base primes of q_0 (largest word-size primes)."""
-        base = ntt_primes(self.N, self.word_bits, self.base_limbs + self.special_primes, tuple(sorted(exclude)))
-        object.__setattr__(self, "special_moduli", tuple(base[: self.special_primes]))
-        return base[self.special_primes:]
+        """Pick the special primes P, then the base primes of q_0: the largest primes of
+        their sizes (word-size primes in the short form), P first."""
+        if self.q_bits is None and self.p_bits is None:  # the short form, unchanged since it was written
+            base = ntt_primes(self.N, self.word_bits, self.base_limbs + self.special_primes, tuple(sorted(exclude)))
+            object.__setattr__(self, "special_moduli", tuple(base[: self.special_primes]))
+            return base[self.special_primes:]
+        primes = _primes_of_sizes(self.N, self.special_bits + self.base_bits, exclude)
+        object.__setattr__(self, "special_moduli", tuple(primes[: self.special_primes]))
+        return tuple(primes[self.special_primes:])
 
 
 @dataclass(frozen=True)
@@ -254,21 +334,29 @@ class CKKSParams(_CommonParams):
         dnum: accepted for symmetry with other libraries; when given it must equal
             ceil((base_limbs + levels) / special_primes).
         base_limbs: primes of q_0 (the headroom of the decrypted value is
-            base_limbs·word_bits − scale_bits bits).
+            log2(q_0) − scale_bits bits).
         keyswitch: default key-switching method, "hybrid" or "bv".
         security: 128, 192, 256, or None to skip the HE-standard check (insecure).
         min_precision_bits: estimated worst-slot precision below which an explicitly
             requested key-switching method raises a `PrecisionWarning` (below 1 bit it is
             a `PrecisionError`; `fhec.schemes.precision`). None turns both off (to study
             imprecise configurations on purpose). Not part of the fingerprint.
+        q_bits: the explicit chain (module doc): bits of q_0's `base_limbs` primes, then
+            of each level's prime (all ``scale_bits``, which defaults to them). Fixes
+            `levels`; e.g. ``q_bits=[60, 40, 40], p_bits=[60], word_bits=60`` is SEAL's
+            ``{60, 40, 40, 60}``.
+        p_bits: bits of each special prime of P (fixes `special_primes`).
+
+    `levels` is required unless `q_bits` gives the chain; `scale_bits` defaults to 30
+    (the short form) or to the level primes' size (`q_bits`).
 
     Raises: `InvalidRingDegreeError`, `WordSizeError`, `ParameterError`,
     `InsecureParametersError` (log2 QP above the standard's bound).
     """
 
     N: int
-    levels: int
-    scale_bits: int = 30
+    levels: int | None = None
+    scale_bits: int | None = None
     word_bits: int = 32
     special_primes: int = 1
     dnum: int | None = None
@@ -276,16 +364,20 @@ class CKKSParams(_CommonParams):
     keyswitch: KeySwitchMethod = "hybrid"
     security: int | None = 128
     min_precision_bits: float | None = 8.0
+    q_bits: tuple[int, ...] | None = None
+    p_bits: tuple[int, ...] | None = None
 
     scales: tuple[float, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._validate_common()
+        self._set("scale_bits", self._default_scale_bits() if self.scale_bits is None else self.scale_bits)
         self._set("scale_bits", as_int(
             self.scale_bits, "scale_bits", min=10, max=self.word_bits,
             fix=f"between 10 and word_bits = {self.word_bits}: each level's prime (about 2^scale_bits) has to fit "
                 f"the machine word",
         ))
+        self._check_level_sizes()
         mpb = self.min_precision_bits
         if mpb is not None and (isinstance(mpb, bool) or not isinstance(mpb, (int, float)) or not 0 <= mpb < 64):
             raise ParameterError(f"min_precision_bits = {mpb!r} must be a number of bits in [0, 64), or None.")
@@ -311,6 +403,26 @@ class CKKSParams(_CommonParams):
         self._check_derived()
         self._check_bottom_scale()
 
+    def _default_scale_bits(self) -> int:
+        """30, or the size of the explicit chain's level primes (its top one)."""
+        if self.q_bits is not None and self.levels > 0:
+            return self.q_bits[-1]
+        return min(30, self.word_bits)
+
+    def _check_level_sizes(self) -> None:
+        """CKKS keeps every level's scale at about 2**scale_bits, which needs rescaling
+        primes of that size: an explicit chain's level primes must all be scale_bits."""
+        if self.q_bits is None:
+            return
+        sizes = self.q_bits[self.base_limbs:]
+        if any(b != self.scale_bits for b in sizes):
+            raise ParameterError(
+                f"q_bits's level primes have {list(sizes)} bits, but fhec keeps every CKKS level's scale at "
+                f"2^scale_bits = 2^{self.scale_bits} (as OpenFHE's FLEXIBLEAUTO does), which needs rescaling primes "
+                f"of scale_bits bits: give every level prime {self.scale_bits} bits (q_0 and p_bits may differ), or "
+                f"set scale_bits to their common size."
+            )
+
     def _check_bottom_scale(self) -> None:
         """A level-0 ciphertext holds scale·m below q_0/2 (centered): a scale at level 0
         of q_0/2 or more leaves no room for any message, so every result would decrypt
@@ -323,7 +435,7 @@ class CKKSParams(_CommonParams):
                 f"the level-0 scale is 2^{bottom:.1f}, but q_0 (the {self.base_limbs} base prime(s)) has only "
                 f"{q0_bits:.1f} bits: no value fits below q_0/2, so every result would decrypt to garbage. "
                 f"Lower scale_bits (now {self.scale_bits}) below word_bits (now {self.word_bits}), raise "
-                f"base_limbs (now {self.base_limbs}), or use fewer levels."
+                f"base_limbs (now {self.base_limbs}) or q_0's size (q_bits[0]), or use fewer levels."
             )
 
     scheme = "ckks"
@@ -356,12 +468,14 @@ class BGVParams(_CommonParams):
             word_bits − 2, so that N = 2^13 with 5 levels of 32-bit words is 128-bit secure
             (each switch still removes ~30 bits of noise, more than a multiply adds).
         special_primes, dnum, base_limbs, keyswitch, security: as for `CKKSParams`.
+        q_bits, p_bits: the explicit chain (module doc); each level prime may have its own
+            size here (`modulus_bits` is then not given).
 
     Raises: as `CKKSParams`, plus `InvalidModulusError` when t is not a prime ≡ 1 mod 2N.
     """
 
     N: int
-    levels: int
+    levels: int | None = None
     plain_modulus: int = 65537
     word_bits: int = 32
     modulus_bits: int | None = None
@@ -370,6 +484,8 @@ class BGVParams(_CommonParams):
     base_limbs: int = 1
     keyswitch: KeySwitchMethod = "hybrid"
     security: int | None = 128
+    q_bits: tuple[int, ...] | None = None
+    p_bits: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         from fhec.ring.primes import check_ntt_prime
@@ -378,25 +494,33 @@ class BGVParams(_CommonParams):
         self._set("plain_modulus", as_int(self.plain_modulus, "plain_modulus", min=3,
                                           fix="use a prime t ≡ 1 mod 2N such as 65537"))
         check_ntt_prime(self.plain_modulus, self.N)
-        if self.plain_modulus.bit_length() >= self.word_bits - 4:
+        smallest = min(self.base_bits + self.special_bits)
+        if self.plain_modulus.bit_length() >= smallest - 4:
             raise ParameterError(
-                f"plain_modulus t = {self.plain_modulus} is too large for {self.word_bits}-bit words: "
+                f"plain_modulus t = {self.plain_modulus} is too large for {smallest}-bit primes: "
                 f"t must be at least 4 bits smaller than every ciphertext prime."
             )
         self._set("modulus_bits", as_optional_int(self.modulus_bits, "modulus_bits", min=MIN_WORD_BITS,
                                                   max=self.word_bits))
+        if self.q_bits is not None and self.modulus_bits is not None:
+            raise ParameterError("give the level primes' size either as modulus_bits or in q_bits, not both.")
         bits = self.word_bits - 2 if self.modulus_bits is None else self.modulus_bits
-        if self.plain_modulus.bit_length() >= bits - 4:
+        level_bits = self.q_bits[self.base_limbs:] if self.q_bits is not None else (bits,) * self.levels
+        if level_bits and self.plain_modulus.bit_length() >= min(level_bits) - 4:
             raise ParameterError(
-                f"plain_modulus t = {self.plain_modulus} is too large for {bits}-bit level primes: "
-                f"t must be at least 4 bits smaller; raise modulus_bits or word_bits, or use a smaller t."
+                f"plain_modulus t = {self.plain_modulus} is too large for {min(level_bits)}-bit level primes: "
+                f"t must be at least 4 bits smaller; raise modulus_bits (or q_bits's level sizes) or word_bits, "
+                f"or use a smaller t."
             )
-        self._check_before_derivation(bits)
+        self._check_before_derivation(min(level_bits, default=bits))  # a lower bound of log2(Q·P)
         used = {self.plain_modulus}
         base = self._derive_special_and_base(used)
         used.update(base)
         used.update(self.special_moduli)
-        level_primes = ntt_primes(self.N, bits, self.levels, tuple(sorted(used)))
+        if self.q_bits is None:
+            level_primes = ntt_primes(self.N, bits, self.levels, tuple(sorted(used)))
+        else:
+            level_primes = _primes_of_sizes(self.N, level_bits, used)
         object.__setattr__(self, "moduli", tuple(base) + tuple(level_primes))
         self._check_derived()
 
