@@ -429,6 +429,13 @@ class CKKSParams(_CommonParams):
         to garbage. (With scale_bits near word_bits the scale also drifts upward as
         the level primes run out near 2^scale_bits.)"""
         q0_bits = sum(math.log2(q) for q in self.moduli[: self.base_limbs])
+        if not min(self.scales) >= 2.0:  # the level primes ran away from the scale: it collapsed
+            raise ParameterError(
+                f"the scale falls to 2^{math.log2(max(min(self.scales), 1e-300)):.0f} on the way down the {self.levels} "
+                f"levels: no {self.word_bits}-bit primes lie near 2^{self.scale_bits}, so each rescale divides by "
+                f"too much. Lower scale_bits (now {self.scale_bits}) below word_bits (now {self.word_bits}), or use "
+                f"fewer levels."
+            )
         bottom = math.log2(self.scales[0])
         if bottom >= q0_bits - 1:
             raise ParameterError(
@@ -439,6 +446,33 @@ class CKKSParams(_CommonParams):
             )
 
     scheme = "ckks"
+
+    @classmethod
+    def for_program(
+        cls,
+        program_or_depth,
+        precision_bits: float = 12.0,
+        security: int | None = 128,
+        word_bits: int = 32,
+        *,
+        max_value: float = 1.0,
+        min_N: int | None = None,
+        explain: bool = True,
+    ) -> "CKKSParams":
+        """Choose N, the levels, the scale, q_0 and P for a program (`fhec.schemes.auto_params`).
+
+        `program_or_depth`: the multiplicative depth, or a `fhec.Program` (its depth is
+        measured). The result holds `precision_bits` bits of estimated worst-slot
+        precision through a chain of that many products of values up to `max_value`,
+        with every prime below 2**word_bits (32 for F1), at the smallest N that is
+        `security`-bit secure (None: insecure, N >= min_N) and at least `min_N` (a
+        target's smallest ring degree). Prints its choice in one line unless
+        `explain=False`. Raises `ParameterError` when no N up to 2^17 can do it.
+        """
+        from fhec.schemes.auto_params import ckks_for_program
+
+        return ckks_for_program(program_or_depth, precision_bits, security, word_bits, max_value=max_value,
+                                min_N=min_N, explain=explain)
 
     @property
     def slots(self) -> int:
@@ -525,6 +559,26 @@ class BGVParams(_CommonParams):
         self._check_derived()
 
     scheme = "bgv"
+
+    @classmethod
+    def for_program(
+        cls,
+        program_or_depth,
+        plain_modulus: int = 65537,
+        security: int | None = 128,
+        word_bits: int = 32,
+        *,
+        min_N: int | None = None,
+        explain: bool = True,
+    ) -> "BGVParams":
+        """Choose N and the levels for a program of this depth (or a `fhec.Program`)
+        computing mod `plain_modulus`: the smallest `security`-bit secure N at least
+        `min_N` that batches t (t ≡ 1 mod 2N), levels = depth
+        (`fhec.schemes.auto_params`). Prints its choice in one line unless
+        `explain=False`. Raises `ParameterError` when no such N exists."""
+        from fhec.schemes.auto_params import bgv_for_program
+
+        return bgv_for_program(program_or_depth, plain_modulus, security, word_bits, min_N=min_N, explain=explain)
 
     @property
     def slots(self) -> int:
