@@ -73,6 +73,7 @@ _LAZY: dict[str, str] = {
     "Plain": "fhec.frontend",
     "Program": "fhec.frontend",
     "program": "fhec.frontend",
+    "AutoParams": "fhec.frontend",
     # the drivers: plaintext semantics, eager evaluation, limb execution, compilation
     "reference": "fhec.reference",
     "evaluate": "fhec.evaluate",

@@ -164,6 +164,9 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     options = options_for(target, keyswitch=keyswitch, policy=policy, prefetch_reserve=prefetch_reserve,
                           hoisting=hoisting)
     tgt = options.target
+    resolved = getattr(program, "resolved", None)
+    if callable(resolved):  # a params="auto" Program: its parameters are chosen for this target
+        program = resolved(tgt)
     tgt.check_ring_degree(as_he(program).params.N)
     done = run_prefix(COMPILED, program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
                       progress=progress)

@@ -10,6 +10,7 @@ tracebacks do: the kernel compiles each cell under a temporary file name
 
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 import sys
@@ -57,8 +58,26 @@ def format_location(filename: str, lineno: int) -> str:
     return f"{shown}:{lineno}"
 
 
+_REPLAYED_AT: contextvars.ContextVar[str | None] = contextvars.ContextVar("fhec_replayed_at", default=None)
+"""While a ``params="auto"`` program is replayed under its chosen parameters
+(`fhec.frontend.auto`), the DSL line of the statement being replayed."""
+
+
+def replaying_at(loc: str | None) -> contextvars.Token:
+    """Make `caller_location` report `loc` (undo with `end_replay`)."""
+    return _REPLAYED_AT.set(loc)
+
+
+def end_replay(token: contextvars.Token) -> None:
+    _REPLAYED_AT.reset(token)
+
+
 def caller_location() -> str | None:
-    """``file.py:LINE`` of the innermost frame outside fhec's tracing code (None if none)."""
+    """``file.py:LINE`` of the innermost frame outside fhec's tracing code (None if none);
+    during a replay, the replayed statement's line."""
+    replayed = _REPLAYED_AT.get()
+    if replayed is not None:
+        return replayed
     frame = sys._getframe(1)
     while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back

@@ -26,6 +26,7 @@ from fhec.errors import (
     ProgramError,
     UnsetOutputError,
 )
+from fhec.frontend.auto import AutoParams, as_auto, refuse_levels, resolve, trace_params
 from fhec.frontend.location import caller_location, format_location
 from fhec.frontend.values import Cipher, Plain, _Handle
 from fhec.ir.he import HeOp, HeOptions, HeProgram, RESCALE_POLICIES, attrs_of
@@ -51,7 +52,10 @@ class Program:
 
     Args:
         name: the program's name.
-        params: a `CKKSParams` or `BGVParams`.
+        params: a `CKKSParams` or `BGVParams`; or ``"auto"`` (an `AutoParams` for
+            more control) to have them chosen when the program is compiled or run
+            (`fhec.frontend.auto`: depth and value range measured, N, levels, scale and
+            primes chosen by `CKKSParams.for_program`, for the target's ring degrees).
         rescale: "auto" (rescale / modulus-switch after multiplies and align operands
             automatically, as OpenFHE FLEXIBLEAUTO and Lattigo do) or "manual".
         rotation_keys: if given, the only rotation steps keys may exist for; any other
@@ -72,7 +76,7 @@ class Program:
     def __init__(
         self,
         name: str,
-        params: CKKSParams | BGVParams,
+        params: CKKSParams | BGVParams | str | AutoParams,
         *,
         rescale: str = "auto",
         rotation_keys: Iterable[int] | None = None,
@@ -82,9 +86,18 @@ class Program:
         where = loc or caller_location()
         if not isinstance(name, str) or not name:
             raise ProgramError(f"the program name must be a non-empty string, got {name!r}.", where)
+        self._auto = as_auto(params)
+        self._journal: list | None = None if self._auto is None else []
+        self._journal_depth = 0
+        self._resolved: dict = {}
+        if self._auto is not None:
+            if rescale != "auto":
+                refuse_levels(f"rescale={rescale!r}", where)
+            params = trace_params(self._auto)
         if not isinstance(params, (CKKSParams, BGVParams)):
             raise ProgramError(
-                f"params must be fhec.CKKSParams(...) or fhec.BGVParams(...), got {type(params).__name__}.", where
+                f"params must be fhec.CKKSParams(...), fhec.BGVParams(...) or 'auto', got {type(params).__name__}.",
+                where,
             )
         options = _options(rescale, rotation_keys, max_rotation_keys, where)
         self._builder = HeBuilder(params, options, name, where)
@@ -94,6 +107,7 @@ class Program:
     def _from_ir(cls, ir: HeProgram) -> "Program":
         """A Program holding an existing (verified) HE program; tracing may continue on it."""
         p = cls.__new__(cls)
+        p._auto, p._journal, p._journal_depth, p._resolved = None, None, 0, {}
         if any(n.id != i for i, n in enumerate(ir.nodes)):
             ir = _renumbered(ir)
         b = HeBuilder(ir.params, ir.options, ir.name, ir.loc)
@@ -112,7 +126,40 @@ class Program:
 
     @property
     def params(self):
-        return self._builder.params
+        """The parameter set (of an automatic program: the chosen one, `resolved`)."""
+        return self._builder.params if self._auto is None else self.resolved().params
+
+    @property
+    def is_auto(self) -> bool:
+        """True for a ``params="auto"`` program (parameters chosen at compile time)."""
+        return self._auto is not None
+
+    def resolved(self, target=None) -> "Program":
+        """This program itself, or for an automatic program the program it stands for
+        under the parameters chosen for `target` (a `Target`, or None for any):
+        `fhec.frontend.auto.resolve`, kept until the program grows. Once chosen, the
+        parameters stay as long as they suit the target asked for, so that
+        `fhec.reference`, `fhec.evaluate` and a compiled run of one program all see the
+        same slots."""
+        if self._auto is None:
+            return self
+        latest = self._resolved.get(len(self._journal))
+        if latest is not None:
+            p = latest.params
+            if target is None or (target.supports(p.N) and p.word_bits <= target.word_bits):
+                return latest
+        self._resolved = {len(self._journal): resolve(self, target)}
+        return self._resolved[len(self._journal)]
+
+    def _traced_ir(self) -> HeProgram:
+        """The program as traced (for an automatic program: under the tracing parameters)."""
+        if self._snapshot is None or len(self._snapshot.nodes) != len(self._builder.nodes):
+            self._snapshot = verify_he(self._builder.program())
+        return self._snapshot
+
+    def _record(self, name: str, args: tuple, kwargs: dict, where, result) -> None:
+        if self._journal is not None:
+            self._journal.append(("program", None, name, args, kwargs, where, result))
 
     @property
     def options(self) -> HeOptions:
@@ -120,10 +167,9 @@ class Program:
 
     @property
     def ir(self) -> HeProgram:
-        """The immutable, verified HE program traced so far."""
-        if self._snapshot is None or len(self._snapshot.nodes) != len(self._builder.nodes):
-            self._snapshot = verify_he(self._builder.program())
-        return self._snapshot
+        """The immutable, verified HE program traced so far (of an automatic program: under
+        the chosen parameters, `resolved`)."""
+        return self._traced_ir() if self._auto is None else self.resolved().ir
 
     # -- declarations -----------------------------------------------------------------------
 
@@ -148,13 +194,16 @@ class Program:
         """
         where = caller_location()
         self._check_name(name, "an input named", self._input_names(), where)
-        top = self.params.top_level
+        if self._auto is not None and level is not None:
+            refuse_levels(f"input {name!r}: level={level!r}", where)
+        top = self._builder.params.top_level
         level = top if level is None else level
         if not is_int(level) or not 0 <= level <= top:
             raise ProgramError(f"input {name!r}: level={level!r} must be an integer between 0 and {top}.", where)
         level = int(level)
         extra = self._bound_attr(name, bound, where)
         vid = self._builder.emit(HeOp.INPUT, (), attrs_of(name=name, level=level, **extra), where)
+        self._record("input", (name,), {} if bound is None else {"bound": bound}, where, vid)
         return Cipher(self, vid)
 
     def plain(self, name: str, *, bound: float | None = None) -> Plain:
@@ -164,6 +213,7 @@ class Program:
         self._check_name(name, "an input named", self._input_names(), where)
         extra = self._bound_attr(name, bound, where)
         vid = self._builder.emit(HeOp.PLAIN_INPUT, (), attrs_of(name=name, **extra), where)
+        self._record("plain", (name,), {} if bound is None else {"bound": bound}, where, vid)
         return Plain(self, vid)
 
     def _bound_attr(self, name: str, bound, where) -> dict:
@@ -171,7 +221,7 @@ class Program:
         that declare none print and serialize as before), a positive float otherwise."""
         if bound is None:
             return {}
-        if self.params.scheme != "ckks":
+        if self._builder.params.scheme != "ckks":
             raise ProgramError(
                 f"input {name!r}: bound= is a CKKS notion; BGV computes exactly on integers mod t. Drop it.", where
             )
@@ -188,7 +238,8 @@ class Program:
         a duplicate name.
         """
         where = caller_location()
-        self._check_name(name, "an output named", self.ir.outputs, where)
+        outputs = [n.attr("name") for n in self._builder.nodes if n.op is HeOp.OUTPUT]
+        self._check_name(name, "an output named", outputs, where)
         if value is None:
             raise UnsetOutputError(
                 f"output {name!r} is given None: no value was ever computed for it; assign the result "
@@ -209,6 +260,7 @@ class Program:
                 where,
             )
         self._builder.emit(HeOp.OUTPUT, (value.id,), attrs_of(name=name), where)
+        self._record("output", (name, value), {}, where, None)
 
     # -- views --------------------------------------------------------------------------------
 
@@ -219,7 +271,9 @@ class Program:
         return self.ir._repr_html_()
 
     def __repr__(self) -> str:
-        return f"<fhec.Program {self.name!r}: {len(self._builder.nodes)} nodes, {self.params.scheme}, N={self.params.N}>"
+        p = self._builder.params
+        ring = f"N={p.N}" if self._auto is None else "params=auto"
+        return f"<fhec.Program {self.name!r}: {len(self._builder.nodes)} nodes, {p.scheme}, {ring}>"
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Program):
@@ -271,7 +325,7 @@ def _is_plain_annotation(annotation: Any) -> bool:
 
 
 def program(
-    params: CKKSParams | BGVParams,
+    params: CKKSParams | BGVParams | str | AutoParams,
     *,
     name: str | None = None,
     rescale: str = "auto",

@@ -75,6 +75,34 @@ def _check_same_program(handle: _Handle, other: _Handle, loc: str | None) -> Non
         )
 
 
+def _journaled(method):
+    """Record a DSL call of a ``params="auto"`` program in its journal, so that it can be
+    replayed under the parameters chosen at compile time (`fhec.frontend.auto`): the
+    method's name, its raw arguments, the DSL line and the value it returned. Only the
+    outermost call of a statement is recorded (``x.dot(w)`` calls ``*`` inside), and
+    only when it succeeds (a failing operation leaves the program unchanged)."""
+
+    def call(self, *args, **kwargs):
+        program = self._program
+        journal = program._journal
+        if journal is None:
+            return method(self, *args, **kwargs)
+        program._journal_depth += 1
+        try:
+            loc = caller_location()
+            result = method(self, *args, **kwargs)
+        finally:
+            program._journal_depth -= 1
+        if program._journal_depth == 0:
+            journal.append(("value", self._id, method.__name__, args, kwargs, loc, result._id))
+        return result
+
+    call.__name__ = method.__name__
+    call.__qualname__ = method.__qualname__
+    call.__doc__ = method.__doc__
+    return call
+
+
 class Cipher(_Handle):
     """An encrypted value (a ciphertext) of a program being traced. Also the annotation
     of encrypted arguments of an ``@fhec.program`` function."""
@@ -110,11 +138,11 @@ class Cipher(_Handle):
     @property
     def estimated_bits(self) -> float:
         """Estimated precision bits (CKKS) or noise budget bits (BGV)."""
-        return estimated_bits(self._program.params, self.type)
+        return estimated_bits(self._b.params, self.type)
 
     def __repr__(self) -> str:
         t = self.type
-        scale = f"2^{math.log2(t.scale):.3f}" if self._program.params.scheme == "ckks" else f"factor {t.scale}"
+        scale = f"2^{math.log2(t.scale):.3f}" if self._b.params.scheme == "ckks" else f"factor {t.scale}"
         return f"<Cipher %{self._id} of {self._program.name!r}: level {t.level}, scale {scale}, {t.parts} parts>"
 
     # -- plumbing -----------------------------------------------------------------------
@@ -141,11 +169,12 @@ class Cipher(_Handle):
                 f"value of this program, a number, or a 1-D vector of numbers.",
                 loc,
             )
-        value = constants.constant(self._program.params, other, loc)
+        value = constants.constant(self._b.params, other, loc)
         return self._apply(lambda: with_const(value))
 
     # -- arithmetic -----------------------------------------------------------------------
 
+    @_journaled
     def __add__(self, other):
         loc, b, x = caller_location(), self._b, self._id
         return self._combine(
@@ -154,6 +183,7 @@ class Cipher(_Handle):
 
     __radd__ = __add__
 
+    @_journaled
     def __sub__(self, other):
         loc, b, x = caller_location(), self._b, self._id
         return self._combine(
@@ -164,6 +194,7 @@ class Cipher(_Handle):
             lambda c: b.add_const(x, c, loc, subtract=True),
         )
 
+    @_journaled
     def __rsub__(self, other):
         loc, b, x = caller_location(), self._b, self._id
         return self._combine(
@@ -174,6 +205,7 @@ class Cipher(_Handle):
             lambda c: b.add_const(b.negate(x, loc), c, loc),
         )
 
+    @_journaled
     def __mul__(self, other):
         loc, b, x = caller_location(), self._b, self._id
         return self._combine(
@@ -186,9 +218,10 @@ class Cipher(_Handle):
 
     __rmul__ = __mul__
 
+    @_journaled
     def __truediv__(self, other):
         loc = caller_location()
-        if self._program.params.scheme != "ckks":
+        if self._b.params.scheme != "ckks":
             raise SchemeMismatchError("division by a constant is CKKS-only; in BGV multiply by an inverse mod t.", loc)
         fix = "a ciphertext can only be divided by a finite nonzero number"
         divisor = as_real(other, "the divisor", error=ProgramError, fix=fix, where=loc)
@@ -196,6 +229,7 @@ class Cipher(_Handle):
             raise ProgramError(f"{fix}, not {other!r}.", loc)
         return self._apply(lambda: self._b.multiply_const(self._id, 1.0 / divisor, loc))
 
+    @_journaled
     def __neg__(self):
         loc = caller_location()
         return self._apply(lambda: self._b.negate(self._id, loc))
@@ -203,13 +237,14 @@ class Cipher(_Handle):
     def __pos__(self):
         return self
 
+    @_journaled
     def __pow__(self, k):
         loc = caller_location()
         if not is_int(k) or k < 1:
             raise ProgramError(f"x ** k needs an integer k >= 1, got {k!r}.", loc)
         if k == 1:
             return self
-        depth, levels = (int(k) - 1).bit_length(), self._program.params.levels
+        depth, levels = (int(k) - 1).bit_length(), self._b.params.levels
         if depth > levels + 1:
             # Refuse before building a coefficient tuple of k entries (x ** 10**9): a
             # product tree of that depth exceeds any parameter set of `levels` levels.
@@ -234,11 +269,13 @@ class Cipher(_Handle):
     def __abs__(self):
         self._unsupported("abs()", "approximate it with x.polynomial(...) (e.g. an even polynomial)")
 
+    @_journaled
     def __matmul__(self, other):
         """``x @ M``: numpy's vector-matrix product, ``y[j] = sum_i x[i] M[i, j]``, that is
         ``M.T @ x`` through `linear_transform`."""
         return self._matmul(other, caller_location(), transpose=True)
 
+    @_journaled
     def __rmatmul__(self, other):
         """``M @ x``: the plaintext matrix times this vector (`linear_transform(M)`)."""
         return self._matmul(other, caller_location(), transpose=False)
@@ -255,7 +292,7 @@ class Cipher(_Handle):
                 f"{shape}; for a vector use x.dot(w), for diagonals x.linear_transform({{k: v}}).", loc)
         from fhec.frontend.matrices import diagonals_of
 
-        diagonals = diagonals_of(self._program.params, matrix.T if transpose else matrix, loc)
+        diagonals = diagonals_of(self._b.params, matrix.T if transpose else matrix, loc)
         return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc, hoisting=None))
 
     def __getitem__(self, index):
@@ -266,10 +303,11 @@ class Cipher(_Handle):
         self._unsupported("iteration", "an encrypted value is one vector of slots; use sum_slots() or rotate()")
 
     def __len__(self):
-        self._unsupported("len()", f"the value has {self._program.params.slots} slots (program.params.slots)")
+        self._unsupported("len()", f"the value has {self._b.params.slots} slots (program.params.slots)")
 
     # -- slot movement --------------------------------------------------------------------
 
+    @_journaled
     def rotate(self, k: int) -> "Cipher":
         """Slot i of the result holds slot i + k (``np.roll(x, -k)``); BGV rotates both rows."""
         loc = caller_location()
@@ -277,28 +315,31 @@ class Cipher(_Handle):
             raise ProgramError(f"rotate(k) needs an integer step, got {k!r}.", loc)
         return self._apply(lambda: self._b.rotate(self._id, int(k), loc))
 
+    @_journaled
     def conjugate(self) -> "Cipher":
         """CKKS complex conjugation (the identity on the real values fhec computes with)."""
         loc = caller_location()
-        if self._program.params.scheme != "ckks":
+        if self._b.params.scheme != "ckks":
             raise SchemeMismatchError("conjugate() is a CKKS operation; BGV programs use swap_rows().", loc)
         return self._apply(lambda: self._b.conjugate(self._id, loc))
 
+    @_journaled
     def swap_rows(self) -> "Cipher":
         """BGV: exchange the two rows (slots[:N/2] and slots[N/2:])."""
         loc = caller_location()
-        if self._program.params.scheme != "bgv":
+        if self._b.params.scheme != "bgv":
             raise SchemeMismatchError("swap_rows() is a BGV operation; CKKS programs use conjugate().", loc)
         return self._apply(lambda: self._b.conjugate(self._id, loc))
 
     # -- levels -----------------------------------------------------------------------------
 
+    @_journaled
     def rescale(self) -> "Cipher":
         """CKKS: divide by the last prime (level - 1). Only in rescale='manual' programs."""
         loc = caller_location()
-        if self._program.params.scheme != "ckks":
+        if self._b.params.scheme != "ckks":
             raise SchemeMismatchError("rescale() is a CKKS operation; BGV programs use mod_switch().", loc)
-        if self._program.options.rescale == "auto":
+        if self._b.options.rescale == "auto":
             raise ProgramError(
                 "rescale() is automatic in a rescale='auto' program; drop the call, or create the program "
                 "with rescale='manual' to place rescales yourself (use level_down() to just drop a level).",
@@ -306,21 +347,28 @@ class Cipher(_Handle):
             )
         return self._apply(lambda: self._b.rescale(self._id, loc))
 
+    @_journaled
     def mod_switch(self) -> "Cipher":
         """Drop one level (BGV modulus switching; CKKS: drop a limb keeping the scale, or in
         an auto program move onto the lower level's scale)."""
         loc = caller_location()
         return self._apply(lambda: self._b.mod_switch(self._id, loc))
 
+    @_journaled
     def level_down(self, level: int) -> "Cipher":
         """Bring the value down to `level` (CKKS: at that level's canonical scale)."""
         loc = caller_location()
+        if self._program._auto is not None:
+            from fhec.frontend.auto import refuse_levels
+
+            refuse_levels(f"level_down({level!r})", loc)
         if not is_int(level) or not 0 <= level < self.level:
             raise ProgramError(
                 f"level_down({level!r}) needs a level below the value's level {self.level} (and >= 0).", loc
             )
         return self._apply(lambda: self._b.level_down(self._id, int(level), None, loc))
 
+    @_journaled
     def relinearize(self) -> "Cipher":
         """Turn a 3-part product back into 2 parts (a no-op on 2-part values)."""
         loc = caller_location()
@@ -328,6 +376,7 @@ class Cipher(_Handle):
 
     # -- high-level ops -----------------------------------------------------------------------
 
+    @_journaled
     def sum_slots(self, n: int | None = None, stride: int = 1) -> "Cipher":
         """Slot i receives sum_{j<n} x[i + j·stride] (cyclically): with n=None every slot
         holds the total. CKKS: 1 <= n <= N/2. BGV: 1 <= n <= N/2 sums within each row,
@@ -335,13 +384,14 @@ class Cipher(_Handle):
         batch size): sum every stride-th slot, e.g. the columns of a row-major matrix."""
         return self._sum(n, caller_location(), stride)
 
+    @_journaled
     def sum(self, n: int | None = None) -> "Cipher":
         """numpy's ``x.sum()``: every slot holds the total of all slots (`sum_slots`);
         with `n`, slot i holds the sum of the n slots from i (slot 0: of the first n)."""
         return self._sum(n, caller_location())
 
     def _sum(self, n, loc: str | None, stride: int = 1) -> "Cipher":
-        p = self._program.params
+        p = self._b.params
         full = p.slots
         n = full if n is None else n
         row = row_length(p)
@@ -353,12 +403,13 @@ class Cipher(_Handle):
             return self
         return self._apply(lambda: self._b.sum_slots(self._id, int(n), loc, stride=step))
 
+    @_journaled
     def replicate(self, n: int, stride: int = 1) -> "Cipher":
         """Slot i receives sum_{j<n} x[i − j·stride] (cyclically; Lattigo's Replicate):
         a vector held in the first `stride` slots, zero elsewhere, is copied n times, block
         after block. The mirror image of `sum_slots(n, stride)`, with the same cost."""
         loc = caller_location()
-        row = row_length(self._program.params)
+        row = row_length(self._b.params)
         if not is_int(n) or not 1 <= n <= row:
             raise ProgramError(f"replicate(n={n!r}): n must be between 1 and {row}.", loc)
         step = self._stride(stride, "replicate", loc)
@@ -367,11 +418,12 @@ class Cipher(_Handle):
         return self._apply(lambda: self._b.sum_slots(self._id, int(n), loc, stride=(-step) % row))
 
     def _stride(self, stride, what: str, loc) -> int:
-        row = row_length(self._program.params)
+        row = row_length(self._b.params)
         if not is_int(stride) or not 1 <= stride < row:
             raise ProgramError(f"{what}(stride={stride!r}): the stride must be an integer between 1 and {row - 1}.", loc)
         return int(stride)
 
+    @_journaled
     def dot(self, w, n: int | None = None) -> "Cipher":
         """numpy's ``x.dot(w)``: ``(x * w).sum(n)``, every slot (slot 0 at least) holding
         the dot product. `w` is a plaintext vector, a `Plain` input or a `Cipher`."""
@@ -382,19 +434,21 @@ class Cipher(_Handle):
         with self._b.transaction():
             return (self * w)._sum(n, loc)
 
+    @_journaled
     def mean(self, n: int | None = None) -> "Cipher":
         """numpy's ``x.mean()`` over the first `n` slots (default: all `slots`): slot 0
         holds it (``x.sum(n) / n``). CKKS only: BGV has no division; use `sum` there.
         Zero-padded slots count: pass `n`, the length of the encrypted vector."""
         loc = caller_location()
-        if self._program.params.scheme != "ckks":
+        if self._b.params.scheme != "ckks":
             raise SchemeMismatchError("mean() divides, which is CKKS-only; in BGV use x.sum(n) and multiply "
                                       "by an inverse of n mod t.", loc)
-        count = self._program.params.slots if n is None else n
+        count = self._b.params.slots if n is None else n
         with self._b.transaction():
             total = self._sum(n, loc)
             return total._apply(lambda: self._b.multiply_const(total._id, 1.0 / count, loc))
 
+    @_journaled
     def linear_transform(self, matrix, hoisting: str | None = None, n1: int | None = None) -> "Cipher":
         """Plaintext matrix times this encrypted vector (baby-step giant-step).
 
@@ -417,7 +471,7 @@ class Cipher(_Handle):
         loc = caller_location()
         from fhec.frontend.matrices import diagonals_of
 
-        diagonals = diagonals_of(self._program.params, matrix, loc)
+        diagonals = diagonals_of(self._b.params, matrix, loc)
         if hoisting not in (None, "auto", "single", "double", "none"):
             raise ParameterError(
                 f"linear_transform(hoisting={hoisting!r}): choose 'auto', 'single', 'double' or 'none'.", loc)
@@ -426,6 +480,7 @@ class Cipher(_Handle):
             raise ParameterError(f"linear_transform(n1={n1!r}): the baby-step count is a positive integer.", loc)
         return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc, hoisting=mode, n1=n1))
 
+    @_journaled
     def polynomial(self, coeffs, basis: str | None = None, domain=None) -> "Cipher":
         """sum_i coeffs[i] * B_i(u), B_i = u^i (basis="power", the default) or the
         Chebyshev T_i (basis="chebyshev"), u = (2x - a - b) / (b - a) for domain=(a, b)
@@ -441,7 +496,7 @@ class Cipher(_Handle):
         loc = caller_location()
         from fhec.frontend.series import series_of
 
-        cs, basis, domain = series_of(self._program.params, coeffs, basis, domain, loc)
+        cs, basis, domain = series_of(self._b.params, coeffs, basis, domain, loc)
         if cs == (0, 1) and domain is None:  # u = x and B_1 = x in both bases
             return self
         return self._polynomial(cs, loc, basis, domain)
@@ -452,7 +507,7 @@ class Cipher(_Handle):
         except LevelExhaustedError as e:
             from fhec.ir.he_polynomial import coefficient_reducer, polynomial_depth
 
-            p = self._program.params
+            p = self._b.params
             need = polynomial_depth(cs, basis, domain, coefficient_reducer(p))
             more = max(1, need - self.level)
             raise LevelExhaustedError(

@@ -86,11 +86,13 @@ def _checked_common(security, word_bits, min_N) -> tuple[int | None, int, int]:
         security = as_int(security, "security", fix="128, 192 or 256 bits, or None for insecure toy parameters")
         max_log_qp(SMALLEST_SECURE_N, security)  # refuses an unknown level
     word_bits = _check_word_bits(word_bits)
-    default = SMALLEST_SECURE_N if security is not None else 2**5
-    min_N = default if min_N is None else as_int(min_N, "min_N", min=2, max=MAX_N, fix="a power of two")
+    smallest = SMALLEST_SECURE_N if security is not None else 2**5
+    if min_N is None:
+        return security, word_bits, smallest
+    min_N = as_int(min_N, "min_N", min=2, max=MAX_N, fix="a power of two")
     if min_N & (min_N - 1):
         raise ParameterError(f"min_N = {min_N} must be a power of two (a target's smallest ring degree).")
-    return security, word_bits, min_N
+    return security, word_bits, max(min_N, smallest)
 
 
 def ckks_for_program(

@@ -1,0 +1,92 @@
+"""``fhec.Program(name, params="auto")``: parameters chosen at compile time, for the
+target, by replaying the program under them (`fhec.frontend.auto`)."""
+
+import numpy as np
+import pytest
+
+import fhec
+import fhec.testing as ft
+
+
+def _program(params="auto"):
+    p = fhec.Program("auto", params)
+    x, w = p.input("x"), p.plain("w")
+    p.output("y", (x * x).rotate(1) * w + 0.5)
+    p.output("s", (x @ np.eye(8)[:, ::-1]).sum(8))
+    return p
+
+
+def test_compiled_for_f1_runs_bit_exact_and_matches_numpy(capsys):
+    p = _program()
+    assert repr(p).endswith("params=auto>") and p.is_auto
+    compiled = fhec.compile(p, target="f1")
+    line = capsys.readouterr().out
+    assert line.startswith("fhec: CKKS N=2^") and "depth 2" in line and line.count("\n") == 1
+    params = compiled.program.params
+    assert params.levels == 2 and params.security == 128 and 1024 <= params.N <= 16384
+    xs, ws = np.linspace(-1, 1, 8), np.linspace(0, 1, 8)
+    ft.assert_matches_reference(compiled, {"x": xs, "w": ws}, seed=0)  # every limb vs the evaluator, and numpy
+    ft.assert_matches_reference(compiled, {"x": xs, "w": ws}, seed=0,
+                                expected={"y": (np.roll(xs * xs, -1) * ws + 0.5)[:7], "s": [xs.sum()]})
+    # reference, evaluate and the compiled program all see the chosen parameters: no second choice
+    assert p.params == params and fhec.reference(p, {"x": xs, "w": ws})["y"].size == params.slots
+    assert capsys.readouterr().out == ""
+
+
+def test_the_choice_follows_the_target():
+    p = fhec.Program("toy", fhec.AutoParams(security=None))
+    x = p.input("x")
+    p.output("y", x * x)
+    assert fhec.compile(p, target="tiny").program.params.N < 1024  # a toy ring for the toy target
+    q = fhec.Program("toy", fhec.AutoParams(security=None))
+    y = q.input("x")
+    q.output("y", y * y)
+    assert fhec.compile(q, target="f1").program.params.N == 1024  # F1's smallest ring
+
+
+def test_bgv_and_the_decorator():
+    @fhec.program(fhec.AutoParams(scheme="bgv", plain_modulus=257, security=None))
+    def f(a, b):
+        return a * b + a.rotate(1)
+
+    a, b = np.arange(20), np.arange(20) % 3
+    got = fhec.evaluate(f, {"a": a, "b": b}, seed=0)
+    assert f.params.plain_modulus == 257 and f.params.levels == 1
+    assert np.array_equal(got["out"], fhec.reference(f, {"a": a, "b": b})["out"])
+
+
+def test_a_long_vector_gets_a_ring_that_holds_it():
+    p = fhec.Program("long", fhec.AutoParams(precision_bits=8))
+    x = p.input("x")
+    p.output("y", x * np.linspace(0, 1, 5000))
+    assert p.params.slots >= 5000
+
+
+def test_a_growing_program_is_chosen_again():
+    p = fhec.Program("grow", fhec.AutoParams(precision_bits=8, security=None))
+    x = p.input("x")
+    p.output("a", x + 1)
+    assert p.params.levels == 0
+    p.output("b", x * x * x)
+    assert p.params.levels == 2
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda p: p.input("x", level=1), "input 'x': level=1 names a level"),
+    (lambda p: p.input("x").level_down(0), r"level_down\(0\) names a level"),
+    (lambda p: fhec.Program("m", "auto", rescale="manual"), "rescale='manual' names a level"),
+    (lambda p: fhec.Program("m", "automatic"), "or 'auto', got str"),
+    (lambda p: fhec.AutoParams(scheme="tfhe"), "scheme"),
+    (lambda p: fhec.AutoParams(precision_bits=0), "precision_bits"),
+])
+def test_level_statements_and_bad_requests_are_refused(build, message):
+    with pytest.raises(fhec.FhecError, match=message):
+        build(fhec.Program("p", "auto"))
+
+
+def test_an_impossible_request_is_refused_when_the_program_is_used():
+    p = fhec.Program("deep", fhec.AutoParams(precision_bits=30))
+    x = p.input("x")
+    p.output("y", x * x)
+    with pytest.raises(fhec.ParameterError, match="reaches 30 bits"):
+        fhec.compile(p, target="f1")
