@@ -81,3 +81,11 @@ def test_impossible_requests_say_what_to_change(call, message):
 
 def test_min_N_follows_a_target():
     assert fhec.CKKSParams.for_program(1, precision_bits=8, security=None, min_N=2**10, explain=False).N == 2**10
+
+
+def test_the_documented_line_is_what_for_program_prints(capsys):
+    from pathlib import Path
+
+    fhec.CKKSParams.for_program(1, precision_bits=12)
+    line = capsys.readouterr().out.strip()
+    assert f"`{line}`" in (Path(__file__).resolve().parents[2] / "docs" / "dsl.md").read_text()
