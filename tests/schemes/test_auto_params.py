@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fhec
 from fhec.schemes.auto_params import _chain_precision, program_depth
@@ -89,3 +91,22 @@ def test_the_documented_line_is_what_for_program_prints(capsys):
     fhec.CKKSParams.for_program(1, precision_bits=12)
     line = capsys.readouterr().out.strip()
     assert f"`{line}`" in (Path(__file__).resolve().parents[2] / "docs" / "dsl.md").read_text()
+
+
+@settings(max_examples=12, deadline=None)
+@given(depth=st.integers(0, 4), bits=st.integers(6, 14), seed=st.integers(0, 2**16))
+def test_chosen_parameters_keep_their_promise(depth, bits, seed):
+    """Over random requests (insecure small rings included), a chain of `depth` products
+    of random inputs in [-1, 1] decrypts within `bits` bits on the eager evaluator."""
+    params = fhec.CKKSParams.for_program(depth, precision_bits=bits, security=None, explain=False)
+    p = fhec.Program("chain", params)
+    x = z = p.input("x")
+    y = p.input("y") if depth else None
+    for _ in range(depth):
+        z = z * y
+    p.output("z", z)
+    rng = np.random.default_rng(seed)
+    xs, ys = rng.uniform(-1, 1, params.slots), rng.uniform(-1, 1, params.slots)
+    inputs = {"x": xs, "y": ys} if depth else {"x": xs}
+    got = fhec.evaluate(p, inputs, seed=seed)["z"]
+    assert -math.log2(np.max(np.abs(got - xs * ys**depth))) >= bits
