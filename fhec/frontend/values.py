@@ -283,7 +283,8 @@ class Cipher(_Handle):
     def _matmul(self, other, loc: str | None, transpose: bool) -> "Cipher":
         if isinstance(other, _Handle):
             self._unsupported("@ between two program values", "one operand must be a plaintext matrix known "
-                              "while tracing; for an encrypted dot product use x.dot(w)")
+                              "while tracing (x @ M, M @ x, x.linear_transform(M)); for an encrypted dot "
+                              "product use x.dot(w)")
         matrix = np.asarray(other) if isinstance(other, (list, tuple, np.ndarray)) else None
         if matrix is None or matrix.ndim != 2:
             shape = "" if matrix is None else f" of shape {matrix.shape}"
