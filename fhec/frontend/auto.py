@@ -24,6 +24,7 @@ tracing parameters' levels and scales; the program's `params` and `ir` are the c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from fhec.errors import ProgramError, TooManyValuesError
 from fhec.frontend.location import end_replay, replaying_at
@@ -81,8 +82,10 @@ def as_auto(params) -> AutoParams | None:
     return None
 
 
+@lru_cache(maxsize=8)
 def trace_params(auto: AutoParams):
-    """The roomy, insecure parameters an automatic program is traced under."""
+    """The roomy, insecure parameters an automatic program is traced under (immutable,
+    so shared by every program asking the same)."""
     word = auto.word_bits
     if auto.scheme == "ckks":
         return CKKSParams(N=TRACE_N, levels=TRACE_LEVELS, scale_bits=min(30, word - 2), word_bits=word,

@@ -90,3 +90,44 @@ def test_an_impossible_request_is_refused_when_the_program_is_used():
     p.output("y", x * x)
     with pytest.raises(fhec.ParameterError, match="reaches 30 bits"):
         fhec.compile(p, target="f1")
+
+
+# -- replay fidelity over random statement sequences --------------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+_M = np.arange(36, dtype=float).reshape(6, 6) / 64
+
+_STATEMENTS = {
+    "add": lambda v, k: v[-1] + 0.25 * (k + 1),
+    "mul": lambda v, k: v[-1] * v[k % len(v)],
+    "rotate": lambda v, k: v[-1].rotate(k - 2),
+    "sum": lambda v, k: v[-1].sum(k + 1),
+    "dot": lambda v, k: v[-1].dot(np.linspace(0, 1, k + 2)),
+    "matmul": lambda v, k: v[-1] @ _M,
+    "poly": lambda v, k: v[-1].polynomial([0.5, 0.25, 0.125][: k % 3 + 1] + [0.0625]),
+    "neg": lambda v, k: -v[-1],
+    "mean": lambda v, k: v[-1].mean(k + 1),
+}
+
+
+def _build(params, statements):
+    p = fhec.Program("random", params)
+    values = [p.input("x"), p.input("y")]
+    w = p.plain("w")
+    values.append(values[0] * w)
+    for name, k in statements:
+        values.append(_STATEMENTS[name](values, k))
+    p.output("out", values[-1])
+    p.output("first", values[0] + values[1])
+    return p
+
+
+@given(st.lists(st.tuples(st.sampled_from(sorted(_STATEMENTS)), st.integers(0, 4)), max_size=6))
+def test_a_replayed_program_is_the_program_written_with_the_chosen_parameters(statements):
+    """The property that makes params="auto" safe: the program it stands for is, node for
+    node (types, attributes and DSL lines included), the one the same code builds when
+    given the chosen parameters directly."""
+    auto = _build(fhec.AutoParams(precision_bits=6, security=None), statements)
+    direct = _build(auto.params, statements)
+    assert auto.ir == direct.ir
