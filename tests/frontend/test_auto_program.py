@@ -108,6 +108,8 @@ _STATEMENTS = {
     "poly": lambda v, k: v[-1].polynomial([0.5, 0.25, 0.125][: k % 3 + 1] + [0.0625]),
     "neg": lambda v, k: -v[-1],
     "mean": lambda v, k: v[-1].mean(k + 1),
+    "strided": lambda v, k: v[-1].sum_slots(k + 1, stride=2),
+    "replicate": lambda v, k: v[-1].replicate(k + 1, stride=3),
 }
 
 
