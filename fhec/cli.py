@@ -291,14 +291,15 @@ def compile_with_progress(spec: str, target: str, keyswitch: str | None, policy:
     from rich.progress import Progress
 
     from fhec.compiler import compile as compile_program
-    from fhec.pipeline import PASS_NAMES
+    from fhec.pipeline import options_for, pipeline_for
 
     program = load_program(spec)
+    names = [p.name for p in pipeline_for(options_for(target).target)]  # ISA machines have their own tail
     with Progress(transient=True) as bar:
-        task = bar.add_task("compiling", total=len(PASS_NAMES))
+        task = bar.add_task("compiling", total=len(names))
 
         def advance(name: str) -> None:
-            bar.update(task, completed=PASS_NAMES.index(name), description=name)
+            bar.update(task, completed=names.index(name), description=name)
 
         return compile_program(program, target=target, keyswitch=keyswitch, policy=policy, progress=advance,
                                dump_after=dump_after, dump_dir=dump_dir)
@@ -388,13 +389,18 @@ def targets_command(files: tuple[str, ...]) -> None:
 
     from pathlib import Path
 
-    from fhec.backends.target import list_targets, load_target
+    from fhec.backends.machine import IsaMachine
+    from fhec.backends.target import list_machines, list_targets, load_target
 
     try:
         # A FILE that exists is read as a file even without a .toml suffix.
-        targets = [load_target(Path(f) if os.path.exists(f) else f) for f in files] if files else list_targets()
+        loaded = [load_target(Path(f) if os.path.exists(f) else f) for f in files] if files else [
+            *list_targets(), *list_machines()]
     except FhecError as e:
         _fail(e)
+    targets = [t for t in loaded if not isinstance(t, IsaMachine)]
+    machines = [t for t in loaded if isinstance(t, IsaMachine)]
+    console = Console()
     t = Table(title="fhec targets")
     for col in ("name", "clock", "word", "N", "clusters × units", "scratchpad", "off-chip"):
         t.add_column(col)
@@ -405,14 +411,29 @@ def targets_command(files: tuple[str, ...]) -> None:
             f"{tg.cluster.count} × {{{units}}}", f"{tg.scratchpad.capacity_bytes / 2**20:g} MiB",
             f"{tg.memory.bandwidth_gb_s:g} GB/s",
         )
-    console = Console()
-    console.print(t)
+    if targets:
+        console.print(t)
     for tg in targets:
         console.print(f"[bold]{tg.name}[/bold]: {tg.description}")
         unmodeled = tg.unmodeled.summary()
         if unmodeled:
             # these values change no result: say so next to them (docs/targets.md)
             console.print(f"  not modeled (no result depends on these yet): {unmodeled}", markup=False)
+    if machines:
+        m = Table(title="ISA machines")
+        for col in ("name", "isa", "clock", "word", "N", "registers", "memories", "pipelines (lanes/latency/II)"):
+            m.add_column(col)
+        for mc in machines:
+            m.add_row(
+                mc.name, mc.isa, f"{mc.clock_ghz:g} GHz", f"{mc.word_bits} b",
+                f"2^{mc.n_min.bit_length() - 1}..2^{mc.n_max.bit_length() - 1}",
+                ", ".join(f"{r.count}×{r.elements} {k}" for k, r in mc.registers.items()),
+                ", ".join(f"{k} {v.words:,} w/{v.banks} banks" for k, v in mc.memories.items()),
+                ", ".join(f"{k} {p.lanes}/{p.latency}/{p.interval}" for k, p in mc.pipelines.items()),
+            )
+        console.print(m)
+        for mc in machines:
+            console.print(f"[bold]{mc.name}[/bold]: {mc.description}")
 
 
 @main.command(name="report")

@@ -119,6 +119,114 @@ class Compiled:
         return f"<Compiled {r.program!r} for {r.target}: {r.limb_instructions:,} instructions, {r.cycles:,} cycles>"
 
 
+@dataclass(frozen=True, eq=False)
+class IsaCompiled:
+    """A program compiled for an ISA machine (``rpu``): machine words and assembly.
+
+    Attributes:
+        program: the HE program after ``choose_keyswitch``.
+        lowered: the limb-level program (`LoweredProgram`).
+        target: the `IsaMachine`.
+        code: the `fhec.isa.code.Encoded` program (``.words``, ``.asm``, ``.timed``).
+        report: the `fhec.isa.report.IsaReport`.
+        keyswitch: the policy used to choose key-switching methods.
+    """
+
+    program: HeProgram
+    lowered: LoweredProgram
+    target: Any
+    code: Any
+    report: Any
+    keyswitch: str
+
+    @property
+    def backend(self):
+        from fhec.isa.backend import backend_for
+
+        return backend_for(self.target)
+
+    def run(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, np.ndarray]:
+        """Execute the *encoded machine words* in the ISA's functional simulator on real
+        ciphertexts (keygen and encrypt as `fhec.evaluate` does for this seed), decrypt.
+        Returns output name -> slot vector. `check` re-decodes the words first."""
+        return self.run_detailed(inputs, seed, check=check)["outputs"]
+
+    def run_detailed(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, Any]:
+        """`run`, returning also the output ciphertexts, keys and input ciphertexts."""
+        from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs
+        from fhec.passes.keyswitch_choice import check_run_methods
+        from fhec.sim.bind import bind_lowered
+
+        check_run_methods(self.program, self.keyswitch)
+        if check:
+            self.check()
+        keys = make_keys(self.program, seed, keyswitch=keygen_method(self.program, self.keyswitch))
+        cts = encrypt_inputs(self.program, keys, inputs, seed)
+        plains = plain_inputs(self.program, inputs)
+        loaded = bind_lowered(self.lowered, cts, keys, plains)
+        words = self.backend.simulate(self.code, self.target, loaded)
+        outs = self.lowered.output_ciphertexts(words, keys.key_id)
+        return {"outputs": decrypt_outputs(keys, outs), "ciphertexts": outs, "keys": keys, "inputs": cts, "plains": plains}
+
+    def check(self) -> None:
+        """Decode the words and compare with the scheduled code; disassemble and
+        re-assemble them. Raises `InternalError` on any difference."""
+        from fhec.errors import InternalError
+
+        b = self.backend
+        if b.decode(self.code.words) != tuple(self.code.timed.code):
+            raise InternalError(f"{b.name}: the encoded words do not decode to the scheduled code")
+        if not np.array_equal(b.assemble(b.disassemble(self.code.words)), self.code.words):
+            raise InternalError(f"{b.name}: disassembling and re-assembling the words changes them")
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """Write ``<program>.s`` (assembly), ``<program>.bin`` (little-endian 64-bit words),
+        ``<program>.rom.npz`` (the data-memory image the program expects: ROM segments) and
+        ``report.json`` into `out_dir`. Raises `OutputDirectoryError` when it cannot."""
+        from fhec.backends.stream_files import write_file
+        from fhec.errors import OutputDirectoryError
+
+        out = Path(out_dir)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except (OSError, ValueError) as e:
+            raise OutputDirectoryError(f"cannot create {out}: {getattr(e, 'strerror', None) or e}") from None
+        stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.report.program) or "program"
+        asm, binary, report = out / f"{stem}.s", out / f"{stem}.bin", out / "report.json"
+        write_file(asm, self.code.asm)
+        write_file(binary, self.code.words.astype("<u8").tobytes())
+        write_file(report, self.report.to_json())
+        return [asm, binary, report]
+
+    def _repr_html_(self) -> str:
+        return self.report._repr_html_()
+
+    def __repr__(self) -> str:
+        r = self.report
+        return f"<IsaCompiled {r.program!r} for {r.target}: {r.instructions:,} instructions, {r.cycles:,} cycles>"
+
+
+def _compile_isa(program, options, *, verify, dump_after, dump_dir, progress, keyswitch) -> IsaCompiled:
+    """`compile` for an ISA machine: the `fhec.pipeline.ISA_PIPELINE`."""
+    from fhec.isa.backend import backend_for
+    from fhec.isa.report import make_isa_report
+    from fhec.pipeline import ENCODED
+
+    machine = options.target
+    machine.check_ring_degree(as_he(program).params.N)
+    backend = backend_for(machine)
+    done = run_prefix(ENCODED, program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
+                      progress=progress)
+    annotated, lowered, encoded = done[HE_DONE], done[LOWERED], done[ENCODED]
+    report = make_isa_report(
+        program_name=annotated.name, scheme=annotated.params.scheme, machine=machine, encoded=encoded,
+        classify=backend.classify, data_memory=encoded.layout.data_memory,
+        keyswitch=dict(Counter(lowered.methods.values())), compile_seconds=done.seconds(),
+        compile_passes=[r.as_dict() for r in done.records],
+    )
+    return IsaCompiled(annotated, lowered, machine, encoded, report, keyswitch_policy(annotated, keyswitch))
+
+
 def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     program,
     target: str | Path | Target = "f1",
@@ -131,12 +239,12 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     dump_dir: str | Path | None = None,
     verify: bool | None = None,
     hoisting: str = "auto",
-) -> Compiled:
+) -> Compiled | IsaCompiled:
     """Compile `program` for an accelerator: the whole `fhec.pipeline`.
 
     Args:
         program: a `fhec.Program`, a traced `@fhec.program` function or an `HeProgram`.
-        target: a shipped target name ("f1", "tiny"), a path to a target TOML file, or a `Target`.
+        target: a shipped target name ("f1", "tiny", "rpu"), a path to a target TOML file, or a `Target`.
         keyswitch: "bv", "hybrid", "auto" (per key switch, by noise and cost) or None
             (the parameters' method).
         policy: off-chip eviction policy, "belady" (F1) or "lru".
@@ -151,7 +259,9 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         hoisting: "auto" (rotations of one ciphertext share one mod-up when there are
             several), "single" (always) or "none".
 
-    Returns a `Compiled` with `.streams`, `.report` and `.run(inputs, seed=...)`.
+    Returns a `Compiled` with `.streams`, `.report` and `.run(inputs, seed=...)`; for an
+    ISA machine (``"rpu"``) an `IsaCompiled` with `.code` (machine words, assembly),
+    `.report` and `.run`, which simulates the encoded words.
     Raises `TargetError` for a bad target or one that does not support the program's N
     or word size, `ParameterError` for an unknown policy or a reserve outside [0, 1),
     and what tracing and the passes raise.
@@ -167,6 +277,11 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     resolved = getattr(program, "resolved", None)
     if callable(resolved):  # a params="auto" Program: its parameters are chosen for this target
         program = resolved(tgt)
+    from fhec.backends.machine import IsaMachine
+
+    if isinstance(tgt, IsaMachine):
+        return _compile_isa(program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
+                            progress=progress, keyswitch=keyswitch)
     tgt.check_ring_degree(as_he(program).params.N)
     done = run_prefix(COMPILED, program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
                       progress=progress)

@@ -16,6 +16,15 @@
     schedule_cycles        per-unit instruction streams                fhec.passes.cycle
       ── what `fhec.compile` runs; `Compiled.write` encodes the streams ──
 
+For an ISA machine (``rpu``: `fhec.backends.machine.IsaMachine`), `ISA_TAIL` replaces the
+last two passes (`ISA_PIPELINE`; the target's backend, `fhec.isa.backend`, does the work):
+
+    select_instructions    limb ops -> machine code, virtual registers  IsaBackend.select
+    allocate_registers     architectural registers, Belady spills       IsaBackend.allocate
+    schedule_instructions  issue order and cycles (the timing model)    IsaBackend.schedule
+    encode                 machine words + assembly text                IsaBackend.encode
+      ── what `fhec.compile` runs; `IsaCompiled.run` simulates the words ──
+
 Each `Pass` is a name, a pure function ``run(ir, options) -> ir`` whose docstring says what
 it preserves, and nothing else. `run_passes` is the pass manager: it runs a prefix of
 `PIPELINE`, verifies the IR after every pass (`VERIFIERS`; on by default under pytest,
@@ -147,7 +156,7 @@ def _order_for_hint_reuse(program: HeProgram, o: Options) -> HeProgram:
     value exactly."""
     from fhec.passes.he_order import order_for_hint_reuse
 
-    capacity = o.target.scratchpad.capacity_bytes if o.target is not None else None
+    capacity = o.target.onchip_bytes if o.target is not None else None
     return order_for_hint_reuse(program, capacity)
 
 
@@ -240,6 +249,42 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     return Scheduled(schedules.lowered, data, streams, reserve)
 
 
+# -- the ISA tail: after `lower`, for a programmable target (fhec.isa) ---------------------
+
+
+def _isa_backend(o: Options):
+    from fhec.isa.backend import backend_for
+
+    return backend_for(o.target)
+
+
+def _select_instructions(lowered: LoweredProgram, o: Options):
+    """Limb ops become the target ISA's machine instructions over virtual registers, with
+    the data-memory layout and the read-only data (twiddles, constants) they need
+    (`fhec.isa.backend`). Preserves every residue of every output."""
+    return _isa_backend(o).select(lowered, o.target)
+
+
+def _allocate_registers(selected, o: Options):
+    """Virtual registers become the machine's architectural registers; values that do not
+    fit are spilled to the data memory by Belady's rule (`fhec.isa.regalloc`). Preserves
+    every instruction and the values it reads and writes."""
+    return _isa_backend(o).allocate(selected, o.target)
+
+
+def _schedule_instructions(allocated, o: Options):
+    """Order the instructions for the machine's issue rules and time them with its model
+    (in-order issue, busyboard, pipeline latencies and initiation intervals). Preserves
+    every dependence through registers and memory."""
+    return _isa_backend(o).schedule(allocated, o.target)
+
+
+def _encode(timed, o: Options):
+    """The scheduled instructions as binary machine words and assembly text. Preserves
+    every instruction: decoding the words gives them back."""
+    return _isa_backend(o).encode(timed, o.target)
+
+
 PIPELINE: tuple[Pass, ...] = (
     Pass("trace", _trace),
     Pass("check", _check),
@@ -259,6 +304,20 @@ PIPELINE: tuple[Pass, ...] = (
 
 PASS_NAMES = tuple(p.name for p in PIPELINE)
 
+ISA_TAIL: tuple[Pass, ...] = (
+    Pass("select_instructions", _select_instructions),
+    Pass("allocate_registers", _allocate_registers),
+    Pass("schedule_instructions", _schedule_instructions),
+    Pass("encode", _encode),
+)
+"""What replaces ``schedule_offchip`` and ``schedule_cycles`` for an ISA machine
+(`fhec.backends.machine.IsaMachine`, e.g. ``rpu``)."""
+
+ISA_PIPELINE: tuple[Pass, ...] = PIPELINE[: PASS_NAMES.index("lower") + 1] + ISA_TAIL
+"""The compiler for an ISA machine, in order: the shared passes up to ``lower``, then the ISA tail."""
+
+ENCODED = "encode"
+
 PREPARED = "plan_rotations"
 """The last pass of what the eager evaluator runs (`fhec.evaluate`)."""
 HE_DONE = "choose_keyswitch"
@@ -268,9 +327,16 @@ LOWERED = "lower"
 COMPILED = "schedule_cycles"
 
 
-def prefix(last: str) -> tuple[Pass, ...]:
-    """`PIPELINE` up to and including the pass named `last`."""
-    return PIPELINE[: PASS_NAMES.index(last) + 1]
+def prefix(last: str, pipeline: tuple[Pass, ...] = PIPELINE) -> tuple[Pass, ...]:
+    """`pipeline` (default `PIPELINE`) up to and including the pass named `last`."""
+    return pipeline[: [p.name for p in pipeline].index(last) + 1]
+
+
+def pipeline_for(target) -> tuple[Pass, ...]:
+    """The pass list for `target`: `ISA_PIPELINE` for an ISA machine, else `PIPELINE`."""
+    from fhec.backends.machine import IsaMachine
+
+    return ISA_PIPELINE if isinstance(target, IsaMachine) else PIPELINE
 
 
 # -- verification and dumps, by IR type ----------------------------------------------------
@@ -286,6 +352,28 @@ def _verify_limb(lowered: LoweredProgram, o: Options) -> None:
     from fhec.ir.limb import verify_limb_program
 
     verify_limb_program(lowered.limb)
+
+
+def _verify_encoded(encoded, o: Options) -> None:
+    from fhec.errors import InternalError
+    from fhec.isa.backend import backend_for
+
+    backend = backend_for(o.target)
+    decoded = backend.decode(encoded.words)
+    if decoded != tuple(encoded.timed.code):
+        first = next(i for i, (a, b) in enumerate(zip(decoded, encoded.timed.code)) if a != b) if decoded else 0
+        raise InternalError(f"{backend.name}: decoding the encoded words differs from the code at instruction {first}")
+
+
+def _isa_types() -> dict[type, tuple[Callable, Callable]]:
+    from fhec.isa.code import Allocated, Encoded, Selected, Timed, format_code
+
+    return {
+        Selected: (lambda s, o: None, lambda s: format_code(s.code, None)),
+        Allocated: (lambda s, o: None, lambda s: format_code(s.code, None)),
+        Timed: (lambda s, o: None, lambda s: format_code(s.code, None)),
+        Encoded: (_verify_encoded, lambda e: e.asm),
+    }
 
 
 VERIFIERS: dict[type, Callable[[Any, Options], None]] = {
@@ -316,6 +404,11 @@ DUMPERS: dict[type, Callable[[Any], str]] = {
     Scheduled: _dump_streams,
 }
 """The text form of each IR (what ``dump_after`` prints)."""
+
+for _ir_type, (_verify, _dumper) in _isa_types().items():
+    VERIFIERS[_ir_type] = _verify
+    DUMPERS[_ir_type] = _dumper
+del _ir_type, _verify, _dumper
 
 
 def verify_by_default() -> bool:
@@ -447,19 +540,20 @@ def options_for(target=None, *, keyswitch=None, policy="belady", prefetch_reserv
                 hoisting="auto") -> Options:
     """`Options` with `target` loaded (a shipped name, a TOML path or a `Target`)."""
     if target is not None:
+        from fhec.backends.machine import IsaMachine
         from fhec.backends.target import Target, load_target
 
-        target = target if isinstance(target, Target) else load_target(target)
+        target = target if isinstance(target, (Target, IsaMachine)) else load_target(target)
     return Options(target, keyswitch, policy, prefetch_reserve, max_rotation_keys, hoisting)
 
 
 def run_prefix(last: str, program, options: Options = Options(), **kw) -> PipelineRun:
-    """`run_passes(prefix(last), program, options, **kw)`."""
-    return run_passes(prefix(last), program, options, **kw)
+    """`run_passes(prefix(last, pipeline_for(options.target)), program, options, **kw)`."""
+    return run_passes(prefix(last, pipeline_for(options.target)), program, options, **kw)
 
 
 __all__ = [
-    "PIPELINE", "PASS_NAMES", "Pass", "Options", "PassRecord", "PipelineRun", "run_passes", "run_prefix",
+    "PIPELINE", "PASS_NAMES", "ISA_TAIL", "ISA_PIPELINE", "pipeline_for", "Pass", "Options", "PassRecord", "PipelineRun", "run_passes", "run_prefix",
     "prefix", "describe", "options_for", "keyswitch_policy", "DataSchedules", "Scheduled", "VERIFIERS", "DUMPERS",
 ]
 

@@ -43,6 +43,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from fhec.backends.machine import IsaMachine
 from fhec.errors import TargetError
 from fhec.ir.limb import word_bytes_for
 from fhec.ir.limb_ops import LimbOp
@@ -66,6 +67,7 @@ __all__ = [
     "Target",
     "load_target",
     "list_targets",
+    "list_machines",
     "shipped_target_names",
 ]
 
@@ -327,6 +329,11 @@ class Target(_Frozen):
         """Bytes of one RVec of `n` words (F1 §2.4: 64 KB at N = 16K)."""
         return n * self.word_bytes
 
+    @property
+    def onchip_bytes(self) -> int:
+        """Bytes of on-chip storage the schedulers manage (the scratchpad)."""
+        return self.scratchpad.capacity_bytes
+
     def supports(self, n: int) -> bool:
         """True if ring degree `n` is a power of two in [n_min, n_max]."""
         return _is_power_of_two(n) and self.n_min <= n <= self.n_max
@@ -415,19 +422,23 @@ def _format_validation_error(source: str, err: ValidationError) -> str:
     return f"{source}: " + "; ".join(parts)
 
 
-def _parse(text: str, source: str) -> Target:
+def _parse(text: str, source: str) -> Target | IsaMachine:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise TargetError(f"{source}: not valid TOML: {e}") from None
+    # a top-level `isa = "..."` key makes the file an ISA machine (fhec.backends.machine)
+    model = IsaMachine if isinstance(data, dict) and "isa" in data else Target
     try:
-        return Target.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as e:
         raise TargetError(_format_validation_error(source, e)) from None
 
 
-def load_target(name_or_path: str | os.PathLike[str]) -> Target:
-    """Load a target by shipped name (``"f1"``, ``"tiny"``) or from a TOML file path.
+def load_target(name_or_path: str | os.PathLike[str]) -> Target | IsaMachine:
+    """Load a target by shipped name (``"f1"``, ``"tiny"``, ``"rpu"``) or from a TOML file
+    path. A file with a top-level ``isa`` key is an ISA machine (`IsaMachine`), any other
+    a stream `Target`.
 
     A string is taken as a path when it ends in ``.toml`` or contains a path
     separator. Raises TargetError for an unknown name, an unreadable file, invalid
@@ -463,5 +474,10 @@ def load_target(name_or_path: str | os.PathLike[str]) -> Target:
 
 
 def list_targets() -> list[Target]:
-    """Every shipped target, sorted by name."""
-    return [load_target(name) for name in shipped_target_names()]
+    """Every shipped stream target (F1-like), sorted by name."""
+    return [t for t in map(load_target, shipped_target_names()) if isinstance(t, Target)]
+
+
+def list_machines() -> list[IsaMachine]:
+    """Every shipped ISA machine (``rpu``, ...), sorted by name."""
+    return [t for t in map(load_target, shipped_target_names()) if isinstance(t, IsaMachine)]

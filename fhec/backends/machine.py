@@ -1,0 +1,181 @@
+"""ISA machine descriptions: a programmable vector processor is data, loaded from TOML.
+
+F1-like targets (`fhec.backends.target.Target`) are fixed-function machines fed per-unit
+streams. An *ISA machine* executes encoded instructions: it has architectural register
+files, named memories, decoupled pipelines with a lane count, a latency and an
+initiation interval each, and issue rules. `IsaMachine` holds exactly that; the ISA
+backend named by its ``isa`` field (`fhec.isa.backend.BACKENDS`) reads it for register
+allocation, scheduling, encoding and simulation, and raises `TargetError` for a field
+it needs and does not find (`IsaMachine.pipeline`, `IsaMachine.memory`,
+`IsaMachine.registers`).
+
+A TOML file is an ISA machine when it has a top-level ``isa = "<backend>"`` key
+(`fhec.backends.target.load_target` dispatches on it). Shipped: ``rpu.toml`` (B512 /
+RPU). The generic layout, every table keyed by the names the backend documents:
+
+    isa = "rpu"; name; description; clock_ghz; word_bits; n_min; n_max
+    [registers.<file>]   count, elements       (e.g. vector: 64 x 512; scalar: 64 x 1)
+    [memories.<name>]    words, banks           (e.g. vdm, sdm)
+    [pipelines.<name>]   lanes, latency, interval   (e.g. compute, shuffle, load_store)
+    [issue]              width, in_order, busyboard
+    [params]             backend-specific numbers (documented by the backend)
+    [memory]             off-chip bandwidth and latency (optional, for reports)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from fhec.errors import TargetError
+from fhec.ir.limb import word_bytes_for
+
+__all__ = ["RegisterFileSpec", "MemorySpec", "PipelineSpec", "IssueRules", "OffChip", "IsaMachine"]
+
+MAX_N = 2**17
+MAX_COUNT = 1 << 20
+MAX_WORDS = 1 << 40
+MAX_CYCLES = 10**6
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class RegisterFileSpec(_Frozen):
+    """One architectural register file: `count` registers of `elements` words each."""
+
+    count: int = Field(gt=0, le=MAX_COUNT)
+    elements: int = Field(1, gt=0, le=MAX_N, description="words per register (the vector length)")
+
+
+class MemorySpec(_Frozen):
+    """One addressable on-chip memory of `words` machine words in `banks` banks."""
+
+    words: int = Field(gt=0, le=MAX_WORDS)
+    banks: int = Field(1, gt=0, le=MAX_COUNT)
+
+
+class PipelineSpec(_Frozen):
+    """One decoupled execution pipeline: it processes `lanes` elements per cycle, accepts
+    a new lane group every `interval` cycles (the initiation interval, II) and delivers
+    its first result `latency` cycles after it starts."""
+
+    lanes: int = Field(gt=0, le=MAX_N)
+    latency: int = Field(ge=0, le=MAX_CYCLES)
+    interval: int = Field(1, gt=0, le=MAX_CYCLES)
+
+
+class IssueRules(_Frozen):
+    """How the front end issues: `width` instructions per cycle, in order or not, and
+    whether a busyboard (a bit per register, set while any in-flight instruction uses
+    it) stalls the front end on a busy register."""
+
+    width: int = Field(1, gt=0, le=64)
+    in_order: bool = True
+    busyboard: bool = True
+
+
+class OffChip(_Frozen):
+    """Off-chip memory (HBM) feeding the machine's data memory (reports only)."""
+
+    bandwidth_gb_s: float = Field(gt=0, le=1e7)
+    latency_ns: float = Field(0.0, ge=0, le=1e9)
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+class IsaMachine(_Frozen):
+    """A validated ISA machine description (immutable). Build it with
+    `fhec.backends.target.load_target`."""
+
+    isa: str = Field(min_length=1, description="the ISA backend (fhec.isa.backend.BACKENDS key)")
+    name: str = Field(min_length=1)
+    description: str = ""
+    clock_ghz: float = Field(gt=0, le=100.0)
+    word_bits: int = Field(ge=8, le=64)
+    n_min: int = Field(ge=2, le=MAX_N)
+    n_max: int = Field(ge=2, le=MAX_N)
+    registers: dict[str, RegisterFileSpec] = Field(min_length=1)
+    memories: dict[str, MemorySpec] = Field(min_length=1)
+    pipelines: dict[str, PipelineSpec] = Field(min_length=1)
+    issue: IssueRules = IssueRules()
+    params: dict[str, int | float | bool | str] = Field(default_factory=dict)
+    memory: OffChip | None = None
+
+    @field_validator("n_min", "n_max")
+    @classmethod
+    def _pow2(cls, n: int) -> int:
+        if not _power_of_two(n):
+            raise ValueError(f"{n} is not a power of two")
+        return n
+
+    @model_validator(mode="after")
+    def _consistent(self) -> IsaMachine:
+        if self.n_min > self.n_max:
+            raise ValueError(f"n_min ({self.n_min}) exceeds n_max ({self.n_max})")
+        return self
+
+    # --- lookups that name the missing field ------------------------------------------
+
+    def _need(self, table: str, key: str) -> Any:
+        entries = getattr(self, table)
+        if key not in entries:
+            raise TargetError(
+                f"ISA machine {self.name!r} ({self.isa}): no [{table}.{key}] table; the {self.isa} backend needs "
+                f"one (have: {', '.join(sorted(entries)) or 'none'}); see docs/targets.md"
+            )
+        return entries[key]
+
+    def pipeline(self, name: str) -> PipelineSpec:
+        """The pipeline `name`; TargetError if the file has none."""
+        return self._need("pipelines", name)
+
+    def memory_spec(self, name: str) -> MemorySpec:
+        """The memory `name`; TargetError if the file has none."""
+        return self._need("memories", name)
+
+    def register_file(self, name: str) -> RegisterFileSpec:
+        """The register file `name`; TargetError if the file has none."""
+        return self._need("registers", name)
+
+    def param(self, name: str, default: Any = None) -> Any:
+        """A backend-specific number from ``[params]`` (`default` when absent; TargetError
+        when absent and no default)."""
+        if name in self.params:
+            return self.params[name]
+        if default is None:
+            raise TargetError(f"ISA machine {self.name!r}: [params] needs {name!r} for the {self.isa} backend")
+        return default
+
+    # --- what the shared passes read --------------------------------------------------
+
+    @property
+    def word_bytes(self) -> int:
+        """Bytes per stored word: 4 up to 32-bit words, else 8."""
+        return word_bytes_for(self.word_bits)
+
+    @property
+    def onchip_bytes(self) -> int:
+        """Bytes of the largest on-chip memory, the data memory (the working-set budget of
+        `order_for_hint_reuse`)."""
+        return max(m.words for m in self.memories.values()) * self.word_bytes
+
+    def supports(self, n: int) -> bool:
+        """True if ring degree `n` is a power of two in [n_min, n_max]."""
+        return _power_of_two(n) and self.n_min <= n <= self.n_max
+
+    def check_ring_degree(self, n: int) -> None:
+        """Raise TargetError unless `supports(n)`."""
+        if not self.supports(n):
+            raise TargetError(
+                f"target {self.name!r} supports ring degrees N = {self.n_min}..{self.n_max} "
+                f"(powers of two), not N = {n}; pick parameters in that range or another target"
+            )
+
+    def seconds(self, cycles: float) -> float:
+        """Wall-clock seconds of `cycles` clock cycles."""
+        return cycles / (self.clock_ghz * 1e9)
