@@ -52,7 +52,7 @@ class Instr:
     dst: tuple[int, ...] = ()
     src: tuple[int, ...] = ()
     fields: tuple[int, ...] = ()
-    origin: int = -1
+    origin: int = field(default=-1, compare=False)  # provenance, not part of the instruction
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,103 @@
+"""The ``rpu`` ISA backend: B512 code for the Ring Processing Unit (issue 13).
+
+`BACKEND` implements `fhec.isa.backend.IsaBackend`:
+
+- ``select``: `fhec.isa.rpu.select` (limb ops -> B512 over virtual registers; NTTs by
+  `fhec.isa.rpu.ntt`);
+- ``allocate``: `fhec.isa.regalloc.allocate` on the 64 vector and 64 scalar registers,
+  spilling vectors to the VDM by Belady's rule;
+- ``schedule``: `fhec.isa.rpu.timing` (list scheduling under the busyboard model, then
+  the model's cycle count);
+- ``encode``/``decode``/``assemble``/``disassemble``: `fhec.isa.rpu.isa` (Table I);
+- ``simulate``: `fhec.isa.rpu.simulate` (numpy, executes the words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from fhec.backends.machine import IsaMachine
+from fhec.errors import InternalError, TargetError
+from fhec.ir.lowered import LoweredProgram
+from fhec.isa.code import Allocated, Encoded, Instr, Selected, Timed
+from fhec.isa.regalloc import allocate
+from fhec.isa.rpu import isa, simulate, timing
+from fhec.isa.rpu.isa import VECTOR_LENGTH, Mode, Op, RegFile
+from fhec.isa.rpu.select import select, split_address
+
+__all__ = ["BACKEND", "RpuBackend"]
+
+
+def _load(cls: int, phys: int, home) -> Instr:
+    if cls == RegFile.SCALAR:
+        return Instr(Op.SLOAD, (phys,), (), (int(home),))
+    address, mode, value = (home, Mode.CONTIGUOUS, 0) if isinstance(home, int) else home
+    field, arf = split_address(address)
+    return Instr(Op.VLOAD, (phys,), (), (field, int(mode), value, arf))
+
+
+def _store(cls: int, phys: int, address: int) -> Instr:
+    if cls != RegFile.VECTOR:
+        raise InternalError("B512: only vector registers are ever spilled (scalars are reloaded from the SDM)")
+    field, arf = split_address(address)
+    return Instr(Op.VSTORE, (), (phys,), (field, int(Mode.CONTIGUOUS), 0, arf))
+
+
+class RpuBackend:
+    """B512 for the RPU (see the package docstring)."""
+
+    name = "rpu"
+
+    def select(self, lowered: LoweredProgram, machine: IsaMachine) -> Selected:
+        vlen = machine.register_file("vector").elements
+        if vlen != VECTOR_LENGTH:
+            raise TargetError(f"{machine.name}: B512 vectors have 512 elements, not {vlen} ([registers.vector])")
+        return select(lowered, machine)
+
+    def allocate(self, selected: Selected, machine: IsaMachine) -> Allocated:
+        layout = selected.layout
+        spill_base = -(-layout.words_used.get("vdm", 0) // VECTOR_LENGTH) * VECTOR_LENGTH
+        files = {RegFile.VECTOR: machine.register_file("vector").count,
+                 RegFile.SCALAR: machine.register_file("scalar").count}
+        a = allocate(selected.code, selected.reg_class, files, selected.homes, make_load=_load, make_store=_store,
+                     spill_base=spill_base, slot_words=VECTOR_LENGTH)
+        layout = layout.with_spills(spill_base, a.spill_slots * VECTOR_LENGTH)
+        vdm = machine.memory_spec("vdm").words
+        if layout.words_used["vdm"] > vdm:
+            raise TargetError(
+                f"the program needs {layout.words_used['vdm']:,} words of vector data memory (inputs, keys, outputs, "
+                f"twiddles, spills) but {machine.name} has {vdm:,}; use a smaller N or fewer levels, or a larger "
+                f"[memories.vdm]"
+            )
+        return Allocated(selected.lowered, a.code, layout, a.spills, a.reloads, a.home_loads)
+
+    def schedule(self, allocated: Allocated, machine: IsaMachine) -> Timed:
+        code = timing.schedule(allocated.code, machine, allocated.lowered.limb.N)
+        issue, cycles, busy, stalls = timing.time_code(code, machine)
+        return Timed(allocated.lowered, code, allocated.layout, issue, cycles, busy, stalls,
+                     allocated.spills, allocated.reloads)
+
+    def encode(self, timed: Timed, machine: IsaMachine) -> Encoded:
+        words = isa.words_of(timed.code)
+        return Encoded(words, self.disassemble(words), timed)
+
+    def decode(self, words: np.ndarray) -> tuple[Instr, ...]:
+        return tuple(isa.decode_word(w) for w in np.asarray(words, dtype=np.uint64).tolist())
+
+    def disassemble(self, words: np.ndarray) -> str:
+        return "".join(isa.format_instr(i) + "\n" for i in self.decode(words))
+
+    def assemble(self, text: str) -> np.ndarray:
+        lines = [ln.split(";", 1)[0].strip() for ln in text.splitlines()]
+        return isa.words_of(tuple(isa.parse_instr(ln) for ln in lines if ln))
+
+    def simulate(self, encoded: Encoded, machine: IsaMachine, loaded: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+        return simulate.run(encoded, loaded)
+
+    def classify(self, op: int) -> str:
+        return isa.CLASS_OF[Op(op)]
+
+
+BACKEND = RpuBackend()
