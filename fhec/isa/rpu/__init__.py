@@ -54,6 +54,11 @@ class RpuBackend:
         vlen = machine.register_file("vector").elements
         if vlen != VECTOR_LENGTH:
             raise TargetError(f"{machine.name}: B512 vectors have 512 elements, not {vlen} ([registers.vector])")
+        for name in ("vector", "scalar", "address", "modulus"):
+            count = machine.register_file(name).count
+            if count > 64:
+                raise TargetError(f"{machine.name}: B512 register fields have 6 bits, so at most 64 {name} "
+                                  f"registers, not {count} ([registers.{name}])")
         return select(lowered, machine)
 
     def allocate(self, selected: Selected, machine: IsaMachine) -> Allocated:

@@ -150,60 +150,112 @@ def _lift_foreign(e: _Emitter, chunks: list[int], p_index: int, m_index: int) ->
     return [e.op(Op.VSUBS, (e.op(Op.VADDS, (c, hp), p_index), hm), m_index) for c in chunks]
 
 
+def _groups(V: int, logn: int, depth: int, inverse: bool):
+    """The NTT's butterflies in emission order: chunks of `depth` stages, and within a
+    chunk one group of 2^depth vectors at a time, carried through all the chunk's stages
+    (the paper's "rectangles", §V), so a group stays in registers. Yields
+    ``(chunk stages, [(stage, pair indices j)...], first vector set, last vector set)``.
+
+    Forward stage: pair j < V/2 reads vectors j and j + V/2 and writes 2j and 2j + 1, so
+    a set varying in its top bits keeps its pairs for that many stages; the inverse reads
+    2j and 2j + 1 and writes j and j + V/2, so the set varies in its bottom bits."""
+    v = V.bit_length() - 1
+    stages = list(reversed(range(logn))) if inverse else list(range(logn))
+    d = max(1, min(depth, v))
+    for k0 in range(0, logn, d):
+        chunk = stages[k0:k0 + d]
+        for c in range(V >> d):
+            first = sorted(((c << d) | t) if inverse else ((t << (v - d)) | c) for t in range(1 << d))
+            cur = first
+            plan = []
+            for st in chunk:
+                if inverse:
+                    pairs = sorted(k // 2 for k in cur if k % 2 == 0)
+                    cur = sorted([*pairs, *(j + V // 2 for j in pairs)])
+                else:
+                    pairs = [j for j in cur if j < V // 2]
+                    cur = sorted(2 * j + b for j in pairs for b in (0, 1))
+                plan.append((st, pairs))
+            yield chunk, plan, first, cur
+
+
+GROUP_SHARE = 2
+"""A group of vectors carried through several NTT stages fills at most 1/GROUP_SHARE of
+the vector registers (the rest hold twiddles, butterfly results and the next group)."""
+
+
+def _depth(e: _Emitter) -> int:
+    """Stages a group goes through in registers: as few chunks of stages as groups of at
+    most registers / GROUP_SHARE vectors allow, then chunks of equal depth."""
+    most = max(1, (e.machine.register_file("vector").count // GROUP_SHARE).bit_length() - 1)
+    logn = stage_count(e.N)
+    chunks = -(-logn // most)
+    return -(-logn // chunks)
+
+
 def _ntt(e: _Emitter, x: list[int], mod: int, out_address: int | None) -> list[int] | None:
     """Forward NTT of the vectors `x`; stored STRIDED at `out_address` when given
     (returns None), else returned as vectors."""
     N, V, q = e.N, e.V, e.limb.moduli[mod]
     tw = stage_twiddles(N, q, False)
     logn = stage_count(N)
-    for s in range(logn):
-        last = s == logn - 1
-        nxt: list[int] = [0] * V
-        pending: list[tuple[int, int, int]] = []
-
-        def flush(j: int, a: int, b: int) -> None:
-            nxt[2 * j] = e.shuffle(Op.UNPKLO, a, b)
-            nxt[2 * j + 1] = e.shuffle(Op.UNPKHI, a, b)
-
-        for j in range(V // 2):
-            w = e.rom_vector(tw[s, j * VECTOR_LENGTH:(j + 1) * VECTOR_LENGTH], f"ntt twiddles q{mod} stage {s}")
-            a, b = e.vreg(), e.vreg()
-            e.emit(Op.BFLY_CT, (a, b), (x[j], x[j + V // 2], w), (mod,))
-            if last and out_address is not None:
-                e.store(a, out_address + 2 * VECTOR_LENGTH * j, Mode.STRIDED, 1)
-                e.store(b, out_address + 2 * VECTOR_LENGTH * j + 1, Mode.STRIDED, 1)
-                continue
-            pending.append((j, a, b))
-            if len(pending) > SHUFFLE_LAG:
-                flush(*pending.pop(0))
-        for item in pending:
-            flush(*item)
-        x = nxt
-    return None if out_address is not None else x
+    to_memory = out_address is not None
+    current, nxt_chunk, chunk_start = list(x), [-1] * V, 0
+    for chunk, plan, first, last_set in _groups(V, logn, _depth(e), inverse=False):
+        if chunk[0] != chunk_start:  # a new chunk of stages reads what the last one wrote
+            current, nxt_chunk, chunk_start = nxt_chunk, [-1] * V, chunk[0]
+        local = {i: current[i] for i in first}
+        for s, pairs in plan:
+            nxt: dict[int, int] = {}
+            pending: list[tuple[int, int, int]] = []
+            for j in pairs:
+                w = e.rom_vector(tw[s, j * VECTOR_LENGTH:(j + 1) * VECTOR_LENGTH], f"ntt twiddles q{mod} stage {s}")
+                a, b = e.vreg(), e.vreg()
+                e.emit(Op.BFLY_CT, (a, b), (local[j], local[j + V // 2], w), (mod,))
+                if s == logn - 1 and to_memory:
+                    e.store(a, out_address + 2 * VECTOR_LENGTH * j, Mode.STRIDED, 1)
+                    e.store(b, out_address + 2 * VECTOR_LENGTH * j + 1, Mode.STRIDED, 1)
+                    continue
+                pending.append((j, a, b))
+                while len(pending) > SHUFFLE_LAG or (pending and j == pairs[-1]):
+                    pj, pa, pb = pending.pop(0)
+                    nxt[2 * pj] = e.shuffle(Op.UNPKLO, pa, pb)
+                    nxt[2 * pj + 1] = e.shuffle(Op.UNPKHI, pa, pb)
+            local = nxt
+        for i in last_set:
+            nxt_chunk[i] = local.get(i, -1)
+    return None if to_memory else nxt_chunk
 
 
 def _intt(e: _Emitter, y: list[int] | None, src_address: int | None, mod: int) -> list[int]:
-    """Inverse NTT of the vectors `y`, or of the rvec at `src_address` (read STRIDED)."""
+    """Inverse NTT of the vectors `y`, or of the rvec at `src_address` (the first stage's
+    un-shuffle folded into STRIDED loads)."""
     N, V, q = e.N, e.V, e.limb.moduli[mod]
     tw = stage_twiddles(N, q, True)
     logn = stage_count(N)
-    x: list[int] = []
-    for s in reversed(range(logn)):
-        nxt: list[int] = [0] * V
-        for j in range(V // 2):
-            if y is None:
-                a = e.memory_view(src_address + 2 * VECTOR_LENGTH * j, Mode.STRIDED, 1)
-                b = e.memory_view(src_address + 2 * VECTOR_LENGTH * j + 1, Mode.STRIDED, 1)
-            else:
-                a = e.shuffle(Op.PKLO, y[2 * j], y[2 * j + 1])
-                b = e.shuffle(Op.PKHI, y[2 * j], y[2 * j + 1])
-            w = e.rom_vector(tw[s, j * VECTOR_LENGTH:(j + 1) * VECTOR_LENGTH], f"intt twiddles q{mod} stage {s}")
-            lo, hi = e.vreg(), e.vreg()
-            e.emit(Op.BFLY_GS, (lo, hi), (a, b, w), (mod,))
-            nxt[j], nxt[j + V // 2] = lo, hi
-        y = nxt
+    current, nxt_chunk, chunk_start = (list(y) if y is not None else [-1] * V), [-1] * V, logn - 1
+    for chunk, plan, first, last_set in _groups(V, logn, _depth(e), inverse=True):
+        if chunk[0] != chunk_start:
+            current, nxt_chunk, chunk_start = nxt_chunk, [-1] * V, chunk[0]
+        local = {i: current[i] for i in first}
+        for s, pairs in plan:
+            nxt: dict[int, int] = {}
+            for j in pairs:
+                if s == logn - 1 and y is None:
+                    a = e.memory_view(src_address + 2 * VECTOR_LENGTH * j, Mode.STRIDED, 1)
+                    b = e.memory_view(src_address + 2 * VECTOR_LENGTH * j + 1, Mode.STRIDED, 1)
+                else:
+                    a = e.shuffle(Op.PKLO, local[2 * j], local[2 * j + 1])
+                    b = e.shuffle(Op.PKHI, local[2 * j], local[2 * j + 1])
+                w = e.rom_vector(tw[s, j * VECTOR_LENGTH:(j + 1) * VECTOR_LENGTH], f"intt twiddles q{mod} stage {s}")
+                lo, hi = e.vreg(), e.vreg()
+                e.emit(Op.BFLY_GS, (lo, hi), (a, b, w), (mod,))
+                nxt[j], nxt[j + V // 2] = lo, hi
+            local = nxt
+        for i in last_set:
+            nxt_chunk[i] = local[i]
     ninv = e.scalar(n_inverse(N, q))
-    return [e.op(Op.VMULS, (c, ninv), mod) for c in y]
+    return [e.op(Op.VMULS, (c, ninv), mod) for c in nxt_chunk]
 
 
 def select(lowered: LoweredProgram, machine: IsaMachine) -> Selected:
