@@ -253,7 +253,7 @@ def format_instr(ins: Instr) -> str:
     if op in (Op.VLOAD, Op.VSTORE):
         reg = ins.dst[0] if op is Op.VLOAD else ins.src[0]
         mode = Mode(f[1])
-        tail = f" v{ins.src[0]}" if mode is Mode.INDEXED else (f" {f[2]}" if mode is not Mode.CONTIGUOUS else "")
+        tail = f" v{ins.src[0]}" if mode is Mode.INDEXED else (f" {f[2]}" if mode is not Mode.CONTIGUOUS or f[2] else "")
         return f"{m} v{reg}, {f[0]:#x}(a{f[3]}), {_MODE_NAME[mode]}{tail}"
     if op is Op.SLOAD:
         return f"{m} s{ins.dst[0]}, {f[0]:#x}"
@@ -290,8 +290,10 @@ def parse_instr(line: str) -> Instr:
             value = 0
             if mode is Mode.INDEXED:
                 src = (reg(parts[5], "v"),)
-            elif mode is not Mode.CONTIGUOUS:
+            elif mode is not Mode.CONTIGUOUS or len(parts) > 5:
                 value = int(parts[5])
+            if len(parts) > 6:
+                raise ValueError("operand count")
             if op is Op.VLOAD:
                 return Instr(op, (r,), src, (address, mode, value, arf))
             return Instr(op, (), (r,), (address, mode, value, arf))
