@@ -531,9 +531,13 @@ def _dump(index: int, name: str, ir: Any, dump_dir) -> None:
 
 
 def describe() -> str:
-    """The pipeline, one line per pass (what `fhec passes` prints)."""
-    width = max(len(n) for n in PASS_NAMES)
-    return "\n".join(f"{i:>2}. {p.name:<{width}}  {p.summary}" for i, p in enumerate(PIPELINE, 1))
+    """The pipeline, one line per pass, then the ISA tail (what `fhec passes` prints)."""
+    width = max(len(p.name) for p in (*PIPELINE, *ISA_TAIL))
+    lines = [f"{i:>2}. {p.name:<{width}}  {p.summary}" for i, p in enumerate(PIPELINE, 1)]
+    tail = len(ISA_PIPELINE) - len(ISA_TAIL)
+    lines.append(f"for an ISA machine (e.g. rpu) these replace {tail + 1}-{len(PIPELINE)}:")
+    lines += [f"{i:>2}. {p.name:<{width}}  {p.summary}" for i, p in enumerate(ISA_TAIL, tail + 1)]
+    return "\n".join(lines)
 
 
 def options_for(target=None, *, keyswitch=None, policy="belady", prefetch_reserve=None, max_rotation_keys=None,

@@ -14,6 +14,7 @@ from fhec.ir.he import HeProgram
 from fhec.ir.lowered import LoweredProgram
 from fhec.pipeline import (
     COMPILED,
+    ISA_TAIL,
     PASS_NAMES,
     PIPELINE,
     VERIFIERS,
@@ -42,8 +43,10 @@ def test_the_pipeline_is_one_ordered_list_of_documented_passes():
     for p in PIPELINE:
         assert "Preserves" in p.doc or "preserves" in p.doc, p.name
     lines = describe().splitlines()
-    assert len(lines) == len(PIPELINE)
+    assert len(lines) == len(PIPELINE) + 1 + len(ISA_TAIL)
     assert all(name in line for name, line in zip(PASS_NAMES, lines))
+    for p, line in zip(ISA_TAIL, lines[len(PIPELINE) + 1:]):
+        assert p.name in line and ("Preserves" in p.doc or "preserves" in p.doc), p.name
 
 
 def test_prefix_ends_at_the_named_pass():
@@ -144,7 +147,7 @@ def test_cli_lists_the_passes_and_dumps():
     r = CliRunner().invoke(main, ["passes"])
     assert r.exit_code == 0
     assert r.output.splitlines()[0].startswith(" 1. trace")
-    assert len(r.output.splitlines()) == len(PIPELINE)
+    assert len(r.output.splitlines()) == len(PIPELINE) + 1 + len(ISA_TAIL)
 
 
 def test_cli_compile_dump_after(tmp_path):
@@ -160,3 +163,13 @@ def test_cli_compile_dump_after(tmp_path):
     assert "IR after expand_key_switches" in r.output and "key_mult" in r.output
     r = CliRunner().invoke(main, ["compile", str(prog), "--dump-after", "nope"])
     assert r.exit_code != 0 and "error:" in r.output and "fhec passes" in r.output
+
+
+def test_an_isa_machine_runs_the_isa_tail_and_dumps_assembly(capsys):
+    """For an ISA machine the passes after `lower` are the ISA tail; dumping after
+    `encode` prints the assembly, and the encode verifier runs."""
+    done = run_prefix("encode", small_program(), Options(target=load_target("rpu")), verify=True,
+                      dump_after=["encode"])
+    assert [r.name for r in done.records][-4:] == [p.name for p in ISA_TAIL]
+    out = capsys.readouterr().out
+    assert "// ---- IR after encode ----" in out and "bfly.ct" in out
