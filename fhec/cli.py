@@ -442,12 +442,16 @@ def report_command(report_json: str) -> None:
     """Print a saved report (the report.json written by `fhec compile --out`)."""
     from rich.console import Console
 
+    from fhec.isa.report import load_isa_report
     from fhec.sim.timing import load_report
 
     try:
         report = load_report(report_json)
     except FhecError as e:
-        _fail(e)
+        try:  # a report of an ISA machine (`fhec compile --target rpu --out`)
+            report = load_isa_report(report_json)
+        except FhecError:
+            _fail(e)
     Console().print(report.rich_table())
 
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from fhec.backends.machine import IsaMachine
 from fhec.isa.code import Encoded
 
-__all__ = ["IsaReport", "make_isa_report"]
+__all__ = ["IsaReport", "make_isa_report", "load_isa_report"]
 
 
 class IsaReport(BaseModel):
@@ -108,3 +108,23 @@ def make_isa_report(*, program_name: str, scheme: str, machine: IsaMachine, enco
         compile_seconds=compile_seconds,
         compile_passes=compile_passes,
     )
+
+
+def load_isa_report(path) -> IsaReport:
+    """Read a ``report.json`` that `IsaCompiled.write` wrote. Raises `ReportFormatError`
+    naming the file for an unreadable file or one that is not an ISA report."""
+    from pydantic import ValidationError
+
+    from fhec.errors import ReportFormatError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ReportFormatError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        return IsaReport.model_validate_json(text)
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise ReportFormatError(f"{path} is not an fhec ISA report: field '{field}': {first['msg']}") from None

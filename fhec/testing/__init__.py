@@ -76,7 +76,8 @@ def assert_matches_reference(
     `target` picks the execution of a program: None, the eager evaluator
     (`fhec.evaluate`); ``"limbs"``, the compiled limb-level program run by the functional
     model (`fhec.run`); a target name or TOML path (``"f1"``, ``"tiny"``), the program
-    compiled for that accelerator with its streams executed (`fhec.compile(...).run`).
+    compiled for that accelerator with its streams executed (`fhec.compile(...).run`), or,
+    for an ISA machine (``"rpu"``), its encoded instructions executed in the ISA's simulator.
     With a `Compiled`, `target` must be None or that program's target's name.
 
     `expected`: the values to compare with instead of `fhec.reference`: a mapping

@@ -222,6 +222,8 @@ def test_cli_compile_writes_assembly_binary_and_report(tmp_path):
     assert np.array_equal(BACKEND.assemble((out / "walk.s").read_text()), words)
     report = json.loads((out / "report.json").read_text())
     assert report["isa"] == "rpu" and report["cycles"] > 0 and report["instructions"] == len(words)
+    r = CliRunner().invoke(main, ["report", str(out / "report.json")])
+    assert r.exit_code == 0 and "machine instructions" in r.output, r.output
     r = CliRunner().invoke(main, ["run", str(src), "--target", "rpu", "--seed", "1"])
     assert r.exit_code == 0, r.output
     assert "OK" in r.output
