@@ -124,6 +124,8 @@ class Allocated:
     Attributes:
         spills, reloads: stores to and loads from the spill region the allocator added.
         home_loads: loads of values from their home address (loaded data, ROM).
+        alternatives: other allocations of the same program (e.g. from other orders
+            before allocation); the scheduling pass may keep the fastest.
     """
 
     lowered: LoweredProgram
@@ -132,6 +134,7 @@ class Allocated:
     spills: int
     reloads: int
     home_loads: int
+    alternatives: tuple[Allocated, ...] = ()
 
     def __len__(self) -> int:
         return len(self.code)

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import numpy as np
@@ -29,9 +30,12 @@ from fhec.isa.rpu.select import select, split_address
 
 __all__ = ["BACKEND", "RpuBackend"]
 
-PRESCHEDULE = True
-"""List-schedule the virtual-register code before allocation too (`allocate`): measured on
-examples/rpu_matvec.py, 157,436 -> 111,753 cycles; on the 64K NTT 13,753 -> 8,631."""
+PRESCHEDULE_WINDOWS = (48, 1024)
+"""Scheduling windows tried before register allocation; `schedule` keeps the fastest
+result. A narrow window keeps the NTT's register-sized groups apart (64K NTT: 8,631
+cycles, against 10,660 at 256); a wide one interleaves independent limb ops of whole
+programs (examples/rpu_matvec.py: 73,747 cycles, against 111,753 at 48). Scheduling
+only after allocation gave 157,436 and 13,753."""
 
 
 def _load(cls: int, phys: int, home) -> Instr:
@@ -70,26 +74,36 @@ class RpuBackend:
         spill_base = -(-layout.words_used.get("vdm", 0) // VECTOR_LENGTH) * VECTOR_LENGTH
         files = {RegFile.VECTOR: machine.register_file("vector").count,
                  RegFile.SCALAR: machine.register_file("scalar").count}
-        # order on virtual registers first: after allocation, reused physical registers
-        # add false dependences that keep independent work apart
-        code = timing.schedule(selected.code, machine, selected.lowered.limb.N) if PRESCHEDULE else selected.code
-        a = allocate(code, selected.reg_class, files, selected.homes, make_load=_load, make_store=_store,
-                     spill_base=spill_base, slot_words=VECTOR_LENGTH)
-        layout = layout.with_spills(spill_base, a.spill_slots * VECTOR_LENGTH)
+        N = selected.lowered.limb.N
+        out = []
+        # Order on virtual registers first (after allocation, reused physical registers
+        # add false dependences that keep independent work apart), once per window.
+        for window in PRESCHEDULE_WINDOWS:
+            code = timing.schedule(selected.code, machine, N, window)
+            a = allocate(code, selected.reg_class, files, selected.homes, make_load=_load, make_store=_store,
+                         spill_base=spill_base, slot_words=VECTOR_LENGTH)
+            out.append(Allocated(selected.lowered, a.code, layout.with_spills(spill_base, a.spill_slots * VECTOR_LENGTH),
+                                 a.spills, a.reloads, a.home_loads))
         vdm = machine.memory_spec("vdm").words
-        if layout.words_used["vdm"] > vdm:
+        fits = [a for a in out if a.layout.words_used["vdm"] <= vdm]
+        if not fits:
+            need = min(a.layout.words_used["vdm"] for a in out)
             raise TargetError(
-                f"the program needs {layout.words_used['vdm']:,} words of vector data memory (inputs, keys, outputs, "
-                f"twiddles, spills) but {machine.name} has {vdm:,}; use a smaller N or fewer levels, or a larger "
-                f"[memories.vdm]"
+                f"the program needs {need:,} words of vector data memory (inputs, keys, outputs, twiddles, spills) "
+                f"but {machine.name} has {vdm:,}; use a smaller N or fewer levels, or a larger [memories.vdm]"
             )
-        return Allocated(selected.lowered, a.code, layout, a.spills, a.reloads, a.home_loads)
+        first, *rest = fits
+        return dataclasses.replace(first, alternatives=tuple(rest))
 
     def schedule(self, allocated: Allocated, machine: IsaMachine) -> Timed:
-        code = timing.schedule(allocated.code, machine, allocated.lowered.limb.N)
-        issue, cycles, busy, stalls = timing.time_code(code, machine)
-        return Timed(allocated.lowered, code, allocated.layout, issue, cycles, busy, stalls,
-                     allocated.spills, allocated.reloads)
+        """The fastest of the allocation and its alternatives, list-scheduled and timed."""
+        best = None
+        for a in (allocated, *allocated.alternatives):
+            code = timing.schedule(a.code, machine, a.lowered.limb.N)
+            issue, cycles, busy, stalls = timing.time_code(code, machine)
+            if best is None or cycles < best.cycles:
+                best = Timed(a.lowered, code, a.layout, issue, cycles, busy, stalls, a.spills, a.reloads)
+        return best
 
     def encode(self, timed: Timed, machine: IsaMachine) -> Encoded:
         words = isa.words_of(timed.code)
