@@ -101,16 +101,18 @@ class Selected:
         code: the instructions, in a valid execution order.
         reg_class: per virtual register, the index of its register file (the ISA's
             numbering, e.g. 0 = vector, 1 = scalar).
-        homes: virtual register -> data-memory word address holding its value before
-            the program runs (loaded rvec chunks, ROM). Such a register is never written
-            by `code`; the allocator loads it where it is needed.
+        homes: virtual register -> where its value is before the program runs (loaded
+            rvec chunks, ROM), in the ISA's terms: what the allocator hands its
+            ``make_load`` (rpu: a word address of the file's memory, or an
+            (address, mode, value) triple for a strided view). Such a register is never
+            written by `code`; the allocator loads it where it is needed.
         layout: the memory layout.
     """
 
     lowered: LoweredProgram
     code: tuple[Instr, ...]
     reg_class: np.ndarray
-    homes: dict[int, int]
+    homes: dict[int, Any]
     layout: MemoryLayout
 
     def __len__(self) -> int:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,9 +57,9 @@ def allocate(
     code: Sequence[Instr],
     reg_class: np.ndarray,
     registers: Mapping[int, int],
-    homes: Mapping[int, int],
+    homes: Mapping[int, Any],
     *,
-    make_load: Callable[[int, int, int], Instr],
+    make_load: Callable[[int, int, Any], Instr],
     make_store: Callable[[int, int, int], Instr],
     spill_base: int,
     slot_words: int,
@@ -68,16 +69,17 @@ def allocate(
 
     Args:
         reg_class: file of each virtual register.
-        homes: virtual register -> address of its initial value in memory.
-        make_load(file, phys, address), make_store(file, phys, address): the ISA's
-            instructions moving one register to or from memory.
+        homes: virtual register -> where its initial value is (an address, or any
+            description the ISA's `make_load` understands).
+        make_load(file, phys, home), make_store(file, phys, address): the ISA's
+            instructions moving one register from or to memory (spill slots are plain
+            addresses).
         spill_base, slot_words: spill slot s is at ``spill_base + s * slot_words``.
         pinned: physical registers each file keeps out of allocation (reserved).
 
     Raises `TargetError` when one instruction needs more registers of a file than it
     has, `InternalError` when a register is read before any value reaches it.
     """
-    n = len(code)
     uses: dict[int, list[int]] = {}
     for i, ins in enumerate(code):
         for v in ins.src:
@@ -99,7 +101,7 @@ def allocate(
         if f.count <= 0:
             raise TargetError(f"register file {f.cls} has no allocatable register")
     where: dict[int, int] = {}  # virtual -> physical
-    memory: dict[int, int] = dict(homes)  # virtual -> address of a copy
+    memory: dict[int, Any] = dict(homes)  # virtual -> where a copy is
     slot_of: dict[int, int] = {}
     free_slots: list[int] = []
     slots_used = 0
@@ -185,7 +187,6 @@ def allocate(
         for v in ins.dst:
             if next_use(v, i) == _NEVER:
                 release(v)
-    del n
     return Allocation(tuple(out), spills, reloads, home_loads, peak_slots)
 
 

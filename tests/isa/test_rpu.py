@@ -20,8 +20,8 @@ from fhec.cli import main
 from fhec.errors import InternalError, ProgramFormatError, TargetError
 from fhec.isa.code import Instr
 from fhec.isa.rpu import BACKEND, simulate
-from fhec.isa.rpu.isa import OPERANDS, Mode, Op, RegFile, decode_word, encode_word, format_instr, parse_instr
-from fhec.isa.rpu.kernels import compile_transform, theoretical_cycles, transform_program
+from fhec.isa.rpu.isa import OPERANDS, Mode, Op, decode_word, encode_word, format_instr, parse_instr
+from fhec.isa.rpu.kernels import compile_transform, theoretical_cycles
 from fhec.ring import ntt
 from fhec.ring.primes import ntt_primes
 from fhec.verify_run import run_compiled_checked

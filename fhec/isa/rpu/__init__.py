@@ -24,9 +24,9 @@ from fhec.errors import InternalError, TargetError
 from fhec.ir.lowered import LoweredProgram
 from fhec.isa.code import Allocated, Encoded, Instr, Selected, Timed
 from fhec.isa.regalloc import allocate
-from fhec.isa.rpu import isa, simulate, timing
+from fhec.isa.rpu import isa, select, simulate, timing
 from fhec.isa.rpu.isa import VECTOR_LENGTH, Mode, Op, RegFile
-from fhec.isa.rpu.select import select, split_address
+from fhec.isa.rpu.select import split_address
 
 __all__ = ["BACKEND", "RpuBackend"]
 
@@ -67,7 +67,7 @@ class RpuBackend:
             if count > 64:
                 raise TargetError(f"{machine.name}: B512 register fields have 6 bits, so at most 64 {name} "
                                   f"registers, not {count} ([registers.{name}])")
-        return select(lowered, machine)
+        return select.select(lowered, machine)
 
     def allocate(self, selected: Selected, machine: IsaMachine) -> Allocated:
         layout = selected.layout

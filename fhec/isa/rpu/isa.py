@@ -50,7 +50,7 @@ from fhec.errors import InternalError, ProgramFormatError
 from fhec.isa.code import Instr
 
 __all__ = ["Op", "Mode", "RegFile", "OPERANDS", "CLASS_OF", "encode_word", "decode_word", "format_instr",
-           "parse_instr", "VECTOR_LENGTH", "ADDRESS_BITS"]
+           "parse_instr", "words_of", "USES_MULTIPLIER", "VECTOR_LENGTH", "ADDRESS_BITS"]
 
 VECTOR_LENGTH = 512
 ADDRESS_BITS = 20

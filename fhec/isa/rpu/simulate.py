@@ -19,8 +19,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from fhec.errors import InternalError
+from fhec.ir.limb_ops import RVecClass
 from fhec.isa.code import Encoded, MemoryLayout
-from fhec.isa.rpu.isa import ADDRESS_BITS, VECTOR_LENGTH, Mode, Op, decode_word
+from fhec.isa.rpu.isa import VECTOR_LENGTH, Mode, Op, decode_word
 from fhec.ring import modarith
 
 __all__ = ["Machine", "run", "load_image"]
@@ -145,8 +146,6 @@ def run(encoded: Encoded, loaded: Mapping[int, np.ndarray]) -> dict[int, np.ndar
     m = load_image(encoded.layout, loaded, N)
     for word in encoded.words.tolist():
         _step(m, word)
-    from fhec.ir.limb_ops import RVecClass
-
     out = {}
     for r in limb.rvec_ids(RVecClass.OUTPUT).tolist():
         a = encoded.layout.rvec_address[r]
@@ -154,4 +153,3 @@ def run(encoded: Encoded, loaded: Mapping[int, np.ndarray]) -> dict[int, np.ndar
     return out
 
 
-del ADDRESS_BITS
