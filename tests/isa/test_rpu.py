@@ -116,6 +116,19 @@ def test_transform_kernels_equal_fhec_ntt(log_n, inverse):
     assert np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("inverse", [False, True])
+def test_transforms_larger_than_the_registers_equal_fhec_ntt(inverse):
+    """At N = 2^15 the 64 vectors do not fit beside the twiddles: the butterflies run in
+    groups of 32 vectors through chunks of stages, with spills between them."""
+    test_transform_kernels_equal_fhec_ntt(15, inverse)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("inverse", [False, True])
+def test_64k_transforms_equal_fhec_ntt(inverse):
+    test_transform_kernels_equal_fhec_ntt(16, inverse)
+
+
 def test_forward_ntt_counts_match_the_paper_at_64k():
     """§VI-F: "the 64K NTT has 1024 CIs and 1920 SIs"."""
     N = 1 << 16
