@@ -23,6 +23,8 @@ class IsaReport(BaseModel):
         stalls: cause -> front-end stall cycles.
         spills, reloads: register spills to and reloads from the data memory.
         data_memory_words: words of the data memory the program uses (of `data_memory_capacity`).
+        instruction_memory_words: the machine's instruction memory (``[memories.imem]``), when
+            given; a longer program would be loaded in parts by the host (not modeled).
         keyswitch: key-switching method -> key switches using it.
         compile_seconds, compile_passes: as in `fhec.sim.timing.Report`.
     """
@@ -46,6 +48,7 @@ class IsaReport(BaseModel):
     reloads: int = Field(ge=0)
     data_memory_words: int = Field(ge=0)
     data_memory_capacity: int = Field(ge=0)
+    instruction_memory_words: int | None = Field(None, ge=0)
     keyswitch: dict[str, int] = {}
     compile_seconds: dict[str, float] = {}
     compile_passes: list[dict[str, float | int | str]] = []
@@ -74,6 +77,9 @@ class IsaReport(BaseModel):
             t.add_row(f"  stall: {k}", f"{v:,}")
         t.add_row("spills / reloads", f"{self.spills:,} / {self.reloads:,}")
         t.add_row("data memory", f"{self.data_memory_words:,} of {self.data_memory_capacity:,} words")
+        if self.instruction_memory_words is not None:
+            fits = "fits" if self.instructions <= self.instruction_memory_words else "does not fit: loaded in parts"
+            t.add_row("instruction memory", f"{self.instructions:,} of {self.instruction_memory_words:,} words ({fits})")
         return t
 
     def _repr_html_(self) -> str:
@@ -104,6 +110,7 @@ def make_isa_report(*, program_name: str, scheme: str, machine: IsaMachine, enco
         reloads=timed.reloads,
         data_memory_words=encoded.layout.words_used.get(data_memory, 0),
         data_memory_capacity=machine.memory_spec(data_memory).words,
+        instruction_memory_words=machine.memories["imem"].words if "imem" in machine.memories else None,
         keyswitch=keyswitch,
         compile_seconds=compile_seconds,
         compile_passes=compile_passes,
