@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from fhec.errors import TargetError
 from fhec.ir.limb import word_bytes_for
@@ -41,6 +41,14 @@ MAX_CYCLES = 10**6
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bools(cls, value: Any, info: ValidationInfo) -> Any:
+        # `count = true` is a typo, not 1; only the fields declared bool take booleans
+        if isinstance(value, bool) and cls.model_fields[info.field_name].annotation not in (bool, "bool"):
+            raise ValueError(f"{str(value).lower()} is a boolean; give a number")
+        return value
 
 
 class RegisterFileSpec(_Frozen):

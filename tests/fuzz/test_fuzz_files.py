@@ -48,6 +48,21 @@ def test_target_toml_mutations(text):
         assert target.scratchpad_rvecs(target.n_min) >= 3
 
 
+RPU_TOML = _shipped_dir().joinpath("rpu.toml").read_text(encoding="utf-8")
+
+
+@fuzz_settings()
+@given(mutated_text(RPU_TOML))
+def test_isa_machine_toml_mutations(text):
+    """A mutated ISA machine either fails to load or compile with an FhecError, or
+    compiles a 1K NTT."""
+    from fhec.isa.rpu.kernels import compile_transform
+
+    ok, machine = _load_target_file(text)
+    if ok and getattr(machine, "isa", None) == "rpu" and machine.supports(1024):
+        only_fhec_errors(lambda: compile_transform(machine, 1024, 12289))
+
+
 @fuzz_settings()
 @given(st.binary(max_size=300))
 def test_target_random_bytes(data):

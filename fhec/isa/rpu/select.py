@@ -272,6 +272,11 @@ def select(lowered: LoweredProgram, machine: IsaMachine) -> Selected:
         )
     vdm_words = machine.memory_spec("vdm").words
     regions = -(-vdm_words >> ADDRESS_BITS) or 1
+    if regions > machine.register_file("address").count:
+        raise TargetError(
+            f"{machine.name}: {vdm_words:,} words of VDM need {regions} address registers (one per 2^20 words), "
+            f"but [registers.address] has {machine.register_file('address').count}"
+        )
     for k in range(regions):
         e.emit(Op.ALOAD, (), (), (e.sdm_word(k << ADDRESS_BITS), k))
     for i, q in enumerate(limb.moduli):
