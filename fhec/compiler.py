@@ -181,8 +181,11 @@ class IsaCompiled:
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write ``<program>.s`` (assembly), ``<program>.bin`` (little-endian 64-bit words),
-        ``<program>.rom.npz`` (the data-memory image the program expects: ROM segments) and
-        ``report.json`` into `out_dir`. Raises `OutputDirectoryError` when it cannot."""
+        ``<program>.memory.npz`` (what the memories must hold before the words run: one
+        array per ROM segment, named ``<memory>@<address>``, and ``rvecs``, rows of
+        (rvec id, class, VDM address) for the loaded and output rvecs, whose names are in
+        ``labels``) and ``report.json`` into `out_dir`. Raises `OutputDirectoryError` when
+        it cannot."""
         from fhec.backends.stream_files import write_file
         from fhec.errors import OutputDirectoryError
 
@@ -196,7 +199,22 @@ class IsaCompiled:
         write_file(asm, self.code.asm)
         write_file(binary, self.code.words.astype("<u8").tobytes())
         write_file(report, self.report.to_json())
-        return [asm, binary, report]
+        memory = out / f"{stem}.memory.npz"
+        write_file(memory, self._memory_image())
+        return [asm, binary, memory, report]
+
+    def _memory_image(self) -> bytes:
+        import io
+
+        layout, limb = self.code.layout, self.lowered.limb
+        ids = sorted(layout.rvec_address)
+        arrays = {f"{seg.memory}@{seg.address}": seg.words for seg in layout.rom}
+        arrays["rvecs"] = np.array([(r, int(limb.rvec_class[r]), layout.rvec_address[r]) for r in ids],
+                                   dtype=np.int64).reshape(-1, 3)
+        arrays["labels"] = np.array([limb.rvec_label(r) for r in ids], dtype=str)
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        return buf.getvalue()
 
     def _repr_html_(self) -> str:
         return self.report._repr_html_()

@@ -233,6 +233,9 @@ def test_cli_compile_writes_assembly_binary_and_report(tmp_path):
     assert r.exit_code == 0, r.output
     words = np.frombuffer((out / "walk.bin").read_bytes(), dtype="<u8")
     assert np.array_equal(BACKEND.assemble((out / "walk.s").read_text()), words)
+    image = np.load(out / "walk.memory.npz")
+    assert any(k.startswith("vdm@") for k in image.files) and image["rvecs"].shape[1] == 3
+    assert len(image["labels"]) == len(image["rvecs"])
     report = json.loads((out / "report.json").read_text())
     assert report["isa"] == "rpu" and report["cycles"] > 0 and report["instructions"] == len(words)
     r = CliRunner().invoke(main, ["report", str(out / "report.json")])
