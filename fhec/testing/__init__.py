@@ -71,7 +71,8 @@ def assert_matches_reference(
     """Run `program` under encryption and assert it matches `fhec.reference` (or `expected`).
 
     `program` is a `fhec.Program`, a traced ``@fhec.program`` function, an `HeProgram`,
-    or a `Compiled` (`fhec.compile(...)`), whose streams are then executed as compiled.
+    or a `Compiled` (`fhec.compile(...)`), whose streams are then executed as compiled (an
+    `IsaCompiled`: its machine words).
 
     `target` picks the execution of a program: None, the eager evaluator
     (`fhec.evaluate`); ``"limbs"``, the compiled limb-level program run by the functional
@@ -98,10 +99,10 @@ def assert_matches_reference(
     it; `InvalidArgumentError` for an `expected` that does not name every output, or a
     `target` that contradicts a `Compiled`.
     """
-    from fhec.compiler import Compiled
+    from fhec.compiler import Compiled, IsaCompiled
     from fhec.evaluate import as_he, compare_outputs, random_inputs
 
-    compiled = program if isinstance(program, Compiled) else None
+    compiled = program if isinstance(program, (Compiled, IsaCompiled)) else None
     he = compiled.program if compiled is not None else as_he(program)
     if compiled is not None and target is not None and target != compiled.target.name:
         raise InvalidArgumentError(

@@ -168,6 +168,19 @@ def test_eight_vector_registers_spill_and_still_compute_the_same():
     run_compiled_checked(c, {"x": rng.uniform(-1, 1, 512), "w": rng.uniform(-1, 1, 512)}, seed=4)
 
 
+def test_the_bundled_example_and_assert_matches_reference():
+    """fhec/examples/rpu_matvec.py compiles for rpu; `ft.assert_matches_reference` runs
+    its words (as a compiled program, and by target name) against fhec.reference."""
+    from fhec.bundled_examples import examples_dir
+    from fhec.cli import load_program
+
+    program = load_program(str(examples_dir() / "rpu_matvec.py"))
+    compiled = fhec.compile(program, target="rpu")
+    assert compiled.report.instructions == len(compiled.code.words)
+    ft.assert_matches_reference(compiled, seed=6)
+    ft.assert_matches_reference(_small_program(), target="rpu", seed=7)
+
+
 def test_two_ring_degrees_and_bgv():
     params = fhec.BGVParams(N=2**11, levels=2, plain_modulus=65537, word_bits=40, security=None)
     p = fhec.Program("bgv", params)

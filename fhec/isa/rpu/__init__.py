@@ -34,7 +34,7 @@ PRESCHEDULE_WINDOWS = (48, 1024)
 """Scheduling windows tried before register allocation; `schedule` keeps the fastest
 result. A narrow window keeps the NTT's register-sized groups apart (64K NTT: 8,631
 cycles, against 10,660 at 256); a wide one interleaves independent limb ops of whole
-programs (examples/rpu_matvec.py: 73,747 cycles, against 111,753 at 48). Scheduling
+programs (fhec/examples/rpu_matvec.py: 73,747 cycles, against 111,753 at 48). Scheduling
 only after allocation gave 157,436 and 13,753."""
 
 
