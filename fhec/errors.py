@@ -178,6 +178,12 @@ class ProgramFileError(ProgramError):
     error, or an exception raised while it runs (the message names FILE:LINE)."""
 
 
+class MachineCodeError(FhecError):
+    """Machine code for an ISA target (`fhec.isa`) is malformed: an illegal instruction
+    word, an operand out of range, an assembly line that does not parse (the message
+    names the line), or a program the machine cannot hold."""
+
+
 class ReportFormatError(FhecError):
     """A saved report (``report.json``) is unreadable or inconsistent."""
 
