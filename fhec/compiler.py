@@ -174,18 +174,21 @@ class IsaCompiled:
         from fhec.errors import InternalError
 
         b = self.backend
-        if b.decode(self.code.words) != tuple(self.code.timed.code):
+        from fhec.isa.code import without_origins
+
+        if b.decode(self.code.words) != without_origins(self.code.timed.code):
             raise InternalError(f"{b.name}: the encoded words do not decode to the scheduled code")
         if not np.array_equal(b.assemble(b.disassemble(self.code.words)), self.code.words):
             raise InternalError(f"{b.name}: disassembling and re-assembling the words changes them")
 
     def write(self, out_dir: str | Path) -> list[Path]:
-        """Write ``<program>.s`` (assembly), ``<program>.bin`` (little-endian 64-bit words),
-        ``<program>.memory.npz`` (what the memories must hold before the words run: one
-        array per ROM segment, named ``<memory>@<address>``, and ``rvecs``, rows of
-        (rvec id, class, VDM address) for the loaded and output rvecs, whose names are in
-        ``labels``) and ``report.json`` into `out_dir`. Raises `OutputDirectoryError` when
-        it cannot."""
+        """Write ``<program>.s`` (assembly), ``<program>.bin`` (the words, little-endian, at
+        the ISA's word width: 64 bits for rpu, 32 for presto), ``<program>.memory.npz`` (what
+        the memories must hold before the words run: one array per ROM segment, named
+        ``<memory>@<address>``, and ``rvecs``, rows of (rvec id, class, address in the data
+        memory: a word address for rpu, a byte address for presto) for the loaded and output
+        rvecs, whose names are in ``labels``) and ``report.json`` into `out_dir`. Raises
+        `OutputDirectoryError` when it cannot."""
         from fhec.backends.stream_files import write_file
         from fhec.errors import OutputDirectoryError
 
@@ -197,7 +200,7 @@ class IsaCompiled:
         stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.report.program) or "program"
         asm, binary, report = out / f"{stem}.s", out / f"{stem}.bin", out / "report.json"
         write_file(asm, self.code.asm)
-        write_file(binary, self.code.words.astype("<u8").tobytes())
+        write_file(binary, self.code.words.astype(self.code.words.dtype.newbyteorder("<")).tobytes())  # the ISA's word width
         write_file(report, self.report.to_json())
         memory = out / f"{stem}.memory.npz"
         write_file(memory, self._memory_image())

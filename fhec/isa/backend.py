@@ -66,6 +66,7 @@ class IsaBackend(Protocol):
 
 BACKENDS: dict[str, str] = {
     "rpu": "fhec.isa.rpu",
+    "presto": "fhec.isa.presto",
 }
 """ISA key (the machine TOML's ``isa`` field) -> module whose ``BACKEND`` implements it."""
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from fhec.ir.lowered import LoweredProgram
 
-__all__ = ["Instr", "RomSegment", "MemoryLayout", "Selected", "Allocated", "Timed", "Encoded", "format_code"]
+__all__ = ["Instr", "RomSegment", "MemoryLayout", "Selected", "Allocated", "Timed", "Encoded", "format_code", "without_origins"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +199,12 @@ class Encoded:
             k = classify(ins.op)
             out[k] = out.get(k, 0) + 1
         return out
+
+
+def without_origins(code) -> tuple[Instr, ...]:
+    """`code` with every `Instr.origin` set to -1: what decoding machine words can give
+    back (the words do not record which limb instruction each implements)."""
+    return tuple(dataclasses.replace(i, origin=-1) if i.origin != -1 else i for i in code)
 
 
 def format_code(code: tuple[Instr, ...], limit: int | None = 200) -> str:

@@ -15,16 +15,17 @@ from collections.abc import Iterable
 import numpy as np
 
 from fhec.errors import MachineCodeError
-from fhec.isa.presto.encoding import Fmt, Instr, decode, encode, operand_kinds
+from fhec.isa.code import Instr
+from fhec.isa.presto.encoding import BY_MNEMONIC, SPEC, Fmt, PrestoOp, args_of, decode, encode, from_args, operand_kinds
 
 _PREFIX = {"v": "v", "x": "x", "q": "q"}
 
 
 def format_instr(ins: Instr) -> str:
     """``mnemonic op, op, ...`` for one instruction."""
-    spec = ins.spec
+    spec = SPEC[PrestoOp(ins.op)]
     kinds = operand_kinds(spec)
-    text = [f"{_PREFIX[k]}{a}" if k in _PREFIX else _imm_text(spec.fmt, a) for k, a in zip(kinds, ins.args)]
+    text = [f"{_PREFIX[k]}{a}" if k in _PREFIX else _imm_text(spec.fmt, a) for k, a in zip(kinds, args_of(ins))]
     if spec.operands.endswith("i(x)"):  # memory operand: imm(base)
         *head, imm, base = text
         text = [*head, f"{imm}({base})"]
@@ -56,9 +57,7 @@ def parse_line(line: str, where: str = "line") -> Instr | None:
     if not text:
         return None
     mnemonic, _, rest = text.partition(" ")
-    from fhec.isa.presto.encoding import SPEC
-
-    spec = SPEC.get(mnemonic)
+    spec = BY_MNEMONIC.get(mnemonic)
     if spec is None:
         raise MachineCodeError(f"{where}: unknown mnemonic {mnemonic!r}")
     tokens = [t.strip() for t in rest.split(",")] if rest.strip() else []
@@ -70,7 +69,7 @@ def parse_line(line: str, where: str = "line") -> Instr | None:
     kinds = operand_kinds(spec)
     if len(tokens) != len(kinds):
         raise MachineCodeError(f"{where}: {mnemonic} takes operands {spec.operands!r}, got {rest.strip()!r}")
-    ins = Instr(mnemonic, tuple(_operand(t, k, where) for t, k in zip(tokens, kinds)))
+    ins = from_args(spec.op, tuple(_operand(t, k, where) for t, k in zip(tokens, kinds)))
     try:
         encode(ins)
     except MachineCodeError as e:

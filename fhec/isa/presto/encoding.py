@@ -36,6 +36,7 @@ import enum
 from dataclasses import dataclass
 
 from fhec.errors import MachineCodeError
+from fhec.isa.code import Instr
 
 OPCODE_OP_HE = 0b0001011  # custom-0
 OPCODE_OP_HE_LOAD = 0b1011011  # custom-2
@@ -56,7 +57,7 @@ CENTERED = 0b1000
 
 
 class Fmt(enum.Enum):
-    """The RISC-V instruction format a mnemonic is encoded in."""
+    """The RISC-V instruction format an op is encoded in."""
 
     R = "R"
     I = "I"  # noqa: E741 (the RISC-V name)
@@ -64,12 +65,52 @@ class Fmt(enum.Enum):
     U = "U"
 
 
+class PrestoOp(enum.IntEnum):
+    """Presto's instructions (`SPECS` gives each one's mnemonic and encoding), then the
+    pseudo-instructions instruction selection and register allocation use before
+    `fhec.isa.presto.materialize` expands them into real ones (never encoded)."""
+
+    VADD = 0
+    VSUB = 1
+    VMUL = 2
+    VNEG = 3
+    VADDX = 4
+    VMULX = 5
+    VMULX_C = 6
+    NTT = 7
+    INTT = 8
+    NTT_C = 9
+    AUT = 10
+    SETN = 11
+    SETMOD = 12
+    SETQ = 13
+    VLD = 14
+    VST = 15
+    LUI = 16
+    ADDI = 17
+    LD = 18
+    # pseudo-instructions: operands are values and addresses, not scalar registers
+    P_VLD = 32  # dst <- N words at byte address fields[0]
+    P_VST = 33  # N words at byte address fields[0] <- src
+    P_VADDX = 34  # dst <- src + fields[0]
+    P_VMULX = 35  # dst <- src * fields[0]
+    P_VMULX_C = 36  # dst <- lift(src) * fields[0]
+    P_AUT = 37  # dst <- sigma_k(src), k = fields[0]
+    P_SETN = 38  # N = fields[0]
+    P_SETMOD = 39  # q[fields[0]] = (q = fields[1], psi = fields[2])
+
+
 @dataclass(frozen=True)
 class Spec:
-    """One mnemonic: its format, fixed fields and operand kinds in assembly order.
+    """One instruction: mnemonic, format, fixed fields, and its operands in assembly order.
 
-    `fields` names the encoding field each operand goes to (rd, rs1, rs2, imm)."""
+    `operands` gives each operand's kind (v, x, q, i, u; ``i(x)`` is a memory operand
+    ``imm(base)``), `fields` the encoding field each goes to (rd, rs1, rs2, imm), and
+    `roles` for each ``v`` operand whether the instruction writes (``d``) or reads (``s``)
+    it: written vector registers are the `Instr`'s ``dst``, read ones its ``src``, every
+    other operand is in its ``fields``, all in assembly order."""
 
+    op: PrestoOp
     mnemonic: str
     fmt: Fmt
     opcode: int
@@ -77,62 +118,50 @@ class Spec:
     funct7: int
     operands: str
     fields: tuple[str, ...]
+    roles: str
     doc: str
 
 
+_R, _I, _S, _U = Fmt.R, Fmt.I, Fmt.S, Fmt.U
+_RD_RS1_RS2, _RD_RS1 = ("rd", "rs1", "rs2"), ("rd", "rs1")
+O = PrestoOp
 SPECS: tuple[Spec, ...] = (
-    Spec("he.vadd", Fmt.R, OPCODE_OP_HE, CLASS_VV, 0b0000, "vvv", ("rd", "rs1", "rs2"), "vd = vs1 + vs2 mod qa"),
-    Spec("he.vsub", Fmt.R, OPCODE_OP_HE, CLASS_VV, 0b0001, "vvv", ("rd", "rs1", "rs2"), "vd = vs1 - vs2 mod qa"),
-    Spec("he.vmul", Fmt.R, OPCODE_OP_HE, CLASS_VV, 0b0010, "vvv", ("rd", "rs1", "rs2"), "vd = vs1 * vs2 mod qa"),
-    Spec("he.vneg", Fmt.R, OPCODE_OP_HE, CLASS_VV, 0b0011, "vv", ("rd", "rs1"), "vd = -vs1 mod qa"),
-    Spec("he.vaddx", Fmt.R, OPCODE_OP_HE, CLASS_VX, 0b0000, "vvx", ("rd", "rs1", "rs2"), "vd = vs1 + x[rs2] mod qa"),
-    Spec("he.vmulx", Fmt.R, OPCODE_OP_HE, CLASS_VX, 0b0010, "vvx", ("rd", "rs1", "rs2"), "vd = vs1 * x[rs2] mod qa"),
+    Spec(O.VADD, "he.vadd", _R, OPCODE_OP_HE, CLASS_VV, 0b0000, "vvv", _RD_RS1_RS2, "dss", "vd = vs1 + vs2 mod qa"),
+    Spec(O.VSUB, "he.vsub", _R, OPCODE_OP_HE, CLASS_VV, 0b0001, "vvv", _RD_RS1_RS2, "dss", "vd = vs1 - vs2 mod qa"),
+    Spec(O.VMUL, "he.vmul", _R, OPCODE_OP_HE, CLASS_VV, 0b0010, "vvv", _RD_RS1_RS2, "dss", "vd = vs1 * vs2 mod qa"),
+    Spec(O.VNEG, "he.vneg", _R, OPCODE_OP_HE, CLASS_VV, 0b0011, "vv", _RD_RS1, "ds", "vd = -vs1 mod qa"),
+    Spec(O.VADDX, "he.vaddx", _R, OPCODE_OP_HE, CLASS_VX, 0b0000, "vvx", _RD_RS1_RS2, "ds", "vd = vs1 + x[rs2] mod qa"),
+    Spec(O.VMULX, "he.vmulx", _R, OPCODE_OP_HE, CLASS_VX, 0b0010, "vvx", _RD_RS1_RS2, "ds", "vd = vs1 * x[rs2] mod qa"),
     Spec(
-        "he.vmulx.c", Fmt.R, OPCODE_OP_HE, CLASS_VX, CENTERED | 0b0010, "vvx", ("rd", "rs1", "rs2"),
+        O.VMULX_C, "he.vmulx.c", _R, OPCODE_OP_HE, CLASS_VX, CENTERED | 0b0010, "vvx", _RD_RS1_RS2, "ds",
         "vd = lift(vs1 from qs) * x[rs2] mod qa (one base-conversion term)",
     ),
-    Spec("he.ntt", Fmt.R, OPCODE_OP_HE, CLASS_XFORM, 0b0000, "vv", ("rd", "rs1"), "vd = NTT_qa(vs1)"),
-    Spec("he.intt", Fmt.R, OPCODE_OP_HE, CLASS_XFORM, 0b0001, "vv", ("rd", "rs1"), "vd = INTT_qa(vs1)"),
+    Spec(O.NTT, "he.ntt", _R, OPCODE_OP_HE, CLASS_XFORM, 0b0000, "vv", _RD_RS1, "ds", "vd = NTT_qa(vs1)"),
+    Spec(O.INTT, "he.intt", _R, OPCODE_OP_HE, CLASS_XFORM, 0b0001, "vv", _RD_RS1, "ds", "vd = INTT_qa(vs1)"),
     Spec(
-        "he.ntt.c", Fmt.R, OPCODE_OP_HE, CLASS_XFORM, CENTERED | 0b0000, "vv", ("rd", "rs1"),
+        O.NTT_C, "he.ntt.c", _R, OPCODE_OP_HE, CLASS_XFORM, CENTERED | 0b0000, "vv", _RD_RS1, "ds",
         "vd = NTT_qa(lift(vs1 from qs))",
     ),
-    Spec("he.aut", Fmt.R, OPCODE_OP_HE, CLASS_PERM, 0b0000, "vvx", ("rd", "rs1", "rs2"), "vd = sigma_k(vs1), k = x[rs2]"),
-    Spec("he.setn", Fmt.R, OPCODE_OP_HE, CLASS_CFG, 0b0000, "x", ("rs1",), "ring degree N = x[rs1]"),
+    Spec(O.AUT, "he.aut", _R, OPCODE_OP_HE, CLASS_PERM, 0b0000, "vvx", _RD_RS1_RS2, "ds", "vd = sigma_k(vs1), k = x[rs2]"),
+    Spec(O.SETN, "he.setn", _R, OPCODE_OP_HE, CLASS_CFG, 0b0000, "x", ("rs1",), "", "ring degree N = x[rs1]"),
     Spec(
-        "he.setmod", Fmt.R, OPCODE_OP_HE, CLASS_CFG, 0b0001, "qxx", ("rd", "rs1", "rs2"),
+        O.SETMOD, "he.setmod", _R, OPCODE_OP_HE, CLASS_CFG, 0b0001, "qxx", _RD_RS1_RS2, "",
         "modulus register qd = (q = x[rs1], psi = x[rs2])",
     ),
-    Spec("he.setq", Fmt.R, OPCODE_OP_HE, CLASS_CFG, 0b0010, "qq", ("rd", "rs1"), "active modulus qa = qd, source qs = qs1"),
-    Spec("he.vld", Fmt.I, OPCODE_OP_HE_LOAD, 0b000, 0, "vi(x)", ("rd", "imm", "rs1"), "vd = N words at x[rs1] + imm"),
-    Spec("he.vst", Fmt.S, OPCODE_OP_HE_STORE, 0b000, 0, "vi(x)", ("rs2", "imm", "rs1"), "N words at x[rs1] + imm = vs"),
-    Spec("lui", Fmt.U, OPCODE_LUI, 0, 0, "xu", ("rd", "imm"), "x[rd] = sext(imm << 12)"),
-    Spec("addi", Fmt.I, OPCODE_OP_IMM, 0b000, 0, "xxi", ("rd", "rs1", "imm"), "x[rd] = x[rs1] + sext(imm)"),
-    Spec("ld", Fmt.I, OPCODE_LOAD, 0b011, 0, "xi(x)", ("rd", "imm", "rs1"), "x[rd] = mem64[x[rs1] + sext(imm)]"),
+    Spec(O.SETQ, "he.setq", _R, OPCODE_OP_HE, CLASS_CFG, 0b0010, "qq", _RD_RS1, "", "active modulus qa = qd, source qs = qs1"),
+    Spec(O.VLD, "he.vld", _I, OPCODE_OP_HE_LOAD, 0b000, 0, "vi(x)", ("rd", "imm", "rs1"), "d", "vd = N words at x[rs1] + imm"),
+    Spec(O.VST, "he.vst", _S, OPCODE_OP_HE_STORE, 0b000, 0, "vi(x)", ("rs2", "imm", "rs1"), "s", "N words at x[rs1] + imm = vs"),
+    Spec(O.LUI, "lui", _U, OPCODE_LUI, 0, 0, "xu", ("rd", "imm"), "", "x[rd] = sext(imm << 12)"),
+    Spec(O.ADDI, "addi", _I, OPCODE_OP_IMM, 0b000, 0, "xxi", ("rd", "rs1", "imm"), "", "x[rd] = x[rs1] + sext(imm)"),
+    Spec(O.LD, "ld", _I, OPCODE_LOAD, 0b011, 0, "xi(x)", ("rd", "imm", "rs1"), "", "x[rd] = mem64[x[rs1] + sext(imm)]"),
 )
+del O
 
-SPEC: dict[str, Spec] = {s.mnemonic: s for s in SPECS}
+SPEC: dict[PrestoOp, Spec] = {s.op: s for s in SPECS}
+BY_MNEMONIC: dict[str, Spec] = {s.mnemonic: s for s in SPECS}
 
 _VECTOR_EXT_BIT = {"rd": 6, "rs1": 5, "rs2": 4}
 """funct7 bit carrying bit 5 of a vector register in an OP-HE word."""
-
-
-@dataclass(frozen=True)
-class Instr:
-    """One instruction: a mnemonic and its operand values in assembly order
-    (register numbers, or the immediate)."""
-
-    mnemonic: str
-    args: tuple[int, ...]
-
-    @property
-    def spec(self) -> Spec:
-        return SPEC[self.mnemonic]
-
-    def field(self, name: str) -> int:
-        """The value of encoding field `name` (rd, rs1, rs2, imm); 0 when absent."""
-        fields = self.spec.fields
-        return self.args[fields.index(name)] if name in fields else 0
 
 
 def operand_kinds(spec: Spec) -> str:
@@ -140,22 +169,45 @@ def operand_kinds(spec: Spec) -> str:
     return spec.operands.replace("(", "").replace(")", "")
 
 
+def args_of(ins: Instr) -> tuple[int, ...]:
+    """`ins`'s operands in assembly order (vector registers from dst / src, the rest from
+    fields). Raises `MachineCodeError` for a pseudo-instruction or a wrong operand count."""
+    spec = SPEC.get(PrestoOp(ins.op)) if ins.op in PrestoOp._value2member_map_ else None
+    if spec is None:
+        raise MachineCodeError(f"op {ins.op!r} is not an encodable Presto instruction")
+    kinds = operand_kinds(spec)
+    n_v = kinds.count("v")
+    if len(ins.dst) + len(ins.src) != n_v or len(ins.fields) != len(kinds) - n_v:
+        raise MachineCodeError(f"{spec.mnemonic} takes operands {spec.operands}, got {ins}")
+    dst, src, other = list(ins.dst), list(ins.src), list(ins.fields)
+    roles = iter(spec.roles)
+    return tuple((dst if next(roles) == "d" else src).pop(0) if k == "v" else other.pop(0) for k in kinds)
+
+
+def from_args(op: PrestoOp, args: tuple[int, ...], origin: int = -1) -> Instr:
+    """The `Instr` of `op` with operands `args` in assembly order (inverse of `args_of`)."""
+    spec = SPEC[op]
+    roles = iter(spec.roles)
+    dst, src, other = [], [], []
+    for k, a in zip(operand_kinds(spec), args):
+        (dst if k == "v" and next(roles) == "d" else src if k == "v" else other).append(int(a))
+    return Instr(op, tuple(dst), tuple(src), tuple(other), origin)
+
+
 _RANGES = {"v": (0, 63), "x": (0, 31), "q": (0, 31)}
 _IMM_RANGES = {Fmt.I: (-2048, 2047), Fmt.S: (-2048, 2047), Fmt.U: (0, (1 << 20) - 1)}
 
 
-def check(ins: Instr) -> None:
-    """Raise `MachineCodeError` unless `ins` names a known mnemonic with operands in range."""
-    spec = SPEC.get(ins.mnemonic)
-    if spec is None:
-        raise MachineCodeError(f"unknown Presto mnemonic {ins.mnemonic!r}; known: {', '.join(SPEC)}")
-    kinds = operand_kinds(spec)
-    if len(ins.args) != len(kinds):
-        raise MachineCodeError(f"{ins.mnemonic} takes {len(kinds)} operands ({spec.operands}), got {len(ins.args)}")
-    for kind, value in zip(kinds, ins.args):
+def check(ins: Instr) -> tuple[Spec, tuple[int, ...]]:
+    """(spec, operands) of `ins`; `MachineCodeError` unless it is an encodable Presto
+    instruction with every operand in range."""
+    args = args_of(ins)
+    spec = SPEC[PrestoOp(ins.op)]
+    for kind, value in zip(operand_kinds(spec), args):
         lo, hi = _RANGES.get(kind) or _IMM_RANGES[spec.fmt]
         if not lo <= value <= hi:
-            raise MachineCodeError(f"{ins.mnemonic}: operand {value} out of range [{lo}, {hi}] for kind {kind!r}")
+            raise MachineCodeError(f"{spec.mnemonic}: operand {value} out of range [{lo}, {hi}] for kind {kind!r}")
+    return spec, args
 
 
 def _bits(value: int, hi: int, lo: int) -> int:
@@ -164,15 +216,15 @@ def _bits(value: int, hi: int, lo: int) -> int:
 
 def encode(ins: Instr) -> int:
     """The 32-bit word of `ins` (raises `MachineCodeError` for a bad instruction)."""
-    check(ins)
-    spec = ins.spec
-    rd, rs1, rs2, imm = (ins.field(f) for f in ("rd", "rs1", "rs2", "imm"))
+    spec, args = check(ins)
+    values = dict(zip(spec.fields, args))
+    rd, rs1, rs2, imm = (values.get(f, 0) for f in ("rd", "rs1", "rs2", "imm"))
     kinds = dict(zip(spec.fields, operand_kinds(spec)))
     funct3, funct7 = spec.funct3, spec.funct7
     if spec.opcode == OPCODE_OP_HE:
         for name, bit in _VECTOR_EXT_BIT.items():
             if kinds.get(name) == "v":
-                funct7 |= _bits(ins.field(name), 5, 5) << bit
+                funct7 |= _bits(values[name], 5, 5) << bit
         rd, rs1, rs2 = rd & 31, rs1 & 31, rs2 & 31
     elif spec.opcode in (OPCODE_OP_HE_LOAD, OPCODE_OP_HE_STORE):
         vreg = rd if spec.fmt is Fmt.I else rs2
@@ -240,4 +292,4 @@ def decode(word: int) -> Instr:
     unused = {"rd", "rs1", "rs2"} - set(spec.fields)
     if spec.fmt is Fmt.R and any(values[f] for f in unused):
         raise MachineCodeError(f"illegal instruction {word:#010x}: {spec.mnemonic} must have unused fields zero")
-    return Instr(spec.mnemonic, tuple(values[f] for f in spec.fields))
+    return from_args(spec.op, tuple(values[f] for f in spec.fields))

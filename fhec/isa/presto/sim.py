@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fhec.errors import MachineCodeError
-from fhec.isa.presto.encoding import Instr, decode
+from fhec.isa.presto.encoding import SPEC, PrestoOp, Spec, args_of, decode, operand_kinds
 from fhec.isa.presto.machine import PrestoMachine
 from fhec.ring import automorphism, modarith, ntt, rns
 
@@ -131,7 +131,7 @@ class State:
         return value
 
 
-# --- semantics: one function per mnemonic --------------------------------------------
+# --- semantics: one function per instruction --------------------------------------------
 
 
 def _q(s: State) -> int:
@@ -141,8 +141,8 @@ def _q(s: State) -> int:
 
 
 def _binary(kernel):
-    def run(s: State, i: Instr) -> None:
-        vd, v1, v2 = i.args
+    def run(s: State, args: tuple[int, ...]) -> None:
+        vd, v1, v2 = args
         q = _q(s)
         s.vwrite(vd, kernel(s.residues(v1, s.qa), s.residues(v2, s.qa), q))
 
@@ -156,21 +156,21 @@ def _centered_src(s: State, v: int) -> np.ndarray:
     return a if qs == qa else rns.lift_centered(a[None, :], (qs,), (qa,))[0]
 
 
-def _vneg(s: State, i: Instr) -> None:
-    vd, v1 = i.args
+def _vneg(s: State, args: tuple[int, ...]) -> None:
+    vd, v1 = args
     s.vwrite(vd, modarith.neg_mod(s.residues(v1, s.qa), _q(s)))
 
 
-def _vaddx(s: State, i: Instr) -> None:
-    vd, v1, r = i.args
+def _vaddx(s: State, args: tuple[int, ...]) -> None:
+    vd, v1, r = args
     q = _q(s)
     c = s.scalar_below(r, q, f"constant mod {q}")
     s.vwrite(vd, modarith.add_mod(s.residues(v1, s.qa), np.full(s.N, c, dtype=np.uint64), q))
 
 
 def _mulx(read: Callable[[State, int], np.ndarray]):
-    def run(s: State, i: Instr) -> None:
-        vd, v1, r = i.args
+    def run(s: State, args: tuple[int, ...]) -> None:
+        vd, v1, r = args
         q = _q(s)
         c = s.scalar_below(r, q, f"constant mod {q}")
         s.vwrite(vd, modarith.mul_const_mod(read(s, v1), c, q))
@@ -179,8 +179,8 @@ def _mulx(read: Callable[[State, int], np.ndarray]):
 
 
 def _transform(kernel, read: Callable[[State, int], np.ndarray]):
-    def run(s: State, i: Instr) -> None:
-        vd, v1 = i.args
+    def run(s: State, args: tuple[int, ...]) -> None:
+        vd, v1 = args
         _q(s)
         q, psi = s.modulus(s.qa)
         s.vwrite(vd, kernel(read(s, v1)[None, :], (q,), (psi,))[0])
@@ -188,22 +188,22 @@ def _transform(kernel, read: Callable[[State, int], np.ndarray]):
     return run
 
 
-def _aut(s: State, i: Instr) -> None:
-    vd, v1, r = i.args
+def _aut(s: State, args: tuple[int, ...]) -> None:
+    vd, v1, r = args
     k = s.scalar_below(r, 2 * s.N, f"Galois element at N = {s.N}")
     if k % 2 == 0:
         raise MachineCodeError(f"x{r} = {k} is not a Galois element: it must be odd")
     s.vwrite(vd, automorphism.automorphism_ntt(s.residues(v1, s.qa), k, s.N))
 
 
-def _setn(s: State, i: Instr) -> None:
-    N = s.x[i.args[0]]
+def _setn(s: State, args: tuple[int, ...]) -> None:
+    N = s.x[args[0]]
     s.machine.check_ring_degree(N)
     s.N = N
 
 
-def _setmod(s: State, i: Instr) -> None:
-    qd, rq, rpsi = i.args
+def _setmod(s: State, args: tuple[int, ...]) -> None:
+    qd, rq, rpsi = args
     q, psi = s.x[rq], s.x[rpsi]
     if qd >= len(s.moduli):
         raise MachineCodeError(f"q{qd} does not exist ({len(s.moduli)} modulus registers)")
@@ -215,19 +215,19 @@ def _setmod(s: State, i: Instr) -> None:
     s.moduli[qd] = (q, psi)
 
 
-def _setq(s: State, i: Instr) -> None:
-    qa, qs = i.args
+def _setq(s: State, args: tuple[int, ...]) -> None:
+    qa, qs = args
     s.modulus(qa), s.modulus(qs)
     s.qa, s.qs = qa, qs
 
 
-def _vld(s: State, i: Instr) -> None:
-    vd, imm, r = i.args
+def _vld(s: State, args: tuple[int, ...]) -> None:
+    vd, imm, r = args
     s.vwrite(vd, s.memory.read_words((s.x[r] + imm) & MASK64, s.N, s.word_bytes))
 
 
-def _vst(s: State, i: Instr) -> None:
-    vs, imm, r = i.args
+def _vst(s: State, args: tuple[int, ...]) -> None:
+    vs, imm, r = args
     s.memory.write_words((s.x[r] + imm) & MASK64, s.vread(vs), s.word_bytes)
 
 
@@ -241,51 +241,60 @@ def _set_x(s: State, rd: int, value: int) -> None:
         s.x[rd] = value & MASK64
 
 
-SEMANTICS: dict[str, Callable[[State, Instr], None]] = {
-    "he.vadd": _binary(lambda a, b, q: modarith.add_mod(a, b, q)),
-    "he.vsub": _binary(lambda a, b, q: modarith.sub_mod(a, b, q)),
-    "he.vmul": _binary(lambda a, b, q: modarith.mul_mod(a, b, q)),
-    "he.vneg": _vneg,
-    "he.vaddx": _vaddx,
-    "he.vmulx": _mulx(lambda s, v: s.residues(v, s.qa)),
-    "he.vmulx.c": _mulx(_centered_src),
-    "he.ntt": _transform(ntt.ntt, lambda s, v: s.residues(v, s.qa)),
-    "he.ntt.c": _transform(ntt.ntt, _centered_src),
-    "he.intt": _transform(ntt.intt, lambda s, v: s.residues(v, s.qa)),
-    "he.aut": _aut,
-    "he.setn": _setn,
-    "he.setmod": _setmod,
-    "he.setq": _setq,
-    "he.vld": _vld,
-    "he.vst": _vst,
-    "lui": lambda s, i: _set_x(s, i.args[0], _sext(i.args[1] << 12, 32)),
-    "addi": lambda s, i: _set_x(s, i.args[0], s.x[i.args[1]] + i.args[2]),
-    "ld": lambda s, i: _set_x(s, i.args[0], int(s.memory.read(((s.x[i.args[2]] + i.args[1]) & MASK64), 8).view("<u8")[0])),
+O = PrestoOp
+SEMANTICS: dict[PrestoOp, Callable[[State, tuple[int, ...]], None]] = {
+    O.VADD: _binary(lambda a, b, q: modarith.add_mod(a, b, q)),
+    O.VSUB: _binary(lambda a, b, q: modarith.sub_mod(a, b, q)),
+    O.VMUL: _binary(lambda a, b, q: modarith.mul_mod(a, b, q)),
+    O.VNEG: _vneg,
+    O.VADDX: _vaddx,
+    O.VMULX: _mulx(lambda s, v: s.residues(v, s.qa)),
+    O.VMULX_C: _mulx(_centered_src),
+    O.NTT: _transform(ntt.ntt, lambda s, v: s.residues(v, s.qa)),
+    O.NTT_C: _transform(ntt.ntt, _centered_src),
+    O.INTT: _transform(ntt.intt, lambda s, v: s.residues(v, s.qa)),
+    O.AUT: _aut,
+    O.SETN: _setn,
+    O.SETMOD: _setmod,
+    O.SETQ: _setq,
+    O.VLD: _vld,
+    O.VST: _vst,
+    O.LUI: lambda s, args: _set_x(s, args[0], _sext(args[1] << 12, 32)),
+    O.ADDI: lambda s, args: _set_x(s, args[0], s.x[args[1]] + args[2]),
+    O.LD: lambda s, args: _set_x(s, args[0], int(s.memory.read((s.x[args[2]] + args[1]) & MASK64, 8).view("<u8")[0])),
 }
-"""What each mnemonic does to the state."""
+"""What each instruction does to the state, given its operands in assembly order."""
+
+PIPELINE_OF: dict[PrestoOp, str] = {
+    O.VADD: "add", O.VSUB: "add", O.VNEG: "add", O.VADDX: "add",
+    O.VMUL: "mul", O.VMULX: "mul", O.VMULX_C: "mul",
+    O.NTT: "ntt", O.NTT_C: "ntt", O.INTT: "ntt",
+    O.AUT: "aut",
+    O.SETN: "config", O.SETMOD: "config",
+    O.VLD: "memory", O.VST: "memory",
+    O.SETQ: "core", O.LUI: "core", O.ADDI: "core", O.LD: "core",
+}  # fmt: skip
+"""Where each instruction executes: a PE pipeline (add, mul, ntt, aut), the configuration
+path (drains the queue), the memory port, or the RISC-V core itself (``core``: scalar
+instructions and ``he.setq``, whose state the decoder attaches to the instructions it
+queues, as a vector unit attaches ``vtype``)."""
+DATA_FREE = frozenset(op for op, p in PIPELINE_OF.items() if p in ("core", "config"))
+"""Instructions a timing-only run still executes (they set what the timing reads)."""
+del O
 
 
 # --- timing ----------------------------------------------------------------------------
-
-TIMING_CLASS: dict[str, str] = {
-    "he.vadd": "add", "he.vsub": "add", "he.vneg": "add", "he.vaddx": "add",
-    "he.vmul": "mul", "he.vmulx": "mul", "he.vmulx.c": "mul",
-    "he.ntt": "ntt", "he.ntt.c": "ntt", "he.intt": "ntt",
-    "he.aut": "aut",
-    "he.setn": "barrier", "he.setmod": "barrier", "he.setq": "scalar",
-    "he.vld": "load", "he.vst": "store",
-    "lui": "scalar", "addi": "scalar", "ld": "scalar",
-}  # fmt: skip
-"""The timing class of each mnemonic (`Timing.cycles`)."""
 
 
 @dataclass
 class Timing:
     """Out-of-order issue timing of one run (see the module docstring).
 
-    `cycles` is when the last instruction completes; `counts` the instructions per timing
-    class; `pe_busy` the PE-cycles spent computing (utilization = pe_busy /
-    (cycles * PEs))."""
+    `issue[i]` is the cycle instruction i starts (dispatch, for core instructions);
+    `cycles` when the last one completes; `busy` per pipeline the PE-cycles it used
+    divided by the PE count (the memory port: its transfer cycles), so that busy /
+    cycles is the fraction of the machine it kept busy; `stalls` the dispatch cycles lost
+    to a full queue and to configuration barriers."""
 
     machine: PrestoMachine
     word_bits: int
@@ -294,97 +303,96 @@ class Timing:
     dispatch: int = 0
     barrier: int = 0
     mem_free: int = 0
-    pe_busy: int = 0
-    counts: Counter = field(default_factory=Counter)
-    class_cycles: Counter = field(default_factory=Counter)
+    issue: list[int] = field(default_factory=list)
+    busy: Counter = field(default_factory=Counter)
+    stalls: Counter = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
         self.pe_free = [0] * self.machine.pe_count
         self.ready: dict[int, int] = {}
         self.read_done: dict[int, int] = {}
         self.stored: dict[int, int] = {}
+        self.loads_done: dict[int, int] = {}
         self.queue: list[int] = []
 
-    def op_cycles(self, cls: str) -> int:
-        """Busy cycles of one instruction of timing class `cls` at the current N."""
+    def op_cycles(self, op: PrestoOp) -> int:
+        """Cycles instruction `op` occupies its PEs (or the memory port) at the current N."""
         m, N = self.machine, self.N
         c = m.chunk_cycles(N) * m.word_passes(self.word_bits)
         G = m.chunks(N)
-        xfer = math.ceil(N * (4 if self.word_bits <= 32 else 8) / m.bytes_per_cycle)
+        lat = m.latency
         return {
-            "add": c + m.latency["add"],
-            "mul": c + m.latency["mul"],
-            # log2 N butterfly stages, each one chunk per PE; stages across PEs first exchange chunks
-            "ntt": int(math.log2(N)) * c + int(math.log2(G)) * c + m.latency["ntt"],
-            "aut": c * (1 if G == 1 else 2) + m.latency["aut"],
-            "load": xfer,
-            "store": xfer,
-            "barrier": m.latency["config"],
-            "scalar": 0,
-        }[cls]
+            "add": lambda: c + lat["add"],
+            "mul": lambda: c + lat["mul"],
+            # log2 N butterfly stages of one chunk-time each; the stages that pair words
+            # on different PEs first exchange a chunk over the inter-PE NoC
+            "ntt": lambda: int(math.log2(N)) * c + int(math.log2(G)) * c + lat["ntt"],
+            # the intra-PE NoC permutes a limb in one PE; across PEs the Galois fetcher
+            # reads and the write-back path writes: two chunk-times
+            "aut": lambda: c * (1 if G == 1 else 2) + lat["aut"],
+            "memory": lambda: math.ceil(N * (4 if self.word_bits <= 32 else 8) / m.bytes_per_cycle),
+            "config": lambda: lat["config"],
+            "core": lambda: 0,
+        }[PIPELINE_OF[op]]()
 
-    def step(self, ins: Instr, state: State) -> None:
-        cls = TIMING_CLASS[ins.mnemonic]
-        self.counts[cls] += 1
+    def step(self, spec: Spec, args: tuple[int, ...], state: State) -> None:
+        """Time one executed instruction (after its semantics ran on `state`)."""
+        op, pipe = spec.op, PIPELINE_OF[spec.op]
         self.dispatch += self.machine.dispatch_cycles
-        if cls == "scalar":
+        if pipe == "core":
+            self.issue.append(self.dispatch)
             return
         if len(self.queue) >= self.machine.queue_depth:
-            self.dispatch = max(self.dispatch, heapq.heappop(self.queue))
-        if ins.mnemonic == "he.setn":
+            freed = heapq.heappop(self.queue)
+            if freed > self.dispatch:
+                self.stalls["queue_full"] += freed - self.dispatch
+                self.dispatch = freed
+        if op == PrestoOp.SETN:
             self.N = state.N
-        busy = self.op_cycles(cls)
+        busy = self.op_cycles(op)
         start = max(self.dispatch, self.barrier)
-        if cls == "barrier":
+        if pipe == "config":
             start = max(start, self.cycles)
-            self.barrier = finish = start + busy
-            self._finish(finish, busy, cls)
+            self.stalls["configuration"] += start - self.dispatch
+            self.barrier = start + busy
+            self._done(start, start + busy)
             return
-        spec = ins.spec
-        regs = dict(zip(spec.fields, ins.args))
-        kinds = dict(zip(spec.fields, spec.operands.replace("(", "").replace(")", "")))
-        dst = regs["rd"] if cls != "store" and kinds.get("rd") == "v" else None
-        srcs = [regs[f] for f in ("rs1", "rs2") if kinds.get(f) == "v"]
-        pes = {p for v in srcs + ([dst] if dst is not None else []) for p in self.machine.register_home(self.N, v)[0]}
+        values = dict(zip(spec.fields, args))
+        kinds = dict(zip(spec.fields, operand_kinds(spec)))
+        vregs = [(f, values[f]) for f in spec.fields if kinds[f] == "v"]
+        roles = dict(zip((f for f, _ in vregs), spec.roles))
+        srcs = [v for f, v in vregs if roles[f] == "s"]
+        dsts = [v for f, v in vregs if roles[f] == "d"]
+        pes = {p for v in srcs + dsts for p in self.machine.register_home(self.N, v)[0]}
         start = max([start] + [self.ready.get(v, 0) for v in srcs] + [self.pe_free[p] for p in pes])
-        if dst is not None:
-            start = max(start, self.ready.get(dst, 0), self.read_done.get(dst, 0))
-        addr = None
-        if cls in ("load", "store"):
-            addr = (state.x[regs["rs1"]] + regs["imm"]) & MASK64
-            start = max(start, self.mem_free, self.stored.get(addr, 0) if cls == "load" else self.read_done.get(-addr - 1, 0))
+        start = max([start] + [max(self.ready.get(v, 0), self.read_done.get(v, 0)) for v in dsts])
+        finish = start + busy
+        if pipe == "memory":
+            addr = (state.x[values["rs1"]] + values["imm"]) & MASK64
+            if op == PrestoOp.VLD:  # after the store that wrote it
+                start = max(start, self.mem_free, self.stored.get(addr, 0))
+                finish = start + busy + self.machine.memory_latency_cycles
+                self.loads_done[addr] = max(self.loads_done.get(addr, 0), start + busy)
+            else:  # after the loads that read the old value
+                start = max(start, self.mem_free, self.loads_done.get(addr, 0))
+                finish = start + busy
+                self.stored[addr] = finish
             self.mem_free = start + busy
-        finish = start + busy + (self.machine.memory_latency_cycles if cls == "load" else 0)
+            self.busy["memory"] += busy
+        else:
+            self.busy[pipe] += busy * len(pes) / self.machine.pe_count
         for p in pes:
             self.pe_free[p] = start + busy
         for v in srcs:
             self.read_done[v] = max(self.read_done.get(v, 0), start + busy)
-        if dst is not None:
-            self.ready[dst] = finish
-        if cls == "store":
-            self.stored[addr] = finish
-        if cls == "load":
-            self.read_done[-addr - 1] = max(self.read_done.get(-addr - 1, 0), start + busy)
-        if cls not in ("load", "store"):
-            self.pe_busy += busy * len(pes)
-        self._finish(finish, busy, cls)
+        for v in dsts:
+            self.ready[v] = finish
+        self._done(start, finish)
 
-    def _finish(self, finish: int, busy: int, cls: str) -> None:
-        self.class_cycles[cls] += busy
+    def _done(self, start: int, finish: int) -> None:
+        self.issue.append(start)
         heapq.heappush(self.queue, finish)
         self.cycles = max(self.cycles, finish)
-
-    def summary(self) -> dict:
-        """The timing report: cycles, seconds at the machine's clock, instruction counts
-        and busy cycles per class, PE utilization."""
-        pes = self.machine.pe_count
-        return {
-            "cycles": self.cycles,
-            "seconds": self.cycles / (self.machine.clock_ghz * 1e9),
-            "instructions": dict(sorted(self.counts.items())),
-            "busy_cycles": dict(sorted(self.class_cycles.items())),
-            "pe_utilization": self.pe_busy / (self.cycles * pes) if self.cycles else 0.0,
-        }
 
 
 @dataclass
@@ -400,25 +408,33 @@ def simulate(
     machine: PrestoMachine,
     word_bits: int,
     memory: Mapping[int, bytes] | Memory | None = None,
+    *,
+    data: bool = True,
 ) -> SimResult:
     """Execute instruction `words` from a fresh state whose memory holds `memory`
     (address -> bytes, or a `Memory`); return the final state and the timing.
 
     `word_bits` is the data word width: vectors are 4-byte words in memory up to 32 bits,
-    else 8. Raises `MachineCodeError` (naming the word index) for bad machine code."""
+    else 8. With ``data=False`` only the scalar and configuration instructions execute
+    (what the timing needs: addresses, N); vector data is neither read nor computed.
+    Raises `MachineCodeError` (naming the word index) for bad machine code."""
     state = State(machine, 4 if word_bits <= 32 else 8)
     if isinstance(memory, Memory):
         state.memory = memory
     else:
-        for addr, data in (memory or {}).items():
-            state.memory.write(addr, data)
+        for addr, blob in (memory or {}).items():
+            state.memory.write(addr, blob)
     timing = Timing(machine, word_bits)
-    decoded: dict[int, Instr] = {}
+    decoded: dict[int, tuple[Spec, tuple[int, ...]]] = {}
     for k, w in enumerate(np.asarray(words, dtype=np.uint32).tolist()):
         try:
-            ins = decoded.get(w) or decoded.setdefault(w, decode(w))
-            SEMANTICS[ins.mnemonic](state, ins)
-            timing.step(ins, state)
+            if w not in decoded:
+                ins = decode(w)
+                decoded[w] = (SPEC[PrestoOp(ins.op)], args_of(ins))
+            spec, args = decoded[w]
+            if data or spec.op in DATA_FREE:
+                SEMANTICS[spec.op](state, args)
+            timing.step(spec, args, state)
         except MachineCodeError as e:
             raise MachineCodeError(f"word {k} ({w:#010x}): {e}") from None
     return SimResult(state, timing)
