@@ -1,0 +1,172 @@
+"""The presto target end to end: compile -> encode -> simulate the words -> decrypt is
+bit-identical on every limb to the eager evaluator, for random programs of both schemes;
+spills; the timing model; the CLI."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, strategies as st
+
+import fhec
+import fhec.testing as ft
+from fhec.backends.machine import IsaMachine
+from fhec.backends.target import load_target
+from fhec.cli import main
+from fhec.errors import MachineCodeError
+from fhec.evaluate import run_he
+from fhec.isa.presto.asm import assemble
+from fhec.isa.presto.backend import presto_machine
+from fhec.isa.presto.sim import Memory, simulate
+
+
+def small_presto(pes: int = 2) -> IsaMachine:
+    """Presto with `pes` PEs: 2 * pes vector registers at N <= 512, so programs spill."""
+    data = load_target("presto").model_dump()
+    data["name"] = f"presto-{pes}pe"
+    data["registers"]["vector"]["count"] = 2 * pes
+    data["params"]["pe_count"] = pes
+    return IsaMachine.model_validate(data)
+
+
+def assert_bit_identical(compiled, inputs, seed=2):
+    compiled.check()
+    got = compiled.run_detailed(inputs, seed=seed)
+    eager = run_he(compiled.program, got["keys"], got["inputs"], got["plains"], compiled.lowered.methods)
+    for name, ct in eager.items():
+        assert np.array_equal(got["ciphertexts"][name].data, ct.data), name
+    return got
+
+
+@given(data=st.data())
+def test_presto_words_decrypt_bit_identical_to_eager(data):
+    """The issue's property on presto: random programs of both schemes, compiled to Presto
+    words, executed by the instruction-level simulator, equal the eager evaluator on
+    every limb of every output."""
+    scheme = data.draw(st.sampled_from(["ckks", "bgv"]))
+    params = data.draw(ft.params(scheme, max_levels=3))
+    program = data.draw(ft.programs(params=params, max_depth=3, max_ops=12))
+    inputs = data.draw(ft.inputs_for(program))
+    assert_bit_identical(fhec.compile(program, target="presto"), inputs)
+
+
+@given(data=st.data())
+def test_spilling_presto_still_bit_identical(data):
+    """With 4 vector registers, most programs spill through memory (Belady) and reload."""
+    scheme = data.draw(st.sampled_from(["ckks", "bgv"]))
+    params = data.draw(ft.params(scheme, max_levels=2, log_n=(5, 6)))
+    program = data.draw(ft.programs(params=params, max_depth=3, max_ops=8))
+    inputs = data.draw(ft.inputs_for(program))
+    assert_bit_identical(fhec.compile(program, target=small_presto()), inputs)
+
+
+def _program(N=2**10, levels=2, scheme="ckks"):
+    if scheme == "ckks":
+        params = fhec.CKKSParams(N=N, levels=levels, scale_bits=28, word_bits=32, security=None)
+    else:
+        params = fhec.BGVParams(N=N, levels=levels, plain_modulus=65537, word_bits=32, security=None)
+    p = fhec.Program("walk", params)
+    x, w = p.input("x"), p.plain("w")
+    p.output("y", ((x * x) * w).sum_slots(4) + x)
+    return p
+
+
+def test_spills_are_counted_and_reloaded():
+    c = fhec.compile(_program(N=2**9), target=small_presto())
+    assert c.report.spills > 0 and c.report.reloads > 0
+    text = c.code.asm
+    assert "he.vst" in text and "he.vld" in text
+    ft.assert_matches_reference(_program(N=2**9), target=None, seed=1)  # the program itself is fine
+    assert_bit_identical(c, {"x": np.linspace(-1, 1, 256), "w": np.linspace(1, -1, 256)})
+
+
+@pytest.mark.parametrize("scheme", ["ckks", "bgv"])
+def test_assert_matches_reference_on_presto(scheme):
+    ft.assert_matches_reference(_program(scheme=scheme), target="presto", seed=5)
+
+
+def test_limbs_over_several_pes():
+    """N = 4096: each limb spans 8 PEs (8 registers), so the program spills and every
+    vector instruction works on a limb spread over PEs."""
+    c = fhec.compile(_program(N=2**12), target="presto")
+    pm = presto_machine(c.target)
+    assert pm.chunks(4096) == 8 and pm.registers(4096) == 8
+    rng = np.random.default_rng(0)
+    assert_bit_identical(c, {"x": rng.uniform(-1, 1, 2048), "w": rng.uniform(-1, 1, 2048)})
+
+
+def test_program_beyond_the_machine_is_refused():
+    params = fhec.CKKSParams(N=2**15, levels=1, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("big", params)
+    p.output("y", p.input("x") + 1.0)
+    with pytest.raises(fhec.errors.TargetError, match="16384"):
+        fhec.compile(p, target="presto")
+
+
+# --- the timing model --------------------------------------------------------------------
+
+
+def _run(text, N=512, data=True):
+    from fhec.ring.ntt import primitive_2n_root
+
+    q = 12289 if N <= 512 else 40961  # 12289 = 12 * 1024 + 1, 40961 = 5 * 8192 + 1
+    mem = Memory()
+    mem.write(0x1000, np.array([N, q, primitive_2n_root(N, q)], dtype="<u8"))
+    prologue = "lui x11, 0x1\nld x7, 0(x11)\nhe.setn x7\nld x6, 8(x11)\nld x7, 16(x11)\nhe.setmod q0, x6, x7\nhe.setq q0, q0\n"
+    return simulate(assemble(prologue + text), presto_machine(load_target("presto")), 32, mem, data=data)
+
+
+def test_ntt_cycles_match_the_papers_throughput():
+    """One 512-point NTT on one PE: 9 stages x 32 cycles + 22 = 310 cycles, i.e. the
+    slides' 3.23M NTT/s at 1 GHz."""
+    t = _run("he.ntt v1, v0").timing
+    assert t.cycles - t.issue[-1] == 310
+    assert 1e9 / 310 == pytest.approx(3.23e6, rel=0.01)
+
+
+def test_independent_instructions_overlap_on_different_pes():
+    """Out-of-order issue: NTTs of registers on different PEs run in parallel, on the same
+    PE one after the other."""
+    one = _run("he.ntt v1, v0").timing.cycles
+    apart = _run("he.ntt v1, v0\nhe.ntt v3, v2").timing.cycles  # PEs 0-1 and 2-3
+    same = _run("he.ntt v1, v0\nhe.ntt v33, v32").timing.cycles  # v32, v33: PEs 0, 1 again (buffer 1)
+    assert apart <= one + 2 and same >= one + 300
+
+
+def test_dependent_instruction_waits_for_its_source():
+    dep = _run("he.ntt v1, v0\nhe.vadd v2, v1, v1").timing
+    assert dep.issue[-1] >= dep.issue[-2] + 310
+
+
+def test_bad_machine_code_is_named():
+    with pytest.raises(MachineCodeError, match="word 1 .*before he.setq chose the active modulus"):
+        simulate(assemble("addi x5, x0, 1\nhe.vadd v1, v2, v3"), presto_machine(load_target("presto")), 32)
+    with pytest.raises(MachineCodeError, match="v40 does not exist at N = 1024"):
+        _run("he.vadd v40, v1, v2", N=1024)
+
+
+# --- the CLI ------------------------------------------------------------------------------
+
+EXAMPLE = """
+import fhec
+params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None)
+p = fhec.Program("walk", params)
+x, w = p.input("x"), p.plain("w")
+p.output("y", ((x * x) * w).sum_slots(4) + x)
+"""
+
+
+def test_cli_compile_writes_words_and_run_checks_every_limb(tmp_path):
+    src = tmp_path / "walk.py"
+    src.write_text(EXAMPLE)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["compile", str(src), "--target", "presto", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    words = np.frombuffer((out / "walk.bin").read_bytes(), dtype="<u4")
+    assert np.array_equal(assemble((out / "walk.s").read_text()), words)
+    report = json.loads((out / "report.json").read_text())
+    assert report["isa"] == "presto" and report["instructions"] == len(words) and report["cycles"] > 0
+    r = CliRunner().invoke(main, ["run", str(src), "--target", "presto", "--seed", "1"])
+    assert r.exit_code == 0, r.output
+    assert "OK" in r.output
