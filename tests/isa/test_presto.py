@@ -3,11 +3,12 @@ bit-identical on every limb to the eager evaluator, for random programs of both 
 spills; the timing model; the CLI."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import fhec
 import fhec.testing as ft
@@ -19,6 +20,9 @@ from fhec.evaluate import run_he
 from fhec.isa.presto.asm import assemble
 from fhec.isa.presto.backend import presto_machine
 from fhec.isa.presto.sim import Memory, simulate
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def small_presto(pes: int = 2) -> IsaMachine:
@@ -47,6 +51,17 @@ def test_presto_words_decrypt_bit_identical_to_eager(data):
     scheme = data.draw(st.sampled_from(["ckks", "bgv"]))
     params = data.draw(ft.params(scheme, max_levels=3))
     program = data.draw(ft.programs(params=params, max_depth=3, max_ops=12))
+    inputs = data.draw(ft.inputs_for(program))
+    assert_bit_identical(fhec.compile(program, target="presto"), inputs)
+
+
+@settings(max_examples=8)
+@given(data=st.data())
+def test_limbs_spread_over_pes_bit_identical(data):
+    """N = 2^9 .. 2^11: a limb takes 1 .. 4 PEs (64 .. 16 registers)."""
+    scheme = data.draw(st.sampled_from(["ckks", "bgv"]))
+    params = data.draw(ft.params(scheme, max_levels=2, log_n=(9, 11)))
+    program = data.draw(ft.programs(params=params, max_depth=2, max_ops=6))
     inputs = data.draw(ft.inputs_for(program))
     assert_bit_identical(fhec.compile(program, target="presto"), inputs)
 
@@ -102,6 +117,23 @@ def test_program_beyond_the_machine_is_refused():
     p.output("y", p.input("x") + 1.0)
     with pytest.raises(fhec.errors.TargetError, match="16384"):
         fhec.compile(p, target="presto")
+
+
+def test_more_primes_than_modulus_registers_is_refused():
+    params = fhec.CKKSParams(N=2**6, levels=32, scale_bits=25, word_bits=32, security=None, min_precision_bits=None)
+    p = fhec.Program("deep", params)
+    p.output("y", p.input("x") + 1.0)
+    with pytest.raises(MachineCodeError, match="primes; presto has 32 modulus registers"):
+        fhec.compile(p, target="presto")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", ["private_lookup", "lola_mnist", "logistic_regression"])
+def test_bundled_examples_run_on_presto(example):
+    path = EXAMPLES / f"{example}.py"
+    r = CliRunner().invoke(main, ["run", str(path), "--target", "presto", "--seed", "1"])
+    assert r.exit_code == 0, r.output
+    assert f"{path} on presto: OK" in r.output
 
 
 # --- the timing model --------------------------------------------------------------------
