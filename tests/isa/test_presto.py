@@ -128,7 +128,7 @@ def test_more_primes_than_modulus_registers_is_refused():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("example", ["private_lookup", "lola_mnist", "logistic_regression"])
+@pytest.mark.parametrize("example", ["rpu_matvec", "private_lookup", "lola_mnist", "logistic_regression"])
 def test_bundled_examples_run_on_presto(example):
     path = EXAMPLES / f"{example}.py"
     r = CliRunner().invoke(main, ["run", str(path), "--target", "presto", "--seed", "1"])
