@@ -10,8 +10,6 @@ These are model cycles, not wall-clock times.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from fhec.backends.target import load_target
@@ -21,7 +19,6 @@ from fhec.isa.presto.sim import Memory, simulate
 from fhec.ring.ntt import primitive_2n_root
 from fhec.ring.primes import ntt_primes
 
-ROOT = Path(__file__).resolve().parent.parent
 PAPER_NTT_CYCLES = {512: round(1e9 / 3.23e6)}
 
 
@@ -39,6 +36,7 @@ def _ntt_cycles(pm, N: int) -> int:
 
 def run(quick: bool = False) -> list[dict]:
     import fhec
+    from fhec.bundled_examples import examples_dir
     from fhec.cli import load_program
 
     machine = load_target("presto")
@@ -55,7 +53,7 @@ def run(quick: bool = False) -> list[dict]:
         })
     examples = ["rpu_matvec", "private_lookup"] + ([] if quick else ["lola_mnist", "logistic_regression"])
     for name in examples:
-        c = fhec.compile(load_program(str(ROOT / "examples" / f"{name}.py")), target=machine)
+        c = fhec.compile(load_program(str(examples_dir() / f"{name}.py")), target=machine)
         r = c.report
         rows.append({
             "group": "Presto: bundled examples (timing model)",

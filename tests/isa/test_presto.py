@@ -3,7 +3,6 @@ bit-identical on every limb to the eager evaluator, for random programs of both 
 spills; the timing model; the CLI."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import fhec
 import fhec.testing as ft
 from fhec.backends.machine import IsaMachine
 from fhec.backends.target import load_target
+from fhec.bundled_examples import examples_dir
 from fhec.cli import main
 from fhec.errors import MachineCodeError
 from fhec.evaluate import run_he
@@ -22,7 +22,7 @@ from fhec.isa.presto.backend import presto_machine
 from fhec.isa.presto.sim import Memory, simulate
 
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = examples_dir()
 
 
 def small_presto(pes: int = 2) -> IsaMachine:
