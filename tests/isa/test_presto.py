@@ -197,6 +197,8 @@ def test_cli_compile_writes_words_and_run_checks_every_limb(tmp_path):
     assert r.exit_code == 0, r.output
     words = np.frombuffer((out / "walk.bin").read_bytes(), dtype="<u4")
     assert np.array_equal(assemble((out / "walk.s").read_text()), words)
+    image = np.load(out / "walk.memory.npz")
+    assert image["dram@4096"][0] == 1024  # the constant pool starts with N
     report = json.loads((out / "report.json").read_text())
     assert report["isa"] == "presto" and report["instructions"] == len(words) and report["cycles"] > 0
     r = CliRunner().invoke(main, ["run", str(src), "--target", "presto", "--seed", "1"])
