@@ -32,27 +32,36 @@ _SLICES = 48
 
 
 @njit(cache=True)
-def descendant_counts(src0, src1, dst, cls, num_classes, sources, num_rvecs):
+def descendant_counts(src0, src1, dst, cls, num_classes, sources, first_reader, num_rvecs, max_steps):
     """For every rvec in `sources`, how many instructions of each class (``cls[i]`` in
     ``0 .. num_classes - 1``) depend on it, directly or transitively: ``counts[s, c]``.
 
     Sixty-four sources at a time: a bit mask per rvec says which of them it depends on,
-    propagated in array order (a topological order). Each class keeps 64 counters in
-    bit-sliced form (word j holds bit j of all 64), so adding an instruction's mask
-    costs amortized two word operations, whatever its number of bits: the whole run
-    costs the number of instructions times the number of sources / 64."""
+    propagated in array order (a topological order) from the earliest reader of the 64
+    (`first_reader`, per source; sorting the sources by it keeps each sweep short). Each
+    class keeps 64 counters in bit-sliced form (word j holds bit j of all 64), so adding
+    an instruction's mask costs amortized two word operations, whatever its number of
+    bits. The sweeps stop once they have visited `max_steps` instructions; returns
+    (counts, how many sources were counted: the rest keep zeros)."""
     ns = len(sources)
     counts = np.zeros((ns, num_classes), dtype=np.int64)
     mask = np.zeros(num_rvecs, dtype=np.uint64)
     sliced = np.zeros((num_classes, _SLICES), dtype=np.uint64)
     one = np.uint64(1)
+    steps = 0
+    done = 0
     for base in range(0, ns, 64):
+        if steps > max_steps:
+            break
         mask[:] = 0
         sliced[:, :] = 0
         top = min(ns, base + 64)
+        start = len(dst)
         for b in range(base, top):
             mask[sources[b]] |= one << np.uint64(b - base)
-        for i in range(len(dst)):
+            start = min(start, first_reader[b])
+        steps += len(dst) - start
+        for i in range(start, len(dst)):
             m = mask[src0[i]]
             if src1[i] >= 0:
                 m |= mask[src1[i]]
@@ -74,4 +83,5 @@ def descendant_counts(src0, src1, dst, cls, num_classes, sources, num_rvecs):
                 for b in range(top - base):
                     if (w >> np.uint64(b)) & one:
                         counts[base + b, c] += np.int64(1) << j
-    return counts
+        done = top
+    return counts, done

@@ -110,6 +110,12 @@ def dependency_bound(program: LimbProgram, target: Target) -> float:
     return float(ready[outputs].max() + tm.latency[StreamOp.STORE])
 
 
+DESCENDANT_SWEEP_STEPS = 2**28
+"""Instruction visits after which `load_tails` stops counting dependent work (about a
+second). Sources not reached keep their critical-path tail alone, which is smaller, so the
+load-aware bound stays a lower bound on programs too large to count in full."""
+
+
 def transfers_in_flight(target: Target, N: int) -> int:
     """How many off-chip transfers of one RVec the memory may carry at once: its bytes
     per cycle over one transfer's rate (the timing contract of docs/isa.md)."""
@@ -128,9 +134,14 @@ def load_tails(program: LimbProgram, target: Target) -> tuple[np.ndarray, np.nda
     used = np.zeros(program.num_rvecs, dtype=bool)
     used[program.src0[program.src0 >= 0]] = True
     used[program.src1[program.src1 >= 0]] = True
-    sources = np.flatnonzero(used & IS_LOADED[program.rvec_class]).astype(np.int64)
     src0 = program.src0.astype(np.int64)
     src1 = program.src1.astype(np.int64)
+    first_reader = np.full(program.num_rvecs, len(program), dtype=np.int64)
+    rows = np.arange(len(program), dtype=np.int64)
+    np.minimum.at(first_reader, src0, rows)
+    np.minimum.at(first_reader, src1[src1 >= 0], rows[src1 >= 0])
+    loaded = np.flatnonzero(used & IS_LOADED[program.rvec_class]).astype(np.int64)
+    sources = loaded[np.argsort(first_reader[loaded], kind="stable")]
     dst = program.dst.astype(np.int64)
     op = program.op.astype(np.int64)
     is_output = program.rvec_class == RVecClass.OUTPUT
@@ -142,8 +153,8 @@ def load_tails(program: LimbProgram, target: Target) -> tuple[np.ndarray, np.nda
     cls_of = np.zeros(len(tm.unit_kind), dtype=np.int64)
     cls_of[ops] = np.arange(len(ops))
     out = is_output[dst]
-    counts = descendant_counts(src0, src1, dst, cls_of[op] + len(ops) * out, 2 * len(ops), sources,
-                               program.num_rvecs)
+    counts, _ = descendant_counts(src0, src1, dst, cls_of[op] + len(ops) * out, 2 * len(ops), sources,
+                                  first_reader[sources], program.num_rvecs, DESCENDANT_SWEEP_STEPS)
     per_op = counts[:, : len(ops)] + counts[:, len(ops):]
     outputs = counts[:, len(ops):].sum(axis=1)
     kinds = sorted({tm.unit_kind[o] for o in ops.tolist()})

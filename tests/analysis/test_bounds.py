@@ -111,3 +111,19 @@ def test_no_tiny_schedule_beats_the_load_aware_bound(prog, slots, policy):
 def test_no_f1_schedule_beats_the_load_aware_bound(prog, reserve):
     s = _schedule(prog, F1, prefetch_reserve=reserve)
     assert s.total_cycles >= load_aware_bound(prog, F1)
+
+
+def test_a_capped_count_gives_a_weaker_bound(monkeypatch):
+    """Past `DESCENDANT_SWEEP_STEPS`, sources keep only their critical-path tail: the bound
+    can only drop, so it stays a lower bound."""
+    import fhec.analysis.bounds as bounds
+
+    b, x, y = _builder()
+    src = b.new_rvecs(RVecClass.INPUT, 0, [x, 0, 0])
+    for i in range(400):  # one input, 400 transforms of it, 400 output stores behind it
+        b.emit(LimbOp.NTT, b.new_rvecs(RVecClass.OUTPUT, 0, [y, 0, i]), src)
+    prog = b.build()
+    full = load_aware_bound(prog, F1)
+    monkeypatch.setattr(bounds, "DESCENDANT_SWEEP_STEPS", -1)  # not even the first 64 sources
+    capped = load_aware_bound(prog, F1)
+    assert 0 < capped < full
