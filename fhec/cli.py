@@ -238,14 +238,39 @@ def check(programs: tuple[str, ...], seed: int | None, rel_bits: float | None) -
     sys.exit(2 if missing else 0 if all_ok else 1)
 
 
-def stats_tables(spec: str, keyswitch: str | None = None):
-    """The rich tables ``fhec stats`` prints: per LimbOp, per HE op, per value class."""
+def bounds_table(lowered, target: str):
+    """The lower bounds of a lowered program on `target` (`fhec.analysis.bounds`), as a
+    rich table: no schedule of it on that target can be shorter than any of them."""
     from rich.table import Table
 
-    from fhec.compiler import stats
+    from fhec.analysis.bounds import lower_bounds
+    from fhec.backends.target import load_target
+
+    tgt = load_target(target)
+    tgt.check_ring_degree(lowered.limb.N)
+    b = lower_bounds(lowered.limb, tgt)
+    table = Table(title=f"lower bounds on {tgt.name} (cycles)")
+    table.add_column("bound")
+    table.add_column("cycles", justify="right")
+    notes = {"compute": f"busiest unit kind: {b.busiest_kind}", "bandwidth": "compulsory traffic",
+             "dependency": "critical path", "load-aware": "each load, then the work waiting for it"}
+    table.add_column("")
+    for name, cycles in b.named.items():
+        table.add_row(name + (" (binding)" if name == b.binding else ""), f"{cycles:,.0f}", notes[name])
+    return table
+
+
+def stats_tables(spec: str, keyswitch: str | None = None, target: str | None = None):
+    """The rich tables ``fhec stats`` prints: per LimbOp, per HE op, per value class, and
+    with a `target` the lower bounds on it."""
+    from rich.table import Table
+
+    from fhec.compiler import lower
+    from fhec.analysis.stats import instruction_stats
 
     program = load_program(spec)
-    s = stats(program, keyswitch)
+    lowered = lower(program, keyswitch)
+    s = instruction_stats(lowered)
     summary = (f"{program.name}: {s['instructions']:,} limb instructions, {s['rvecs']:,} RVecs "
                f"(N={program.params.N}, {program.params.scheme})")
     head = Table(title="per LimbOp")
@@ -266,20 +291,24 @@ def stats_tables(spec: str, keyswitch: str | None = None):
     data.add_column("bytes", justify="right")
     for cls, n in s["rvecs_by_class"].items():
         data.add_row(cls, f"{n:,}", f"{s['bytes'][cls]:,}")
-    return [summary, head, by_he, data]
+    tables = [summary, head, by_he, data]
+    return tables if target is None else [*tables, bounds_table(lowered, target)]
 
 
 @main.command(name="stats")
 @click.argument("program")
 @click.option("--keyswitch", type=click.Choice(["bv", "hybrid", "auto"]), default=None,
               help="Key-switching method (default: the parameters').")
-def stats_command(program: str, keyswitch: str | None) -> None:
-    """Limb-instruction statistics of PROGRAM: counts per LimbOp and per HE op, bytes per value class."""
+@click.option("--target", default=None,
+              help="Also print the lower bounds on this target (a shipped name or a target TOML file).")
+def stats_command(program: str, keyswitch: str | None, target: str | None) -> None:
+    """Limb-instruction statistics of PROGRAM: counts per LimbOp and per HE op, bytes per value
+    class; with --target, the compute, bandwidth, dependency and load-aware lower bounds."""
     from rich.console import Console
 
     try:
         console = Console()
-        for table in stats_tables(program, keyswitch):
+        for table in stats_tables(program, keyswitch, target):
             console.print(table)
     except FhecError as e:
         _fail(e)

@@ -26,3 +26,21 @@ def test_stats_prints_counts_per_op_and_class(tmp_path):
 def test_stats_of_a_missing_file_is_a_clean_error(tmp_path):
     out = CliRunner().invoke(main, ["stats", str(tmp_path / "none.py")])
     assert out.exit_code == 2 and "error: no such file" in out.output and "Traceback" not in out.output
+
+
+def test_stats_with_a_target_prints_the_lower_bounds(tmp_path):
+    f = tmp_path / "prog.py"
+    f.write_text(PROGRAM)
+    out = CliRunner().invoke(main, ["stats", str(f), "--target", "f1"])
+    assert out.exit_code == 0, out.output
+    assert "lower bounds on f1" in out.output
+    for name in ("compute", "bandwidth", "dependency", "load-aware"):
+        assert name in out.output
+    assert "(binding)" in out.output
+
+
+def test_stats_with_an_unknown_target_is_a_clean_error(tmp_path):
+    f = tmp_path / "prog.py"
+    f.write_text(PROGRAM)
+    out = CliRunner().invoke(main, ["stats", str(f), "--target", "nosuch"])
+    assert out.exit_code != 0 and "error:" in out.output and "Traceback" not in out.output

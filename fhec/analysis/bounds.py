@@ -9,6 +9,21 @@ distance from the limit (the report's ``bound_ratio``):
   latency has passed; every instruction issues after its sources are ready and makes
   its result ready ``latency`` cycles later; every output is then stored. Chaining
   overlap and unit contention are ignored, so this is a true lower bound.
+* **load-aware**: loads and the work that waits for them. The memory channel starts
+  at most ``c`` transfers per ``xfer`` cycles, so whatever the order, the k-th loaded
+  value to arrive (counting first loads only) starts its load no earlier than
+  ``floor((k-1) / c) * xfer``. Once a value v is readable, everything that depends on
+  it must still run: at least its *tail* q(v), the largest of its critical path to the
+  end, the occupancy of its dependent instructions on each unit kind divided by that
+  kind's units, and its dependent output stores on the channel. So a schedule takes at
+  least ``start(v) + load latency + q(v)`` for every v; the order of loads that
+  minimises the largest of these sorts them by decreasing tail (Jackson's rule; with
+  equal transfer times, pairing the earliest start slots with the longest tails is
+  optimal by exchange), which gives ``max_k floor((k-1) / c) * xfer + latency + q_(k)``
+  with tails sorted in decreasing order. A serial program that needs most of its data
+  before its first key switch finishes (a chain of products and relinearizations)
+  cannot overlap that load with the levels after it; this bound says so, where the
+  compute and bandwidth bounds each see only half of the time.
 
 Timing facts come from the target (`fhec.backends.streams.op_timing`), never from a
 scheduler.
@@ -17,6 +32,7 @@ scheduler.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -40,16 +56,23 @@ class Bounds:
     per_kind: dict[str, float]
     bandwidth_cycles: float
     dependency_cycles: float = 0.0
+    load_aware_cycles: float = 0.0
 
     @property
     def cycles(self) -> float:
         """The largest bound."""
-        return max(self.compute_cycles, self.bandwidth_cycles, self.dependency_cycles)
+        return max(self.named.values())
+
+    @property
+    def named(self) -> dict[str, float]:
+        """Every bound by name: "compute", "bandwidth", "dependency", "load-aware"."""
+        return {"compute": self.compute_cycles, "bandwidth": self.bandwidth_cycles,
+                "dependency": self.dependency_cycles, "load-aware": self.load_aware_cycles}
 
     @property
     def binding(self) -> str:
-        """Which bound is the largest: "compute", "bandwidth" or "dependency"."""
-        named = {"compute": self.compute_cycles, "bandwidth": self.bandwidth_cycles, "dependency": self.dependency_cycles}
+        """Which bound is the largest (the first of equals, in the order of `named`)."""
+        named = self.named
         return max(named, key=named.__getitem__)
 
 
@@ -87,7 +110,79 @@ def dependency_bound(program: LimbProgram, target: Target) -> float:
     return float(ready[outputs].max() + tm.latency[StreamOp.STORE])
 
 
+DESCENDANT_SWEEP_STEPS = 2**28
+"""Instruction visits after which `load_tails` stops counting dependent work (about a
+second). Sources not reached keep their critical-path tail alone, which is smaller, so the
+load-aware bound stays a lower bound on programs too large to count in full."""
+
+
+def transfers_in_flight(target: Target, N: int) -> int:
+    """How many off-chip transfers of one RVec the memory may carry at once: its bytes
+    per cycle over one transfer's rate (the timing contract of docs/isa.md)."""
+    xfer = op_timing(target, N).xfer
+    rate = target.rvec_bytes(N) / xfer
+    return max(1, math.floor(target.offchip_bytes_per_cycle / rate + 1e-9))
+
+
+def load_tails(program: LimbProgram, target: Target) -> tuple[np.ndarray, np.ndarray]:
+    """(loaded rvecs some instruction reads, their tails in cycles): for each, the least
+    time any schedule still needs once it is readable (see the module doc)."""
+    from fhec.analysis._load_tails import descendant_counts, path_tails
+
+    N = program.N
+    tm = op_timing(target, N)
+    used = np.zeros(program.num_rvecs, dtype=bool)
+    used[program.src0[program.src0 >= 0]] = True
+    used[program.src1[program.src1 >= 0]] = True
+    src0 = program.src0.astype(np.int64)
+    src1 = program.src1.astype(np.int64)
+    first_reader = np.full(program.num_rvecs, len(program), dtype=np.int64)
+    rows = np.arange(len(program), dtype=np.int64)
+    np.minimum.at(first_reader, src0, rows)
+    np.minimum.at(first_reader, src1[src1 >= 0], rows[src1 >= 0])
+    loaded = np.flatnonzero(used & IS_LOADED[program.rvec_class]).astype(np.int64)
+    sources = loaded[np.argsort(first_reader[loaded], kind="stable")]
+    dst = program.dst.astype(np.int64)
+    op = program.op.astype(np.int64)
+    is_output = program.rvec_class == RVecClass.OUTPUT
+    tail = np.where(is_output, float(tm.latency[StreamOp.STORE]), 0.0)
+    tail = path_tails(src0, src1, dst, tm.latency[op].astype(np.float64), tm.write_cycles[op].astype(np.float64), tail)
+
+    # a class per op code the program uses, and per whether the result is an OUTPUT
+    ops = np.unique(op)
+    cls_of = np.zeros(len(tm.unit_kind), dtype=np.int64)
+    cls_of[ops] = np.arange(len(ops))
+    out = is_output[dst]
+    counts, _ = descendant_counts(src0, src1, dst, cls_of[op] + len(ops) * out, 2 * len(ops), sources,
+                                  first_reader[sources], program.num_rvecs, DESCENDANT_SWEEP_STEPS)
+    per_op = counts[:, : len(ops)] + counts[:, len(ops):]
+    outputs = counts[:, len(ops):].sum(axis=1)
+    kinds = sorted({tm.unit_kind[o] for o in ops.tolist()})
+    work = np.zeros((len(sources), len(kinds)))
+    for c, o in enumerate(ops.tolist()):
+        work[:, kinds.index(tm.unit_kind[o])] += per_op[:, c] * float(tm.occupancy[o])
+    units = np.array([target.total_units(UnitKind(k)) for k in kinds], dtype=np.float64)
+    busy = (work / units).max(axis=1)
+    stores = outputs * float(tm.occupancy[StreamOp.STORE]) / transfers_in_flight(target, N)
+    return sources, np.maximum(tail[sources], np.maximum(busy, stores))
+
+
+def load_aware_bound(program: LimbProgram, target: Target) -> float:
+    """The load-aware bound in cycles (see the module doc): the loads sorted by
+    decreasing tail, each starting as early as the memory channel allows."""
+    if len(program) == 0:
+        return 0.0
+    _, tails = load_tails(program, target)
+    if not len(tails):
+        return 0.0
+    tm = op_timing(target, program.N)
+    q = np.sort(tails)[::-1]
+    start = (np.arange(len(q)) // transfers_in_flight(target, program.N)) * float(tm.xfer)
+    return float((start + float(tm.latency[StreamOp.LOAD]) + q).max())
+
+
 def lower_bounds(program: LimbProgram, target: Target) -> Bounds:
-    """Compute, bandwidth and dependency bounds of `program` on `target`."""
+    """Compute, bandwidth, dependency and load-aware bounds of `program` on `target`."""
     compute, busiest, per_kind = compute_bound(program, target)
-    return Bounds(compute, busiest, per_kind, bandwidth_bound(program, target), dependency_bound(program, target))
+    return Bounds(compute, busiest, per_kind, bandwidth_bound(program, target), dependency_bound(program, target),
+                  load_aware_bound(program, target))

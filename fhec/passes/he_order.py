@@ -28,8 +28,12 @@ The working set is estimated in bytes, per HE value: parts × limbs at its level
 word bytes, live from its producer to its last user. The budget is half the target's
 scratchpad (the other half holds the current hint, the transient digits of a key
 switch, and the prefetches of the data-movement scheduler), less the current hint's
-bytes. Where reuse would exceed the budget, program order wins: the cost model is bytes
-moved, and spilling a working set moves more than reloading one hint. Without a target
+bytes. Before the first key switch, the current hint is that key switch's: it is loaded
+before anything after it can finish, so key-free work may not fill its room (a deep
+chain would otherwise level its inputs down to every level first, and those values
+would be spilled when its 60 MB relinearization hint arrives). Where reuse would exceed
+the budget, program order wins: the cost model is bytes moved, and spilling a working
+set moves more than reloading one hint. Without a target
 the budget is unbounded (pure F1 clustering within program order).
 
 Both heaps use lazy deletion: O(n log n) in the number of nodes.
@@ -117,7 +121,10 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
             make_ready(n.id)
     order: list[int] = []
     live = 0
-    current, current_hint = None, 0
+    # The first key switch's hint is loaded before anything it feeds can finish, so it
+    # counts against the budget from the start: key-free work cannot fill its room.
+    first = next((n for n in program.nodes if _key_of(n) is not None), None)
+    current, current_hint = None, 0 if first is None else hint_bytes(program, first)
 
     def emit(vid: int) -> None:
         nonlocal live

@@ -1,10 +1,12 @@
 """The timing, traffic and energy report of a compiled program (F1 §4.4, §8).
 
 The static cycle-level schedule *is* the performance model: the cycles reported are the
-streams' total cycles. Beside them the report gives the two lower bounds no schedule can
-beat: compute-bound (the busiest unit kind's total occupancy over its unit count) and
-bandwidth-bound (compulsory off-chip bytes over the off-chip bandwidth). Their ratio to
-the cycles shows how far the schedule is from the limit.
+streams' total cycles. Beside them the report gives the lower bounds no schedule can
+beat (`fhec.analysis.bounds`): compute-bound (the busiest unit kind's total occupancy
+over its unit count), bandwidth-bound (compulsory off-chip bytes over the off-chip
+bandwidth), dependency-bound (the critical path) and load-aware (every load in its best
+order, each followed by the work that depends on it). The cycles over the largest of
+them shows how far the schedule is from the limit.
 
 Everything here is read from the streams, the data schedule and the target; no
 ciphertext data is touched.
@@ -62,7 +64,7 @@ class Report(BaseModel):
         limb_instructions, stream_entries: sizes of the limb program and its streams.
         cycles, time_us: the schedule's length (cycles at the target's clock).
         compute_bound_cycles, bandwidth_bound_cycles, dependency_bound_cycles,
-            busiest_kind: the lower bounds (`fhec.analysis.bounds`).
+            load_aware_bound_cycles, busiest_kind: the lower bounds (`fhec.analysis.bounds`).
         bound_ratio: cycles / the largest bound (1.0 = at the limit); binding_bound
             names that bound.
         utilization: unit kind -> busy fraction of its units over the schedule
@@ -93,6 +95,7 @@ class Report(BaseModel):
     compute_bound_cycles: float = _AMOUNT
     bandwidth_bound_cycles: float = _AMOUNT
     dependency_bound_cycles: float = Field(0.0, ge=0, allow_inf_nan=False)
+    load_aware_bound_cycles: float = Field(0.0, ge=0, allow_inf_nan=False)
     busiest_kind: str
     bound_ratio: float = _AMOUNT
     binding_bound: str = "compute"
@@ -131,6 +134,7 @@ class Report(BaseModel):
             ("compute bound", f"{self.compute_bound_cycles:,.0f} cycles ({self.busiest_kind})"),
             ("bandwidth bound", f"{self.bandwidth_bound_cycles:,.0f} cycles"),
             ("dependency bound", f"{self.dependency_bound_cycles:,.0f} cycles"),
+            ("load-aware bound", f"{self.load_aware_bound_cycles:,.0f} cycles"),
             ("cycles / bound", f"{self.bound_ratio:.2f}× ({self.binding_bound} bound)"),
             ("utilization", ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items())),
             ("off-chip traffic", f"{off['total'] * mb:,.2f} MiB (compulsory {off['compulsory'] * mb:,.2f} MiB)"),
@@ -251,6 +255,7 @@ def make_report(
         compute_bound_cycles=bounds.compute_cycles,
         bandwidth_bound_cycles=bounds.bandwidth_cycles,
         dependency_bound_cycles=bounds.dependency_cycles,
+        load_aware_bound_cycles=bounds.load_aware_cycles,
         busiest_kind=bounds.busiest_kind,
         bound_ratio=streams.total_cycles / bound,
         binding_bound=bounds.binding,

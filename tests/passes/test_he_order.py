@@ -48,7 +48,9 @@ def test_reordering_preserves_every_ciphertext(data):
 
 def test_reordering_cuts_hint_traffic_when_hints_do_not_fit():
     """With the hints of all rotations larger than the scratchpad, clustering loads each
-    hint fewer times than the as-written order."""
+    hint fewer times than the as-written order. The scratchpad holds 48 RVecs: the 14
+    hints take 256, one hint and a row's working set fit. (On tiny's own 16 RVecs, not
+    even one hint fits beside the working set, and no order saves a load.)"""
     from fhec.compiler import compile as compile_program
     from fhec.passes.cycle import schedule_cycles  # noqa: F401  (compile uses it)
     from fhec.passes.he_keyswitch import expand_key_switches
@@ -62,10 +64,10 @@ def test_reordering_cuts_hint_traffic_when_hints_do_not_fit():
 
     def ksh_bytes(p):
         lowered = lower(expand_key_switches(p, choose_methods(p, "hybrid")))
-        t = schedule_offchip(lowered.limb, tiny).traffic
+        t = schedule_offchip(lowered.limb, tiny, capacity_bytes=48 * lowered.limb.rvec_bytes).traffic
         return t.ksh_compulsory + t.ksh_noncompulsory
 
-    assert ksh_bytes(order_for_hint_reuse(prog)) < ksh_bytes(prog)
+    assert 2 * ksh_bytes(order_for_hint_reuse(prog)) < ksh_bytes(prog)
     assert compile_program(_f1_matvec(N=2**10), target="tiny").report.cycles > 0
 
 
@@ -126,3 +128,30 @@ def test_wide_program_moves_only_compulsory_traffic_when_the_budget_holds():
     assert noncompulsory(order_for_hint_reuse(prog, small.scratchpad.capacity_bytes)) == 0
     assert noncompulsory(order_for_hint_reuse(prog)) > 0
     assert fhec.compile(_wide(), target=small).report.offchip_bytes["noncompulsory"] == 0
+
+
+def test_first_hint_counts_against_the_budget():
+    """A chain a = a·x + y whose relinearization hint fills the scratchpad: no key-free
+    node (the level-downs of x and y to every level) runs before the first key switch,
+    since the values would wait there while the hint is loaded; without a capacity they
+    all go first (F1's clustering)."""
+    from fhec.passes.he_order import hint_bytes, hint_reuse_order
+
+    params = fhec.CKKSParams(N=2**10, levels=6, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("chain", params)
+    x, y = p.input("x"), p.input("y")
+    a = x
+    for _ in range(5):
+        a = a * x + y
+    p.output("a", a)
+    prog = prepare(p)
+    nodes = {n.id: n for n in prog.nodes}
+    first_ks = next(n for n in prog.nodes if n.type.keys)
+
+    def level_downs_before_first_key_switch(order):
+        before = order[: order.index(first_ks.id)]
+        return sum(nodes[i].op.value == "level_down" for i in before)
+
+    assert level_downs_before_first_key_switch(hint_reuse_order(prog)) >= 8
+    capacity = 2 * hint_bytes(prog, first_ks)  # the budget, half of it, is all hint
+    assert level_downs_before_first_key_switch(hint_reuse_order(prog, capacity)) == 0

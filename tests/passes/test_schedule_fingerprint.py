@@ -75,15 +75,15 @@ def fingerprint(prog_name: str, target_name: str, policy: str, slots, reserve: f
 
 
 EXPECTED = {
-    ('hybrid-mul-rot-2', 'tiny', 'belady', None, 0.0): ('2fa14ee5f379d3ec', '00ccad395b8050f3'),
-    ('hybrid-mul-rot-2', 'tiny', 'lru', None, 0.0): ('08bd37c3234f60d4', 'c2ed3990715ba78d'),
-    ('hybrid-mul-rot-2', 'tiny', 'belady', None, 0.25): ('6d58068466d5372b', '749112fd4395ee23'),
-    ('bv-mul-rot-add-2', 'tiny', 'belady', 5, 0.0): ('ddb35a908ff15599', '284ee63c4b5bd7c7'),
-    ('bv-mul-rot-add-2', 'tiny', 'lru', 7, 0.5): ('214b4b39a812303d', 'bad654f55f7c6b2d'),
+    ('hybrid-mul-rot-2', 'tiny', 'belady', None, 0.0): ('4a6e5aa75b9090ff', 'e3a80b488e99322f'),
+    ('hybrid-mul-rot-2', 'tiny', 'lru', None, 0.0): ('3ce9b4934983859b', '1d52b11d80280981'),
+    ('hybrid-mul-rot-2', 'tiny', 'belady', None, 0.25): ('d0a54c426d193c84', '69a22a6d42451aa4'),
+    ('bv-mul-rot-add-2', 'tiny', 'belady', 5, 0.0): ('9e05055108a7ea80', 'bd3f2fe7a3942380'),
+    ('bv-mul-rot-add-2', 'tiny', 'lru', 7, 0.5): ('9d82df4f07f42eae', '6972d9cc71e118f8'),
     ('bv-mul-rot-add-2', 'f1', 'belady', None, 0.0): ('be718bc9a9978c4e', '6dd7047959654589'),
-    ('hybrid-rot-mul-3-shuffled', 'tiny', 'belady', 6, 0.0): ('1b0e4150c7c683a1', 'd409545109fdf625'),
-    ('hybrid-rot-mul-3-shuffled', 'tiny', 'lru', 9, 0.25): ('9b93d6f679255bab', '4d1b3021e85a9fcd'),
-    ('hybrid-rot-mul-3-shuffled', 'f1', 'belady', 12, 0.25): ('3cd65364533d80e7', '1f37a1a161699114'),
+    ('hybrid-rot-mul-3-shuffled', 'tiny', 'belady', 6, 0.0): ('2c22ee7496a3e663', '9a137ca04587e9bd'),
+    ('hybrid-rot-mul-3-shuffled', 'tiny', 'lru', 9, 0.25): ('33dded96a6d185ce', 'db06df177b051fbe'),
+    ('hybrid-rot-mul-3-shuffled', 'f1', 'belady', 12, 0.25): ('b74ffd3ac5b8bc45', 'ed7a1a733f83b4fa'),
 }
 
 

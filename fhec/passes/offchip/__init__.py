@@ -12,7 +12,10 @@ The algorithm (F1 §4.3; docs/scheduling.md walks through it):
 - Greedy, one event at a time. An instruction is *ready* when the instructions
   producing its sources have issued and its sources are in the scratchpad; among
   ready instructions the one of highest priority (smallest ``prio``: fhec's
-  priority is the global order, F1's "priority reflects global order") issues.
+  priority is the global order, F1's "priority reflects global order") issues,
+  unless it is more than a quarter of the scratchpad's slots of ranks ahead of the
+  most urgent instruction waiting for a load (`driver.RUNAHEAD_FRACTION`): then that
+  load goes first.
 - A value that must come from memory (an INPUT, KSH or CONST rvec, or a value
   evicted earlier) is loaded in order of its earliest unissued user (F1: p(load) =
   the most urgent of its users), as bandwidth allows: a coarse time model (each

@@ -3,7 +3,9 @@
 Each step (see the package docstring for the policy in words):
 
 1. the most urgent *ready* instruction whose sources are resident is the candidate
-   ``c``; ready instructions with a source off chip are *parked* on that source;
+   ``c``; ready instructions with a source off chip are *parked* on that source; ``c``
+   stands down when it is more than ``window`` ranks behind the most urgent parked
+   instruction (it would run too far ahead of it);
 2. the most urgent pending load ``lv`` (the value whose earliest unissued user has
    the smallest rank) goes first if the memory channel is free before ``c`` could
    start in the coarse time model, or if nothing can run: into a free slot (keeping
@@ -215,6 +217,11 @@ def schedule_kernel(pb):
     while st.done < n:
         make_room(st)  # the bounded pushes of one step never grow an array
         c = _candidate(st)
+        if c >= 0:
+            w = _urgent_parked(st)
+            if w >= 0 and c > w + st.window:
+                # c would run too far ahead of an instruction waiting for a load: load first
+                c = -1
         tc = _start_time(st, c) if c >= 0 else 0.0
         lv, lnu = _urgent_load(st)
         if lv >= 0:

@@ -59,6 +59,7 @@ _PROBLEM_FIELDS = (
     "mem_lat",    # off-chip latency in cycles
     "policy",     # a `policies.Policy` code
     "reserve",    # slots prefetches leave free
+    "window",     # ranks an instruction may run ahead of the most urgent one waiting for a load
 )
 Problem = collections.namedtuple("Problem", _PROBLEM_FIELDS)
 
@@ -131,7 +132,7 @@ def new_state(pb):
     st = State(
         pb.src0, pb.src1, pb.src1_raw, pb.dst, pb.kind, pb.cost, pb.busy,
         pb.users_ptr, pb.users, pb.loaded, pb.is_output,
-        pb.capacity, pb.xfer, pb.mem_lat, pb.policy, pb.reserve,
+        pb.capacity, pb.xfer, pb.mem_lat, pb.policy, pb.reserve, pb.window,
         # per rank
         np.zeros(n, dtype=np.bool_), pb.deps.copy(),
         np.zeros(max(n, 1), dtype=np.bool_), np.full(max(n, 1), -1, dtype=np.int64),
