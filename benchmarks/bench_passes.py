@@ -173,7 +173,7 @@ def run(quick: bool = False) -> list[dict]:
         rows.append(_row(group, f"{n}x{n}, BSGS, double hoisting", _bsgs(n, N, hoisting="double")))
     group = "Hoisting at L = 16, dnum = 3 (256x256, N = 2^14, modular multiplies of the lowering)"
     for mode in ("none", "single", "double"):
-        rows.append(_count_row(group, f"BSGS, {mode} hoisting",
+        rows.append(_count_row(group, f"BSGS, {'no' if mode == 'none' else mode} hoisting",
                                _bsgs(256, 2**14, fhec.CKKSParams(**DEEP), hoisting=mode), hoisting="auto"))
     rows += _n1_sweep(quick)
     if not quick:
