@@ -32,6 +32,8 @@ MUL_FACTOR (BGV)   ``ev.multiply_integer(a, c, scale=a.scale * c mod t)``
 RESCALE            ``ev.rescale(a)``
 MOD_SWITCH         ``ev.mod_switch(a)``
 LEVEL_DOWN         ``ev.level_down(a, level, scale)``
+MOD_RAISE          ``ev.mod_raise(a, level, scale)``
+MUL_MONOMIAL       ``ev.multiply_monomial(a, power)``
 ROTATE             ``ev.rotate(a, step)``
 CONJUGATE          ``ev.conjugate(a)``
 SWAP_ROWS          ``ev.swap_rows(a)``
@@ -254,6 +256,8 @@ EXECUTORS: dict[HeOp, Executor] = {
     HeOp.RESCALE: lambda ev, n, a, kw: ev.rescale(a[0]),
     HeOp.MOD_SWITCH: lambda ev, n, a, kw: ev.mod_switch(a[0]),
     HeOp.LEVEL_DOWN: lambda ev, n, a, kw: ev.level_down(a[0], n.attr("level"), n.attr("scale")),
+    HeOp.MUL_MONOMIAL: lambda ev, n, a, kw: ev.multiply_monomial(a[0], n.attr("power")),
+    HeOp.MOD_RAISE: lambda ev, n, a, kw: ev.mod_raise(a[0], n.attr("level"), n.attr("scale")),
     HeOp.ROTATE: lambda ev, n, a, kw: ev.rotate(a[0], n.attr("step"), **kw),
     HeOp.CONJUGATE: lambda ev, n, a, kw: ev.conjugate(a[0], **kw),
     HeOp.SWAP_ROWS: lambda ev, n, a, kw: ev.swap_rows(a[0], **kw),
