@@ -12,10 +12,10 @@ attribute: "modraise", "cts", "evalmod", "stc") so that reports can split the co
    on its level's canonical scale; its slots hold Decode(t)/S.
 2. **CoeffsToSlots.** The inverse decoding DFT, without its bit reversal, as
    ``len(cts_log_radices)`` sparse linear transforms (`fhec.schemes.dft`), each one
-   BSGS `linear_transform_recipe` plus a rescale. The last factor also multiplies by
-   S/(2·q_0·K). Slot k then holds w_k = (t_k + i·t_{k+n})/(2·q_0·K) (bit-reversed k);
-   w + conj(w) and −i·(w − conj(w)) are the real halves y = t/(q_0·K) of both
-   coefficient halves. (−i and i are exact constants: encoded at scale 1 they are the
+   BSGS `linear_transform_recipe` plus a rescale. Slot k then holds
+   w_k = (t_k + i·t_{k+n})/S (bit-reversed k); w + conj(w) and −i·(w − conj(w)) times
+   S/(2·q_0·K) (a scalar multiply: one more level) are the real halves y = t/(q_0·K)
+   of both coefficient halves. (−i and i are exact constants: encoded at scale 1 they are the
    monomials ∓X^{N/2}, so multiplying by them costs no level.)
 3. **EvalMod.** On each half, with u = K·y = m/q_0 + I: a Chebyshev series of
    cos(2π(u − 1/4)/2^r) on y ∈ [−1, 1], then r double angles c ↦ 2c² − 1, which gives
@@ -128,6 +128,14 @@ def _monomial(b, x: int, unit: complex, loc) -> int:
     return b.emit(HeOp.MUL_MONOMIAL, (x,), attrs_of(power=N // 2 if unit == 1j else 3 * N // 2), loc)
 
 
+def _scaled(b, x: int, c: float, loc) -> int:
+    """x·c, rescaled, with the statistical bound |y| <= 1 as a hint (module docstring)."""
+    t = b.type_of(x)
+    ps = ht.plain_scale_for(b.params, t.level, t.scale)
+    m = b.emit(HeOp.MUL_CONST, (x,), attrs_of(value=float(c), plain_scale=ps), loc)
+    return b.emit(HeOp.RESCALE, (m,), attrs_of(bound=1.0), loc)
+
+
 def _to_level_zero(b, x: int, cfg: BootstrapConfig, loc) -> tuple[int, float]:
     """The input at level 0 with q_0/scale >= 2^R, and its effective scale Δ (the scale
     times the exact integer it was multiplied by)."""
@@ -183,13 +191,17 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
         raised_bound = params.N * q0 * (1 + h) / 2 / S
         w = b.emit(HeOp.MOD_RAISE, (low,), attrs_of(level=top, scale=S, bound=raised_bound), loc)
     with _tagged(b, "cts", ks):
-        for i, factor in enumerate(cts):
-            last = i == len(cts) - 1
-            scale = S / (2 * q0 * cfg.evalmod.K) if last else 1.0
-            w = _transform(b, w, _diagonals(params, factor, scale), hoisting, loc)
+        for factor in cts:
+            w = _transform(b, w, _diagonals(params, factor), hoisting, loc)
         conj = b.emit(HeOp.CONJUGATE, (w,), (), loc)
-        re = b.emit(HeOp.ADD, (w, conj), attrs_of(bound=1.0), loc)
-        im = _monomial(b, b.emit(HeOp.SUB, (w, conj), attrs_of(bound=1.0), loc), -1j, loc)
+        re = b.emit(HeOp.ADD, (w, conj), (), loc)
+        im = _monomial(b, b.emit(HeOp.SUB, (w, conj), (), loc), -1j, loc)
+        # The scale-down by S/(2·q_0·K) ~ 2^-8 is a scalar multiply of its own (one level),
+        # after the conjugation: folded into the last factor's diagonals it would cost as
+        # many bits of their encoding precision, and before the conjugation its key-switch
+        # error would not be scaled down with the values.
+        c = S / (2 * q0 * cfg.evalmod.K)
+        re, im = (_scaled(b, v, c, loc) for v in (re, im))
     with _tagged(b, "evalmod", ks):
         re = _evalmod(b, re, cfg, series, loc)
         im = _evalmod(b, im, cfg, series, loc)

@@ -149,7 +149,7 @@ class BootstrapConfig(_Literal):
 
     def depth(self, N: int) -> int:
         """Levels one bootstrap consumes above the levels it leaves usable."""
-        return len(self.log_radices(N, "cts")) + self.evalmod_depth + len(self.log_radices(N, "stc"))
+        return len(self.log_radices(N, "cts")) + 1 + self.evalmod_depth + len(self.log_radices(N, "stc"))
 
 
 def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> BootstrapConfig | None:
@@ -185,7 +185,7 @@ def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> B
     need = config.depth(N)
     if need > levels:
         raise ParameterError(
-            f"a bootstrap with this BootstrapConfig uses {need} levels (CtS {len(config.log_radices(N, 'cts'))}, "
+            f"a bootstrap with this BootstrapConfig uses {need} levels (CtS {len(config.log_radices(N, 'cts')) + 1}, "
             f"EvalMod {config.evalmod_depth}, StC {len(config.log_radices(N, 'stc'))}), but the parameters have "
             f"levels={levels}; use levels={need + 3} or more (3 usable after each bootstrap)."
         )
