@@ -46,6 +46,8 @@ from fhec.ir.he import Const, HeOp, attrs_of
 from fhec.ir.he_polynomial import polynomial_recipe
 from fhec.ir import he_types as ht
 from fhec.ir.he_types import IRTypeError
+from fhec.schemes import noise as nz
+from fhec.schemes import rules
 from fhec.schemes.bootstrap_config import BootstrapConfig
 from fhec.schemes.dft import dft_factors
 
@@ -109,8 +111,8 @@ def _diagonals(params, factor: dict, scale: complex = 1.0) -> tuple:
     return tuple(out)
 
 
-def _transform(b, x: int, diagonals: tuple, hoisting: str | None, loc, bound: float | None = None) -> int:
-    """One DFT factor: the BSGS linear transform, then a rescale (with a bound hint)."""
+def _transform(b, x: int, diagonals: tuple, hoisting: str | None, loc, hints: dict | None = None) -> int:
+    """One DFT factor: the BSGS linear transform, then a rescale (with bound / noise hints)."""
     from fhec.ir.he_recipes import linear_transform_recipe
 
     t = b.type_of(x)
@@ -118,8 +120,7 @@ def _transform(b, x: int, diagonals: tuple, hoisting: str | None, loc, bound: fl
     if hoisting:
         attrs["hoisting"] = hoisting
     acc = linear_transform_recipe(b, x, attrs, loc)
-    hint = attrs_of() if bound is None else attrs_of(bound=float(bound))
-    return b.emit(HeOp.RESCALE, (acc,), hint, loc)
+    return b.emit(HeOp.RESCALE, (acc,), attrs_of(**(hints or {})), loc)
 
 
 def _monomial(b, x: int, unit: complex, loc) -> int:
@@ -129,11 +130,14 @@ def _monomial(b, x: int, unit: complex, loc) -> int:
 
 
 def _scaled(b, x: int, c: float, loc) -> int:
-    """x·c, rescaled, with the statistical bound |y| <= 1 as a hint (module docstring)."""
-    t = b.type_of(x)
-    ps = ht.plain_scale_for(b.params, t.level, t.scale)
+    """x·c, rescaled, with the statistical bound |y| <= 1 and the error scaled by c as
+    hints (the generic rules assume a constant of magnitude 1)."""
+    params, t = b.params, b.type_of(x)
+    ps = ht.plain_scale_for(params, t.level, t.scale)
     m = b.emit(HeOp.MUL_CONST, (x,), attrs_of(value=float(c), plain_scale=ps), loc)
-    return b.emit(HeOp.RESCALE, (m,), attrs_of(bound=1.0), loc)
+    product = nz.plain_multiply_noise(params, t.noise + math.log2(c), t.scale, ps)
+    noise = nz.rescale_noise(params, product, rules.rescale_prime(params, t.level))
+    return b.emit(HeOp.RESCALE, (m,), attrs_of(bound=1.0, noise=noise), loc)
 
 
 def _to_level_zero(b, x: int, cfg: BootstrapConfig, loc) -> tuple[int, float]:
@@ -158,6 +162,29 @@ def _to_level_zero(b, x: int, cfg: BootstrapConfig, loc) -> tuple[int, float]:
     if c > 1:
         x = b.emit(HeOp.MUL_CONST, (x,), attrs_of(value=c, plain_scale=None), loc)
     return x, float(t.scale) * c
+
+
+AMPLIFICATION_BITS = 1.0
+"""log2 of the factor by which EvalMod's own noise (double angles, products) adds to the
+propagated CoeffsToSlots error, fitted to measurements (docs/bootstrapping.md)."""
+
+
+def output_noise(params, cfg: BootstrapConfig, y_noise: float, y_scale: float, delta: float, out_scale: float) -> float:
+    """The estimated error (log2 std, slot units at `out_scale`) of a bootstrap's result.
+
+    A slot error σ_y (relative) of y = u/K after CoeffsToSlots becomes 2π·K·σ_y in
+    sin(2πu) (times the EvalMod amplification), which SlotsToCoeffs multiplies by
+    q_0/(2πΔ) and sums over n = N/2 coefficients per slot (√n), for both halves (√2).
+    The sine's own error (without arcsine) adds (2π)²·u³/6 at u ≈ 2^-R/√n·0.6."""
+    n = params.N // 2
+    q0 = math.prod(params.moduli_at(0))
+    e = cfg.evalmod
+    sigma_y = 2.0**y_noise / y_scale
+    sigma_u = e.K * sigma_y * 2.0**AMPLIFICATION_BITS
+    noise_rel = math.sqrt(2 * n) * (q0 / delta) * sigma_u
+    u = 0.6 * delta / q0 / math.sqrt(n)
+    sine = 0.0 if e.arcsine_degree else (2 * math.pi) ** 2 * u**3 / 6 * (q0 / delta) * math.sqrt(n)
+    return math.log2(math.hypot(noise_rel, sine) * out_scale)
 
 
 def _evalmod(b, y: int, cfg: BootstrapConfig, series: tuple, loc) -> int:
@@ -202,15 +229,18 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
         # error would not be scaled down with the values.
         c = S / (2 * q0 * cfg.evalmod.K)
         re, im = (_scaled(b, v, c, loc) for v in (re, im))
+        y_type = b.type_of(re)
     with _tagged(b, "evalmod", ks):
         re = _evalmod(b, re, cfg, series, loc)
         im = _evalmod(b, im, cfg, series, loc)
     with _tagged(b, "stc", ks):
         z = b.emit(HeOp.ADD, (re, _monomial(b, im, 1j, loc)), (), loc)
         first = q0 / delta / (1.0 if cfg.evalmod.arcsine_degree else 2 * math.pi)
-        out_bound = None if x_bound is None else x_bound * _SLACK
+        hints = {} if x_bound is None else {"bound": x_bound * _SLACK}
         for i, factor in enumerate(stc):
-            last = i == len(stc) - 1
+            if i == len(stc) - 1:
+                out_scale = params.scale_at(b.type_of(z).level - 1)
+                hints["noise"] = output_noise(params, cfg, y_type.noise, y_type.scale, delta, out_scale)
             z = _transform(b, z, _diagonals(params, factor, first if i == 0 else 1.0), hoisting, loc,
-                           out_bound if last else None)
+                           hints if i == len(stc) - 1 else None)
     return z

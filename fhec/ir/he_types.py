@@ -306,6 +306,10 @@ def _rescale(params, attrs, args, loc):
     rules.check_level(params, a.level, "rescale", loc)
     level, scale = rules.rescale_result(params, a.level, a.scale)
     noise = nz.rescale_noise(params, a.noise, rules.rescale_prime(params, a.level))
+    # A recipe that knows the error better (the bootstrap's scale-downs and its result,
+    # `fhec.ir.he_bootstrap`) says so with a ``noise`` attribute; the evaluator applies
+    # the same attribute (`fhec.evaluate.EXECUTORS`), so types and ciphertexts agree.
+    noise = float(attrs.get("noise", noise))
     return cipher(params, level, scale, a.parts, noise, bound=_hinted(a.bound, attrs))
 
 

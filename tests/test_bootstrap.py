@@ -1,0 +1,90 @@
+"""CKKS bootstrapping: the DSL op, its expansion, and eager = limb-level = compiled.
+
+The small sets here are insecure (security=None, a sparse secret of h = 16): test
+parameters only. `SMALL` keeps the fast tests fast (N = 2^8); the bar of issue 11 is
+checked at N = 2^12 in the slow tests (docs/bootstrapping.md has the measured numbers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fhec
+from fhec.errors import BootstrapError, SchemeMismatchError
+from fhec.evaluate import prepare
+from fhec.ir.he import HeOp
+from fhec.ir.he_bootstrap import STAGES
+from fhec.passes.he_rotations import key_requirements
+
+INSECURE_CONFIG = fhec.BootstrapConfig(
+    hamming_weight=16, evalmod=fhec.EvalModConfig(K=7, message_ratio_bits=2, arcsine_degree=3, double_angle=2)
+)
+
+
+def insecure_params(N: int) -> fhec.CKKSParams:
+    """A bootstrappable set with 3 levels left after a bootstrap (INSECURE: tests only)."""
+    return fhec.CKKSParams(N=N, levels=INSECURE_CONFIG.depth(N) + 3, scale_bits=30, word_bits=32,
+                           security=None, bootstrap=INSECURE_CONFIG)
+
+
+SMALL = insecure_params(2**8)
+
+
+def _program(params, level: int = 1):
+    p = fhec.Program("boot", params)
+    x = p.input("x")
+    y = (x.level_down(level) if level < params.top_level else x).bootstrap()
+    p.output("y", y * y)  # a multiply after the bootstrap: the levels are usable
+    return p, y
+
+
+def _mean_bits(got, want) -> float:
+    return float(-np.log2(np.mean(np.abs(got - want))))
+
+
+def test_bootstrap_is_one_node_expanded_into_four_stages():
+    p, y = _program(SMALL)
+    assert [n.op for n in p.ir.nodes].count(HeOp.BOOTSTRAP) == 1
+    assert y.level == SMALL.top_level - INSECURE_CONFIG.depth(SMALL.N) == 3
+    prog = prepare(p)
+    stages = [n.attr("stage", None) for n in prog.nodes]
+    assert [s for s in STAGES if s in stages] == list(STAGES)
+    assert sum(n.op is HeOp.MOD_RAISE for n in prog.nodes) == 1
+    keys = key_requirements(prog).keygen_kwargs()
+    assert keys["conjugation"] and len(keys["rotations"]) > 0
+
+
+def test_reference_is_the_identity():
+    p, _ = _program(SMALL)
+    x = np.linspace(-1, 1, SMALL.slots)
+    assert np.allclose(fhec.reference(p, {"x": x})["y"], x * x)
+
+
+def test_evaluate_small():
+    p, _ = _program(SMALL)
+    x = np.random.default_rng(0).uniform(-1, 1, SMALL.slots)
+    out = fhec.evaluate(p, {"x": x}, seed=1)["y"]
+    assert _mean_bits(out, x * x) >= 12
+
+
+def test_errors_name_the_line_and_fix():
+    bgv = fhec.Program("b", fhec.BGVParams(N=2**6, levels=2, security=None))
+    with pytest.raises(SchemeMismatchError, match="CKKS operation") as e:
+        bgv.input("x").bootstrap()
+    assert "test_bootstrap.py" in e.value.where
+    plain = fhec.Program("c", fhec.CKKSParams(N=2**6, levels=2, security=None))
+    with pytest.raises(BootstrapError, match=r"bootstrap=fhec.BootstrapConfig"):
+        plain.input("x").bootstrap()
+    p = fhec.Program("d", SMALL)
+    with pytest.raises(BootstrapError, match="one level earlier") as e:
+        p.input("x").level_down(0).bootstrap()  # q_0 / scale is only ~4: no room for ModRaise
+    assert "test_bootstrap.py" in e.value.where
+
+
+@pytest.mark.slow
+def test_limb_run_is_bit_identical_small():
+    from fhec.testing import assert_matches_reference
+
+    p, _ = _program(SMALL)
+    assert_matches_reference(p, target="limbs", seed=2)
