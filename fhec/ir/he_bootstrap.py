@@ -130,13 +130,17 @@ def _monomial(b, x: int, unit: complex, loc) -> int:
 
 
 def _scaled(b, x: int, c: float, loc) -> int:
-    """x·c, rescaled, with the statistical bound |y| <= 1 and the error scaled by c as
-    hints (the generic rules assume a constant of magnitude 1)."""
+    """x·c, rescaled, with the statistical bound |y| <= 1 and the error as hints: the
+    generic rules assume constants of magnitude 1, which makes them ~8 bits pessimistic
+    through CoeffsToSlots. The error of y is this rescale's rounding, the conjugation's
+    key switch scaled by c, and CoeffsToSlots' own error, which measures about one
+    rounding more (docs/bootstrapping.md, "Precision")."""
     params, t = b.params, b.type_of(x)
     ps = ht.plain_scale_for(params, t.level, t.scale)
     m = b.emit(HeOp.MUL_CONST, (x,), attrs_of(value=float(c), plain_scale=ps), loc)
-    product = nz.plain_multiply_noise(params, t.noise + math.log2(c), t.scale, ps)
-    noise = nz.rescale_noise(params, product, rules.rescale_prime(params, t.level))
+    rounding = nz.rounding_noise(params)
+    switched = nz.keyswitch_noise(params, t.level, ht.keyswitch_method(params, {})) + math.log2(c)
+    noise = math.log2(math.sqrt(2 * 4.0**rounding + 4.0**switched))
     return b.emit(HeOp.RESCALE, (m,), attrs_of(bound=1.0, noise=noise), loc)
 
 
@@ -164,13 +168,17 @@ def _to_level_zero(b, x: int, cfg: BootstrapConfig, loc) -> tuple[int, float]:
     return x, float(t.scale) * c
 
 
-AMPLIFICATION_BITS = 1.0
+AMPLIFICATION_BITS = 2.5
 """log2 of the factor by which EvalMod's own noise (double angles, products) adds to the
 propagated CoeffsToSlots error, fitted to measurements (docs/bootstrapping.md)."""
 
 
-def output_noise(params, cfg: BootstrapConfig, y_noise: float, y_scale: float, delta: float, out_scale: float) -> float:
-    """The estimated error (log2 std, slot units at `out_scale`) of a bootstrap's result.
+def output_noise(
+    params, cfg: BootstrapConfig, y_noise: float, y_scale: float, delta: float, out_scale: float, input_rel: float
+) -> float:
+    """The estimated error (log2 std, slot units at `out_scale`) of a bootstrap's result:
+    the input's own relative error `input_rel` (it passes through), plus what the
+    bootstrap adds.
 
     A slot error σ_y (relative) of y = u/K after CoeffsToSlots becomes 2π·K·σ_y in
     sin(2πu) (times the EvalMod amplification), which SlotsToCoeffs multiplies by
@@ -184,7 +192,7 @@ def output_noise(params, cfg: BootstrapConfig, y_noise: float, y_scale: float, d
     noise_rel = math.sqrt(2 * n) * (q0 / delta) * sigma_u
     u = 0.6 * delta / q0 / math.sqrt(n)
     sine = 0.0 if e.arcsine_degree else (2 * math.pi) ** 2 * u**3 / 6 * (q0 / delta) * math.sqrt(n)
-    return math.log2(math.hypot(noise_rel, sine) * out_scale)
+    return math.log2(math.hypot(noise_rel, sine, input_rel) * out_scale)
 
 
 def _evalmod(b, y: int, cfg: BootstrapConfig, series: tuple, loc) -> int:
@@ -209,6 +217,7 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     top = params.top_level
     q0 = math.prod(params.moduli_at(0))
     x_bound = b.type_of(x).bound
+    input_rel = 2.0 ** b.type_of(x).noise / b.type_of(x).scale
     ks, hoisting = cfg.keyswitch, cfg.hoisting
     with _tagged(b, "modraise", ks):
         low, delta = _to_level_zero(b, x, cfg, loc)
@@ -240,7 +249,7 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
         for i, factor in enumerate(stc):
             if i == len(stc) - 1:
                 out_scale = params.scale_at(b.type_of(z).level - 1)
-                hints["noise"] = output_noise(params, cfg, y_type.noise, y_type.scale, delta, out_scale)
+                hints["noise"] = output_noise(params, cfg, y_type.noise, y_type.scale, delta, out_scale, input_rel)
             z = _transform(b, z, _diagonals(params, factor, first if i == 0 else 1.0), hoisting, loc,
                            hints if i == len(stc) - 1 else None)
     return z
