@@ -1,6 +1,6 @@
 """CKKS bootstrapping: the DSL op, its expansion, and eager = limb-level = compiled.
 
-The small sets here are insecure (security=None, a sparse secret of h = 16): test
+The small sets here are insecure (security=None, a sparse secret of h = 8): test
 parameters only. `SMALL` keeps the fast tests fast (N = 2^8); the bar of issue 11 is
 checked at N = 2^12 in the slow tests (docs/bootstrapping.md has the measured numbers).
 """
@@ -18,7 +18,7 @@ from fhec.ir.he_bootstrap import STAGES
 from fhec.passes.he_rotations import key_requirements
 
 INSECURE_CONFIG = fhec.BootstrapConfig(
-    hamming_weight=16, evalmod=fhec.EvalModConfig(K=7, message_ratio_bits=2, arcsine_degree=3, double_angle=2)
+    hamming_weight=8, evalmod=fhec.EvalModConfig(K=6, message_ratio_bits=2, arcsine_degree=3, double_angle=2)
 )
 
 
@@ -88,3 +88,20 @@ def test_limb_run_is_bit_identical_small():
 
     p, _ = _program(SMALL)
     assert_matches_reference(p, target="limbs", seed=2)
+
+
+def test_stage_costs_in_the_report_and_stats():
+    cfg = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(degree=7, double_angle=1))
+    params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    s = fhec.stats(p)
+    assert list(s["by_stage"]) == list(STAGES)
+    assert sum(sum(c.values()) for c in s["by_stage"].values()) == s["instructions"]  # all of it is the bootstrap
+    r = fhec.compile(p, "tiny").report
+    assert list(r.stages) == list(STAGES)
+    assert sum(c["offchip_bytes"] for c in r.stages.values()) == r.offchip_bytes["total"]
+    assert sum(c["instructions"] for c in r.stages.values()) == r.limb_instructions
+    assert all(0 < c["cycles"] <= r.cycles for c in r.stages.values())
+    assert r.stages["evalmod"]["modular_multiplies"] > r.stages["modraise"]["modular_multiplies"] > 0
+    assert "stage evalmod" in str(r)

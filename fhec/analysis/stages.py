@@ -7,8 +7,8 @@ and load or store has a stage. Per stage this module reports
 
 * ``cycles``: from the stage's first functional-unit entry to the end of its last (the
   stages of one bootstrap run one after the other, so these spans barely overlap);
-* ``offchip_bytes``: the loads issued for the stage's instructions (each load is charged
-  to the next computation in schedule order, each store to the previous one);
+* ``offchip_bytes``: the loads and stores of the stage's data (a load is charged to the
+  first computation that reads what it loaded, a store to the instruction that wrote it);
 * ``modular_multiplies``: element multiplications mod a prime: N per MUL, MUL_CONST and
   BCONV term, (N/2)·log2 N per NTT or INTT (one per butterfly);
 * ``instructions``: limb instructions.
@@ -58,21 +58,31 @@ def instruction_stages(he_program, limb) -> tuple[tuple[str, ...], np.ndarray]:
 
 
 def _charge_memory_events(data: DataSchedule, instr_stage: np.ndarray) -> np.ndarray:
-    """Stage of every event: computations their instruction's, loads the next
-    computation's, stores the previous one's."""
-    kind = np.asarray(data.kind)
+    """Stage of every event: a computation its instruction's; a load the stage of the
+    first computation after it that reads the loaded rvec (loads are prefetched early,
+    so the neighbouring computation may belong to another stage); a store the stage of
+    the instruction that wrote the rvec."""
+    limb = data.program
+    kind, arg = np.asarray(data.kind), np.asarray(data.arg, dtype=np.int64)
     stage = np.full(len(kind), -1, dtype=np.int64)
-    compute = kind == Event.COMPUTE
-    stage[compute] = instr_stage[np.asarray(data.arg)[compute]]
-    idx = np.flatnonzero(compute)
-    if len(idx) == 0:
-        return stage
-    pos = np.arange(len(kind))
-    nxt = np.searchsorted(idx, pos, side="left").clip(max=len(idx) - 1)
-    prv = (np.searchsorted(idx, pos, side="right") - 1).clip(min=0)
-    loads, stores = kind == Event.LOAD, kind == Event.STORE
-    stage[loads] = stage[idx[nxt[loads]]]
-    stage[stores] = stage[idx[prv[stores]]]
+    compute = np.flatnonzero(kind == Event.COMPUTE)
+    stage[compute] = instr_stage[arg[compute]]
+    # (rvec, event position) of every source read, sorted, to find a load's next reader
+    instr = arg[compute]
+    reads_rvec = np.concatenate([np.asarray(limb.src0)[instr], np.asarray(limb.src1)[instr]]).astype(np.int64)
+    reads_pos = np.concatenate([compute, compute])
+    keep = reads_rvec >= 0
+    key = reads_rvec[keep] * (len(kind) + 1) + reads_pos[keep]
+    order = np.argsort(key)
+    key, reader_pos = key[order], reads_pos[keep][order]
+    loads = np.flatnonzero(kind == Event.LOAD)
+    at = np.searchsorted(key, arg[loads] * (len(kind) + 1) + loads)
+    found = at < len(key)
+    found[found] = key[at[found]] // (len(kind) + 1) == arg[loads][found]
+    stage[loads[found]] = stage[reader_pos[at[found]]]
+    stores = np.flatnonzero(kind == Event.STORE)
+    writer = limb.producer()[arg[stores]].astype(np.int64)
+    stage[stores] = np.where(writer >= 0, instr_stage[writer.clip(min=0)], -1)
     return stage
 
 
