@@ -136,3 +136,15 @@ def test_issue_bar_at_n_2_12():
     d = compiled.run_detailed({"x": x}, seed=7)
     compare_limbs(compiled.lowered, d["ciphertexts"], eager)
     assert np.array_equal(d["outputs"]["y"], eager_out)
+
+
+@pytest.mark.parametrize("hoisting", ["double", "none"])
+def test_hoisting_modes_of_the_dft_are_bit_identical(hoisting):
+    from fhec.testing import assert_matches_reference
+
+    cfg = fhec.BootstrapConfig(hamming_weight=4, hoisting=hoisting, evalmod=fhec.EvalModConfig(
+        K=4, degree=15, double_angle=2, arcsine_degree=3, message_ratio_bits=2))
+    params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    assert_matches_reference(p, target="limbs", seed=1, rel_bits=8)

@@ -108,8 +108,8 @@ class BootstrapConfig(_Literal):
             larger K). Sparse secrets are outside the HE-standard table.
         keyswitch: the key-switching method of the bootstrap's own key switches ("bv",
             "hybrid"); None: the compile's choice.
-        hoisting: "single" or "none" for the DFT transforms' baby steps; None: the
-            compile option decides.
+        hoisting: "single", "double" or "none" for the DFT transforms' baby steps
+            (`linear_transform`'s modes); None: the compile option decides.
     """
 
     slots: int | None = None
@@ -120,7 +120,7 @@ class BootstrapConfig(_Literal):
     evalmod: EvalModConfig = EvalModConfig()
     hamming_weight: int | None = Field(default=64, ge=1)
     keyswitch: Literal["bv", "hybrid"] | None = None
-    hoisting: Literal["single", "none"] | None = None
+    hoisting: Literal["single", "double", "none"] | None = None
 
     @model_validator(mode="after")
     def _radices_positive(self) -> "BootstrapConfig":
