@@ -18,7 +18,7 @@ from fhec.ir.he_bootstrap import STAGES
 from fhec.passes.he_rotations import key_requirements
 
 INSECURE_CONFIG = fhec.BootstrapConfig(
-    hamming_weight=8, evalmod=fhec.EvalModConfig(K=6, message_ratio_bits=2, arcsine_degree=3, double_angle=2)
+    hamming_weight=8, evalmod=fhec.EvalModConfig(K=6, message_ratio_bits=2, arcsine_degree=7, double_angle=2)
 )
 
 
