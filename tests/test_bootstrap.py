@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import fhec
 from fhec.errors import BootstrapError, SchemeMismatchError
@@ -148,3 +150,39 @@ def test_hoisting_modes_of_the_dft_are_bit_identical(hoisting):
     p = fhec.Program("boot", params)
     p.output("y", p.input("x", level=1).bootstrap())
     assert_matches_reference(p, target="limbs", seed=1, rel_bits=8)
+
+
+TINY_CONFIG = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(
+    K=4, degree=15, double_angle=2, arcsine_degree=7, message_ratio_bits=2))
+TINY = fhec.CKKSParams(N=2**5, levels=TINY_CONFIG.depth(2**5) + 2, security=None, bootstrap=TINY_CONFIG)
+
+
+@st.composite
+def around_a_bootstrap(draw):
+    """A program with random work before and after a bootstrap, and its inputs."""
+    p = fhec.Program("drawn", TINY)
+    x, w = p.input("x", level=draw(st.integers(2, 3))), p.input("w", level=2)
+    before = {
+        "rotate": lambda v: v.rotate(draw(st.integers(1, TINY.slots - 1))),
+        "scale": lambda v: v * draw(st.floats(-1, 1, allow_nan=False)),
+        "add": lambda v: (v + w) * 0.5,
+        "square": lambda v: v * v,
+    }
+    y = before[draw(st.sampled_from(sorted(before)))](x)
+    y = y.bootstrap()
+    after = {"square": lambda v: v * v, "times_w": lambda v: v * w, "rotate": lambda v: v.rotate(3) + v * 0}
+    p.output("y", after[draw(st.sampled_from(sorted(after)))](y))
+    p.output("w", w + w)  # w is used even when no step above drew it
+    vec = st.lists(st.floats(-1, 1, allow_nan=False), min_size=TINY.slots, max_size=TINY.slots)
+    return p, {"x": np.array(draw(vec)), "w": np.array(draw(vec))}
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(around_a_bootstrap(), st.integers(0, 2**32))
+def test_drawn_programs_around_a_bootstrap(case, seed):
+    """fhec.run equals fhec.evaluate on every limb, and both match the reference."""
+    from fhec.testing import assert_matches_reference
+
+    p, inputs = case
+    assert_matches_reference(p, inputs, target="limbs", seed=seed, rel_bits=8)
