@@ -186,3 +186,22 @@ def test_drawn_programs_around_a_bootstrap(case, seed):
 
     p, inputs = case
     assert_matches_reference(p, inputs, target="limbs", seed=seed, rel_bits=8)
+
+
+def test_fhec_stats_prints_the_stage_table(tmp_path):
+    from click.testing import CliRunner
+
+    from fhec.cli import main
+
+    path = tmp_path / "boot.py"
+    path.write_text(
+        "import fhec\n"
+        "cfg = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(degree=7, double_angle=1))\n"
+        "params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)\n"
+        "p = fhec.Program('boot', params)\n"
+        "p.output('y', p.input('x', level=1).bootstrap())\n"
+    )
+    result = CliRunner().invoke(main, ["stats", str(path)], env={"COLUMNS": "240"})
+    assert result.exit_code == 0, result.output
+    assert "per bootstrap stage" in result.output
+    assert all(stage in result.output for stage in STAGES)

@@ -2,7 +2,7 @@
 
 One BOOTSTRAP node (the identity on values) expands, with the parameters'
 `fhec.BootstrapConfig`, into four stages, each node tagged with its stage (``stage``
-attribute: "modraise", "cts", "evalmod", "stc") so that reports can split the cost:
+attribute: "modraise", "cts", "evalmod", "stc"; `HeBuilder.defaults`) so that reports can split the cost:
 
 1. **ModRaise.** The input is brought to level 0 at scale Δ = q_0 / 2^R (R =
    ``message_ratio_bits``: LEVEL_DOWN from a higher level, or an exact integer multiply at
@@ -36,8 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -92,14 +91,6 @@ def _plan(N: int, cfg: BootstrapConfig):
 # -- emission helpers -----------------------------------------------------------------------
 
 
-@contextmanager
-def _tagged(b, stage: str, keyswitch: str | None) -> Iterator[None]:
-    """Every node emitted inside carries ``stage`` (and the config's key-switching method
-    on its key switches): see `HeBuilder.defaults`."""
-    with b.defaults(stage=stage, keyswitch=keyswitch):
-        yield
-
-
 def _diagonals(params, factor: dict, scale: complex = 1.0) -> tuple:
     slots = params.slots
     out = []
@@ -139,7 +130,8 @@ def _scaled(b, x: int, c: float, loc) -> int:
     ps = ht.plain_scale_for(params, t.level, t.scale)
     m = b.emit(HeOp.MUL_CONST, (x,), attrs_of(value=float(c), plain_scale=ps), loc)
     rounding = nz.rounding_noise(params)
-    switched = nz.keyswitch_noise(params, t.level, ht.keyswitch_method(params, {})) + math.log2(c)
+    method = params.bootstrap.keyswitch or ht.keyswitch_method(params, {})
+    switched = nz.keyswitch_noise(params, t.level, method) + math.log2(c)
     noise = math.log2(math.sqrt(2 * 4.0**rounding + 4.0**switched))
     return b.emit(HeOp.RESCALE, (m,), attrs_of(bound=1.0, noise=noise), loc)
 
@@ -219,14 +211,14 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     x_bound = b.type_of(x).bound
     input_rel = 2.0 ** b.type_of(x).noise / b.type_of(x).scale
     ks, hoisting = cfg.keyswitch, cfg.hoisting
-    with _tagged(b, "modraise", ks):
+    with b.defaults(stage="modraise", keyswitch=ks):
         low, delta = _to_level_zero(b, x, cfg, loc)
         S = float(params.scale_at(top))
         h = cfg.hamming_weight if cfg.hamming_weight is not None else params.N
         # |slot| <= sum |t_i| / S with |t_i| <= q_0 (1 + h) / 2: loose, but a true bound
         raised_bound = params.N * q0 * (1 + h) / 2 / S
         w = b.emit(HeOp.MOD_RAISE, (low,), attrs_of(level=top, scale=S, bound=raised_bound), loc)
-    with _tagged(b, "cts", ks):
+    with b.defaults(stage="cts", keyswitch=ks):
         for factor in cts:
             w = _transform(b, w, _diagonals(params, factor), hoisting, loc)
         conj = b.emit(HeOp.CONJUGATE, (w,), (), loc)
@@ -239,10 +231,10 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
         c = S / (2 * q0 * cfg.evalmod.K)
         re, im = (_scaled(b, v, c, loc) for v in (re, im))
         y_type = b.type_of(re)
-    with _tagged(b, "evalmod", ks):
+    with b.defaults(stage="evalmod", keyswitch=ks):
         re = _evalmod(b, re, cfg, series, loc)
         im = _evalmod(b, im, cfg, series, loc)
-    with _tagged(b, "stc", ks):
+    with b.defaults(stage="stc", keyswitch=ks):
         z = b.emit(HeOp.ADD, (re, _monomial(b, im, 1j, loc)), (), loc)
         first = q0 / delta / (1.0 if cfg.evalmod.arcsine_degree else 2 * math.pi)
         hints = {} if x_bound is None else {"bound": x_bound * _SLACK}
