@@ -62,19 +62,21 @@ class EvalModConfig(_Literal):
             below it (I is the q_0-overflow of ModRaise; with a sparse secret of Hamming
             weight h it is a sum of about h small terms, |I| ≲ 6·sqrt((h+1)/12)).
         double_angle: r, the number of double-angle steps (0 for method "sin").
-        arcsine_degree: 0, or an odd degree 3.. of the Taylor series of arcsin(2πv)/(2π)
-            applied after the sine, which removes the sine's cubic error.
-        message_ratio_bits: log2(q_0 / Δ_in): the input is brought to level 0 at scale
-            q_0 / 2^message_ratio_bits before ModRaise. Larger: smaller sine error, but the
-            EvalMod error is multiplied by 2^message_ratio_bits.
+        arcsine_degree: 0, or an odd degree 3.. of the Taylor series of arcsin(s)/(2π)
+            applied to s = sin(2πu), which removes the sine's error (default 7: exact
+            enough up to |m/q_0| ~ 0.1, which inputs with a large mean reach).
+        message_ratio_bits: R = log2(q_0 / Δ_in): the input is brought to level 0 at
+            scale q_0 / 2^R before ModRaise, so |m/q_0| <= 2^-R for |x| <= 1 (R >= 2 keeps
+            it below 1/4, where the arcsine inverts the sine). Larger: smaller sine error,
+            but the EvalMod error is multiplied by 2^R (docs/bootstrapping.md).
     """
 
     method: Literal["cos", "sin"] = "cos"
     degree: int = Field(default=31, ge=3, le=1023)
     K: int = Field(default=12, ge=1, le=1024)
     double_angle: int = Field(default=3, ge=0, le=8)
-    arcsine_degree: int = Field(default=0, ge=0, le=15)
-    message_ratio_bits: int = Field(default=6, ge=1, le=40)
+    arcsine_degree: int = Field(default=7, ge=0, le=15)
+    message_ratio_bits: int = Field(default=2, ge=1, le=40)
 
     @model_validator(mode="after")
     def _consistent(self) -> "EvalModConfig":

@@ -18,8 +18,8 @@ def test_default_split_and_depth():
     cfg = fhec.BootstrapConfig()
     assert cfg.log_radices(2**12, "cts") == (4, 4, 3)  # 2^11 slots in 3 levels, larger radices first
     assert cfg.log_radices(2**12, "stc") == (4, 4, 3)
-    # CtS 3 + its scale-down 1 + Chebyshev degree 31 (5) + 3 double angles + StC 3
-    assert cfg.depth(2**12) == 3 + 1 + 5 + 3 + 3
+    # CtS 3 + its scale-down 1 + Chebyshev degree 31 (5) + 3 double angles + arcsine degree 7 (3) + StC 3
+    assert cfg.depth(2**12) == 3 + 1 + 5 + 3 + 3 + 3
     assert split_log(16, 6) == (3, 3, 3, 3, 2, 2)
 
 
@@ -50,7 +50,7 @@ def test_params_check_the_config_against_n_and_levels():
         _params(bootstrap=fhec.BootstrapConfig(cts_log_radices=(3, 3)))  # 2^7 slots need 7
     with pytest.raises(ParameterError, match="only full packing"):
         _params(bootstrap=fhec.BootstrapConfig(slots=16))
-    with pytest.raises(ParameterError, match="uses 15 levels"):
+    with pytest.raises(ParameterError, match="uses 18 levels"):
         _params(levels=10)
     with pytest.raises(ParameterError, match="must be a fhec.BootstrapConfig"):
         _params(bootstrap={"cts_depth": 2})
