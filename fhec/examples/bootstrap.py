@@ -11,8 +11,8 @@ three bootstraps for a depth of 8.
 The parameters are the INSECURE test set of tests/test_bootstrap.py at N = 2^12
 (security=None, a sparse secret of Hamming weight 8): for experiments only.
 
-    fhec check examples/bootstrap.py       # a few minutes: three bootstraps at N = 2^12
-    fhec stats examples/bootstrap.py       # limb instructions per bootstrap stage
+    fhec check fhec/examples/bootstrap.py  # a few minutes: three bootstraps at N = 2^12
+    fhec stats fhec/examples/bootstrap.py  # limb instructions per bootstrap stage
 """
 
 import fhec
