@@ -38,6 +38,7 @@ from fhec.errors import (
     MixedProgramsError,
     MissingInputError,
     PolynomialError,
+    BootstrapError,
     LevelMismatchError,
     UnusedInputWarning,
 )
@@ -58,6 +59,8 @@ _LAZY: dict[str, str] = {
     # the scheme layer
     "BGVParams": "fhec.schemes",
     "CKKSParams": "fhec.schemes",
+    "BootstrapConfig": "fhec.schemes.bootstrap_config",
+    "EvalModConfig": "fhec.schemes.bootstrap_config",
     "Ciphertext": "fhec.schemes",
     "Evaluator": "fhec.schemes",
     "KeySet": "fhec.schemes",

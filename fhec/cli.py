@@ -285,13 +285,24 @@ def stats_tables(spec: str, keyswitch: str | None = None, target: str | None = N
         by_he.add_column(op, justify="right")
     for he_op, counts in sorted(s["by_he_op"].items()):
         by_he.add_row(he_op, *[f"{counts.get(op, 0):,}" for op in ops])
+    tables = [summary, head, by_he]
+    if "by_stage" in s:  # a bootstrap's stages, in pipeline order
+        from fhec.ir.he_bootstrap import STAGES
+
+        by_stage = Table(title="per bootstrap stage")
+        by_stage.add_column("stage")
+        for op in ops:
+            by_stage.add_column(op, justify="right")
+        for stage in sorted(s["by_stage"], key=lambda st: STAGES.index(st) if st in STAGES else len(STAGES)):
+            by_stage.add_row(stage, *[f"{s['by_stage'][stage].get(op, 0):,}" for op in ops])
+        tables.append(by_stage)
     data = Table(title="data by value class")
     data.add_column("class")
     data.add_column("RVecs", justify="right")
     data.add_column("bytes", justify="right")
     for cls, n in s["rvecs_by_class"].items():
         data.add_row(cls, f"{n:,}", f"{s['bytes'][cls]:,}")
-    tables = [summary, head, by_he, data]
+    tables = [*tables, data]
     return tables if target is None else [*tables, bounds_table(lowered, target)]
 
 

@@ -319,6 +319,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         prefetch_reserve=scheduled.prefetch_reserve,
         compile_seconds=done.seconds(),
         compile_passes=[r.as_dict() for r in done.records],
+        he_program=lowered.he,
     )
     policy_used = keyswitch_policy(annotated, keyswitch)
     return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used,

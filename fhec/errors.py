@@ -120,6 +120,11 @@ class PolynomialError(ProgramError):
     basis, a degenerate domain, a numpy series with a non-default window...)."""
 
 
+class BootstrapError(ProgramError):
+    """``x.bootstrap()`` cannot run here: BGV, parameters without a `BootstrapConfig`, or
+    an input whose level and scale leave ModRaise no room (the message names the fix)."""
+
+
 class MissingInputError(ProgramError):
     """An input of a program was not given a value (or an unknown input name was given)."""
 

@@ -29,9 +29,11 @@ RELINEARIZE        ``ev.relinearize(a)``
 MUL_PLAIN          ``ev.multiply(a, encode(w, a.level, plain_scale))`` (BGV factor 1)
 MUL_CONST          int: ``ev.multiply(a, value)``; else ``ev.multiply(a, encode(value, a.level, plain_scale))``
 MUL_FACTOR (BGV)   ``ev.multiply_integer(a, c, scale=a.scale * c mod t)``
-RESCALE            ``ev.rescale(a)``
+RESCALE            ``ev.rescale(a)`` (its ``noise`` attribute, if any, replaces the estimate)
 MOD_SWITCH         ``ev.mod_switch(a)``
 LEVEL_DOWN         ``ev.level_down(a, level, scale)``
+MOD_RAISE          ``ev.mod_raise(a, level, scale)``
+MUL_MONOMIAL       ``ev.multiply_monomial(a, power)``
 ROTATE             ``ev.rotate(a, step)``
 CONJUGATE          ``ev.conjugate(a)``
 SWAP_ROWS          ``ev.swap_rows(a)``
@@ -187,6 +189,12 @@ def _with_const(method: Callable) -> Executor:
     return run
 
 
+def _with_noise_hint(ct: Ciphertext, node: HeNode) -> Ciphertext:
+    """A RESCALE's ``noise`` attribute replaces the estimate (as its type rule does)."""
+    hint = node.attr("noise", None)
+    return ct if hint is None else ct.with_(noise=float(hint))
+
+
 def _mul_factor(ev: Evaluator, node: HeNode, args: list, kw: dict):
     (ct,) = args
     c = int(node.attr("value"))
@@ -251,9 +259,11 @@ EXECUTORS: dict[HeOp, Executor] = {
     HeOp.MUL: lambda ev, n, a, kw: ev.multiply(a[0], a[1], relinearize=False),
     HeOp.RELINEARIZE: lambda ev, n, a, kw: ev.relinearize(a[0], **kw),
     HeOp.MUL_FACTOR: _mul_factor,
-    HeOp.RESCALE: lambda ev, n, a, kw: ev.rescale(a[0]),
+    HeOp.RESCALE: lambda ev, n, a, kw: _with_noise_hint(ev.rescale(a[0]), n),
     HeOp.MOD_SWITCH: lambda ev, n, a, kw: ev.mod_switch(a[0]),
     HeOp.LEVEL_DOWN: lambda ev, n, a, kw: ev.level_down(a[0], n.attr("level"), n.attr("scale")),
+    HeOp.MUL_MONOMIAL: lambda ev, n, a, kw: ev.multiply_monomial(a[0], n.attr("power")),
+    HeOp.MOD_RAISE: lambda ev, n, a, kw: ev.mod_raise(a[0], n.attr("level"), n.attr("scale")),
     HeOp.ROTATE: lambda ev, n, a, kw: ev.rotate(a[0], n.attr("step"), **kw),
     HeOp.CONJUGATE: lambda ev, n, a, kw: ev.conjugate(a[0], **kw),
     HeOp.SWAP_ROWS: lambda ev, n, a, kw: ev.swap_rows(a[0], **kw),

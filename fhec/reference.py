@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from fhec.errors import InvalidPlaintextError, MissingInputError
+from fhec.errors import InternalError, InvalidPlaintextError, MissingInputError
 from fhec.validate import as_1d_array, as_mapping
 from fhec.frontend import constants
 from fhec.ir.he import Const, HeNode, HeOp, HeProgram
@@ -166,6 +166,14 @@ def _automorphism(params: Params, x: np.ndarray, step: int | None) -> np.ndarray
 
 Semantics = Callable[[Params, HeNode, list, dict], np.ndarray]
 
+
+def _no_plain_meaning(p: Params, n: HeNode, a: list, env: dict) -> np.ndarray:
+    # ModRaise adds q_0·I, which depends on the ciphertext, not on the slot values, and a
+    # monomial makes real slots complex: only the whole BOOTSTRAP (the identity) has a
+    # plaintext meaning.
+    raise InternalError(f"{n.op.value} has no plaintext semantics on fhec's real slots; take the reference of "
+                        f"the program before expansion")
+
 _IDENTITY: Semantics = lambda p, n, a, env: a[0]  # noqa: E731
 
 SEMANTICS: dict[HeOp, Semantics] = {
@@ -183,6 +191,7 @@ SEMANTICS: dict[HeOp, Semantics] = {
     HeOp.MUL_PLAIN: lambda p, n, a, env: _mul(p, a[0], a[1]),
     HeOp.MUL_CONST: lambda p, n, a, env: _mul(p, a[0], _const(p, n.attr("value"))),
     HeOp.MUL_FACTOR: _IDENTITY,
+    HeOp.MUL_MONOMIAL: _no_plain_meaning,
     HeOp.RELINEARIZE: _IDENTITY,
     HeOp.RESCALE: _IDENTITY,
     HeOp.MOD_SWITCH: _IDENTITY,
@@ -191,6 +200,8 @@ SEMANTICS: dict[HeOp, Semantics] = {
     HeOp.ROTATE: lambda p, n, a, env: _rotate(p, a[0], n.attr("step")),
     HeOp.SWAP_ROWS: lambda p, n, a, env: _swap_rows(a[0]),
     HeOp.SUM_SLOTS: lambda p, n, a, env: _window_sum(p, a[0], n.attr("n"), n.attr("stride", 1)),
+    HeOp.BOOTSTRAP: _IDENTITY,
+    HeOp.MOD_RAISE: _no_plain_meaning,
     HeOp.LINEAR_TRANSFORM: lambda p, n, a, env: _linear_transform(p, a[0], n.attr("diagonals")),
     HeOp.POLYNOMIAL: lambda p, n, a, env: _polynomial(p, a[0], n),
     # key-switch pieces: the automorphism moves the slots; the rest carries no message

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from fhec.errors import (
+    BootstrapError,
     LevelExhaustedError,
     MixedProgramsError,
     ParameterError,
@@ -501,6 +502,24 @@ class Cipher(_Handle):
         if cs == (0, 1) and domain is None:  # u = x and B_1 = x in both bases
             return self
         return self._polynomial(cs, loc, basis, domain)
+
+    def bootstrap(self) -> "Cipher":
+        """CKKS bootstrapping: the same values at a high level again (the parameters'
+        `fhec.BootstrapConfig` says how, and how many levels it uses; docs/bootstrapping.md).
+
+        Raises `SchemeMismatchError` for BGV and `BootstrapError` when the parameters have
+        no bootstrap config or the value's level and scale leave ModRaise no room.
+        """
+        loc = caller_location()
+        p = self._program.params
+        if p.scheme != "ckks":
+            raise SchemeMismatchError(
+                "bootstrap() is a CKKS operation; BGV programs cannot be bootstrapped in fhec (use more levels).", loc)
+        if p.bootstrap is None:
+            raise BootstrapError(
+                "bootstrap() needs parameters that say how to bootstrap: CKKSParams(..., "
+                "bootstrap=fhec.BootstrapConfig(...)) with enough levels (see docs/bootstrapping.md).", loc)
+        return self._apply(lambda: self._b.bootstrap(self._id, loc))
 
     def _polynomial(self, cs: tuple, loc: str | None, basis: str = "power", domain=None) -> "Cipher":
         try:

@@ -10,7 +10,7 @@ Two kinds of ops exist (`HeOp`):
   with fully explicit operands (table in `docs/dsl.md` and in `fhec.evaluate`); after
   `fhec.passes.he_expand.expand` a program consists of primitives only, which is
   what the limb-level lowering consumes;
-* **high-level ops** (SUM_SLOTS, LINEAR_TRANSFORM, POLYNOMIAL), kept as single nodes
+* **high-level ops** (SUM_SLOTS, LINEAR_TRANSFORM, POLYNOMIAL, BOOTSTRAP), kept as single nodes
   by tracing so that passes can pick an algorithm (BSGS, hoisting) before expanding.
 
 Every node carries its inferred `HeType` (level, scale, parts, estimated noise,
@@ -48,6 +48,7 @@ class HeOp(enum.Enum):
     RELINEARIZE = "relinearize"            # 3 parts -> 2 parts (key: relin)
     MUL_PLAIN = "mul_plain"                # ct × plain input (attrs: plain_scale)
     MUL_CONST = "mul_const"                # ct × constant (attrs: value, plain_scale; None for Python ints)
+    MUL_MONOMIAL = "mul_monomial"          # ct × X^power, exact (CKKS slot j times ζ_j^power; X^{N/2}: times i)
     MUL_FACTOR = "mul_factor"              # BGV: ct × integer c, plaintext factor × c, message unchanged
     RESCALE = "rescale"                    # CKKS: divide by the last prime
     MOD_SWITCH = "mod_switch"              # drop one level (BGV: modulus switching; CKKS: drop a limb)
@@ -58,6 +59,9 @@ class HeOp(enum.Enum):
     SUM_SLOTS = "sum_slots"                # high level: slot i <- sum of slots i..i+n-1 (attrs: n)
     LINEAR_TRANSFORM = "linear_transform"  # high level: sum_k diag_k ⊙ rot(x, k) (attrs: diagonals, plain_scale)
     POLYNOMIAL = "polynomial"              # high level: sum_i c_i B_i(u) (attrs: coeffs[, basis, domain])
+    BOOTSTRAP = "bootstrap"                # high level: CKKS bootstrapping, the identity on values (config: params)
+    MOD_RAISE = "mod_raise"                # CKKS: a level-0 ciphertext's coefficients lifted centered onto the
+                                           #   primes of `level` (attrs: level, scale, bound); bootstrap's 1st stage
     # The pieces of a key switch (fhec.passes.he_keyswitch.expand_key_switches):
     AUTOMORPHISM = "automorphism"          # σ_g on both parts, no key switch (attrs: galois, step)
     MOD_UP = "mod_up"                      # digits of one part over the key-switching basis (attrs: part, method)
@@ -77,7 +81,7 @@ class HeOp(enum.Enum):
         return f"HeOp.{self.name}"
 
 
-HIGH_LEVEL_OPS = frozenset({HeOp.SUM_SLOTS, HeOp.LINEAR_TRANSFORM, HeOp.POLYNOMIAL})
+HIGH_LEVEL_OPS = frozenset({HeOp.SUM_SLOTS, HeOp.LINEAR_TRANSFORM, HeOp.POLYNOMIAL, HeOp.BOOTSTRAP})
 KEY_SWITCH_PIECES = frozenset(
     {HeOp.AUTOMORPHISM, HeOp.MOD_UP, HeOp.DIGITS_AUTOMORPHISM, HeOp.KEY_MULT, HeOp.MOD_DOWN, HeOp.KS_ADD,
      HeOp.KS_ADD_EXT}
@@ -93,7 +97,9 @@ class Const:
     """A numpy constant stored in a node: read-only, compared and hashed by value.
 
     Arrays are always padded to the program's slot count when they enter the IR
-    (float64 for CKKS, int64 reduced mod t for BGV), so consumers never pad.
+    (float64 for CKKS, int64 reduced mod t for BGV), so consumers never pad. The one
+    exception: the bootstrap expansion's DFT diagonals and its ±i constants are
+    complex128 (CKKS slots are complex; only user values are real).
     """
 
     array: np.ndarray
@@ -118,9 +124,15 @@ class Const:
         return f"Const({format_values(self.array)})"
 
 
+def _format_value(v) -> str:
+    if isinstance(v, (complex, np.complexfloating)):
+        return f"{v:.6g}"
+    return f"{v:.6g}" if isinstance(v, (float, np.floating)) else str(int(v))
+
+
 def format_values(arr: np.ndarray, shown: int = 4) -> str:
     """Short text for a constant vector: the first values, then the count."""
-    vals = [f"{v:.6g}" if isinstance(v, (float, np.floating)) else str(int(v)) for v in arr[:shown]]
+    vals = [_format_value(v) for v in arr[:shown]]
     if len(arr) > shown:
         vals.append(f"… {len(arr)} values")
     return "[" + ", ".join(vals) + "]"

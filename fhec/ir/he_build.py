@@ -84,6 +84,7 @@ class HeBuilder:
         self.nodes: list[HeNode] = []
         self._types: dict[int, HeType] = {}
         self._next_external = -1
+        self._defaults: dict[str, Any] = {}
 
     # -- raw emission --------------------------------------------------------------------
 
@@ -106,6 +107,7 @@ class HeBuilder:
         Raises what the type rule raises (a `FhecError` carrying `loc`, or `IRTypeError`).
         """
         args = tuple(args)
+        attrs = self._with_defaults(op, attrs)
         self._check_keyswitch(op, dict(attrs), args, loc)
         typ = infer_type(self.params, op, dict(attrs), tuple(self._types[a] for a in args), loc)
         self._check_allowed_keys(typ, op, loc)
@@ -114,6 +116,28 @@ class HeBuilder:
         self.nodes.append(HeNode(vid, op, args, attrs, typ, loc))
         self._types[vid] = typ
         return vid
+
+    @contextmanager
+    def defaults(self, stage: str | None = None, keyswitch: str | None = None) -> Iterator[None]:
+        """Inside the block every emitted node gets the attribute ``stage`` (a recipe's
+        phase, e.g. a bootstrap's "cts", which reports group costs by), and every key
+        switch without its own ``keyswitch`` attribute gets `keyswitch` (when not None)."""
+        saved = dict(self._defaults)
+        self._defaults.update({k: v for k, v in (("stage", stage), ("keyswitch", keyswitch)) if v is not None})
+        try:
+            yield
+        finally:
+            self._defaults = saved
+
+    def _with_defaults(self, op: HeOp, attrs: tuple) -> tuple:
+        if not self._defaults:
+            return attrs
+        extra = dict(attrs)
+        if "stage" in self._defaults:
+            extra.setdefault("stage", self._defaults["stage"])
+        if "keyswitch" in self._defaults and op in KEY_SWITCHING_OPS:
+            extra.setdefault("keyswitch", self._defaults["keyswitch"])
+        return attrs_of(**extra)
 
     def _check_keyswitch(self, op: HeOp, attrs: dict[str, Any], args: tuple[int, ...], loc: str | None) -> None:
         """CKKS: a key switch whose method (the node's ``keyswitch`` attribute or the
@@ -404,3 +428,7 @@ class HeBuilder:
         if domain is not None:
             extra["domain"] = domain
         return self.emit(HeOp.POLYNOMIAL, (self.two_parts(a, loc),), attrs_of(coeffs=coeffs, **extra), loc)
+
+    def bootstrap(self, a: int, loc: str | None) -> int:
+        """BOOTSTRAP (CKKS with a `BootstrapConfig`; the frontend checks both first)."""
+        return self.emit(HeOp.BOOTSTRAP, (self.two_parts(a, loc),), (), loc)

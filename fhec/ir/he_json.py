@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from fhec.errors import InternalError, ProgramFormatError
+from fhec.errors import InternalError, ParameterError, ProgramFormatError
 from fhec.ir.he import Const, HeNode, HeOp, HeOptions, HeProgram, HeType, Key, KeyKind, ValueKind
 from fhec.schemes.params import BGVParams, CKKSParams
 
@@ -32,6 +32,8 @@ _PARAM_CLASSES = {"ckks": CKKSParams, "bgv": BGVParams}
 def params_to_dict(params) -> dict[str, Any]:
     d = {"scheme": params.scheme}
     d.update({f.name: getattr(params, f.name) for f in dataclasses.fields(params) if f.init})
+    if d.get("bootstrap") is not None:
+        d["bootstrap"] = d["bootstrap"].model_dump()
     return d
 
 
@@ -53,11 +55,21 @@ def params_from_dict(d: dict[str, Any]):
     missing = [name for name in required if name not in d]
     if missing:
         raise ProgramFormatError(f"params lacks the field {missing[0]!r} ({cls.__name__} needs {required}).")
+    if isinstance(d.get("bootstrap"), dict):
+        from fhec.schemes.bootstrap_config import BootstrapConfig
+
+        try:
+            d = {**d, "bootstrap": BootstrapConfig(**d["bootstrap"])}
+        except (ParameterError, TypeError) as exc:
+            raise ProgramFormatError(f"params.bootstrap: {exc}") from None
     return cls(**d)
 
 
 def _encode_value(v: Any) -> Any:
     if isinstance(v, Const):
+        if v.array.dtype == np.complex128:  # JSON has no complex numbers: [real, imag] pairs
+            values = [[float(z.real), float(z.imag)] for z in v.array]
+            return {"const": {"dtype": v.array.dtype.str, "values": values}}
         return {"const": {"dtype": v.array.dtype.str, "values": v.array.tolist()}}
     if isinstance(v, tuple):
         return [_encode_value(x) for x in v]
@@ -66,8 +78,9 @@ def _encode_value(v: Any) -> Any:
     return v
 
 
-# Const arrays hold slot vectors: float64 (CKKS) or int64 (BGV), nothing else.
-_CONST_DTYPES = frozenset({"<f8", "<i8"})
+# Const arrays hold slot vectors: float64 (CKKS) or int64 (BGV); complex128 only in the
+# bootstrap expansion's DFT diagonals.
+_CONST_DTYPES = frozenset({"<f8", "<i8", "<c16"})
 
 
 def _decode_value(v: Any, where: str) -> Any:
@@ -76,6 +89,10 @@ def _decode_value(v: Any, where: str) -> Any:
         if set(v) != {"const"} or not isinstance(c, dict) or c.get("dtype") not in _CONST_DTYPES:
             raise ProgramFormatError(f"{where}: expected {{'const': {{'dtype': '<f8' or '<i8', 'values': [...]}}}}.")
         values = c.get("values")
+        if c["dtype"] == "<c16" and isinstance(values, list) and all(
+            isinstance(x, list) and len(x) == 2 and all(_is_number(y) for y in x) for x in values
+        ):
+            return Const(np.array([complex(a, b) for a, b in values], dtype=np.complex128))
         if not isinstance(values, list) or not all(_is_number(x) for x in values):
             raise ProgramFormatError(f"{where}: const values must be a list of numbers.")
         try:

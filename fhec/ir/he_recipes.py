@@ -250,10 +250,17 @@ def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -
     return out.value
 
 
+def _bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
+    from fhec.ir.he_bootstrap import bootstrap_recipe  # it uses linear_transform_recipe above
+
+    return bootstrap_recipe(b, x, attrs, loc)
+
+
 RECIPES: dict[HeOp, Recipe] = {
     HeOp.SUM_SLOTS: sum_slots_recipe,
     HeOp.LINEAR_TRANSFORM: linear_transform_recipe,
     HeOp.POLYNOMIAL: polynomial_recipe,
+    HeOp.BOOTSTRAP: _bootstrap_recipe,
 }
 
 

@@ -281,6 +281,15 @@ def _mul_const(params, attrs, args, loc):
     return _times_plain(params, a, plain_scale, const_bound(value))
 
 
+def _mul_monomial(params, attrs, args, loc):
+    """Mirrors `Evaluator.multiply_monomial`: exact, so level, scale and error stay; each
+    slot is multiplied by a root of unity, so the bound stays too."""
+    (a,) = args
+    _ct(a, HeOp.MUL_MONOMIAL)
+    _need(isinstance(attrs["power"], int), f"mul_monomial: power {attrs['power']!r} is not an integer")
+    return _same(a)
+
+
 def _mul_factor(params, attrs, args, loc):
     (a,) = args
     _scheme(params, HeOp.MUL_FACTOR, "bgv")
@@ -297,7 +306,26 @@ def _rescale(params, attrs, args, loc):
     rules.check_level(params, a.level, "rescale", loc)
     level, scale = rules.rescale_result(params, a.level, a.scale)
     noise = nz.rescale_noise(params, a.noise, rules.rescale_prime(params, a.level))
-    return cipher(params, level, scale, a.parts, noise, bound=a.bound)
+    # A recipe that knows the error better (the bootstrap's scale-downs and its result,
+    # `fhec.ir.he_bootstrap`) says so with a ``noise`` attribute; the evaluator applies
+    # the same attribute (`fhec.evaluate.EXECUTORS`), so types and ciphertexts agree.
+    noise = float(attrs.get("noise", noise))
+    return cipher(params, level, scale, a.parts, noise, bound=_hinted(a.bound, attrs))
+
+
+def _mod_raise(params, attrs, args, loc):
+    """Mirrors `Evaluator.mod_raise`: level 0 -> `level`, relabelled with `scale`; the error
+    is unchanged (the q_0·I the lift adds is message, which EvalMod removes), and the
+    value's slots are bounded by the ``bound`` attribute the bootstrap recipe derives."""
+    (a,) = args
+    _scheme(params, HeOp.MOD_RAISE, "ckks")
+    _ct(a, HeOp.MOD_RAISE, (2,))
+    _need(a.level == 0, f"mod_raise: operand at level {a.level}, not 0")
+    level, scale, bound = attrs["level"], attrs["scale"], attrs["bound"]
+    _need(isinstance(level, int) and 0 < level <= params.top_level, f"mod_raise to level {level!r}")
+    _need(isinstance(scale, float) and scale > 0, f"mod_raise needs a positive float scale, got {scale!r}")
+    _need(isinstance(bound, float) and bound > 0, f"mod_raise needs a positive float bound, got {bound!r}")
+    return cipher(params, level, scale, 2, a.noise, bound=bound)
 
 
 def _mod_switch_type(params, a: HeType, loc) -> HeType:
@@ -472,9 +500,11 @@ PRIMITIVE_RULES: dict[HeOp, Rule] = {
     HeOp.MUL_PLAIN: _mul_plain,
     HeOp.MUL_CONST: _mul_const,
     HeOp.MUL_FACTOR: _mul_factor,
+    HeOp.MUL_MONOMIAL: _mul_monomial,
     HeOp.RESCALE: _rescale,
     HeOp.MOD_SWITCH: _mod_switch,
     HeOp.LEVEL_DOWN: _level_down,
+    HeOp.MOD_RAISE: _mod_raise,
     HeOp.ROTATE: _galois(HeOp.ROTATE, _rotation_key_of, None),
     HeOp.CONJUGATE: _galois(HeOp.CONJUGATE, lambda p, a: Key(KeyKind.CONJUGATION), "ckks"),
     HeOp.SWAP_ROWS: _galois(HeOp.SWAP_ROWS, lambda p, a: Key(KeyKind.CONJUGATION), "bgv"),

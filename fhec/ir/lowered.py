@@ -15,6 +15,7 @@ from fhec.ir.he import Const, HeProgram, HeType
 from fhec.ir.limb import LimbProgram
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.encryption import encode, encode_scalar
+from fhec.schemes.evaluator import monomial_plaintext
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,8 @@ class ConstRecipe:
     `fhec.evaluate.plaintext_operand` does: the slot vector of `source` at `level`
     with `scale` (an addend: the ciphertext's scale; a CKKS multiplier: the node's
     ``plain_scale``; a BGV multiplier: None, factor 1).
-    `source` is ("plain", input name) or ("value", Python scalar or `Const`).
+    `source` is ("plain", input name), ("value", Python scalar or `Const`) or
+    ("monomial", power): the exact polynomial X^power (`Evaluator.multiply_monomial`).
     `extended`: encoded over Q_level·P (a double-hoisted multiply).
     """
 
@@ -63,6 +65,9 @@ class LoweredProgram:
         out = {}
         for name, r in self.constants.items():
             kind, value = r.source
+            if kind == "monomial":  # exact X^power, as `Evaluator.multiply_monomial` multiplies by
+                out[name] = monomial_plaintext(params, value, r.level)
+                continue
             if kind == "plain":
                 value = plain_inputs[value]
             if not isinstance(value, Const) and np.ndim(value) == 0:

@@ -87,6 +87,10 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
         return mode == "single" or (mode == "auto" and sharing[(node.args[0], method_of(node))] >= 2)
 
     def rewrite(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
+        with b.defaults(stage=node.attr("stage", None)):  # the pieces keep a bootstrap stage tag (reports)
+            return rewrite_one(b, node, args)
+
+    def rewrite_one(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
         if node.op not in KEY_SWITCHING:
             return copy_node(b, node, args)
         source = key_switch_source(params, node)

@@ -163,6 +163,11 @@ def _rotate_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     return em.rotate_ext(a[0], source, name, lw.arg_type(node).level)
 
 
+def _mul_monomial(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    recipe = ConstRecipe(("monomial", int(node.attr("power"))), lw.arg_type(node).level, 1)
+    return em.mul_plain(a[0], lw.const(recipe))
+
+
 def _mod_switch(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     if lw.params.scheme == "ckks":
         return a[0][:, :-1]
@@ -185,6 +190,20 @@ def _level_down(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     c = rules.level_down_constant(params, t_in.scale, t_in.level, level, target_scale=target)
     x = x[:, : params.limbs_at(level + 1)]
     return em.divide_last(em.mul_integer(x, c), None)
+
+
+def _mod_raise(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    """Limb form of `Evaluator.mod_raise`: per part, INTT of the level-0 limbs, a fast base
+    conversion onto the other primes of the level (BCONV reads the residues centered), NTT."""
+    x = a[0]
+    base = np.arange(x.shape[1], dtype=np.int64)
+    dst = np.arange(x.shape[1], lw.params.limbs_at(int(node.attr("level"))), dtype=np.int64)
+    raised = []
+    for part in x:
+        coeffs = em.op(LimbOp.INTT, part, mod=base)
+        ext = em.op(LimbOp.NTT, em.fast_base_convert(coeffs, base, dst), mod=dst)
+        raised.append(np.concatenate([part, ext]))
+    return np.stack(raised)
 
 
 def _whole_key_switch(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
@@ -258,10 +277,12 @@ EMITTERS: dict[HeOp, Emitter] = {
     HeOp.MUL: lambda lw, em, n, a: em.multiply(a[0], a[1]),
     HeOp.MUL_PLAIN: _mul_plain,
     HeOp.MUL_CONST: _mul_const,
+    HeOp.MUL_MONOMIAL: _mul_monomial,
     HeOp.MUL_FACTOR: lambda lw, em, n, a: em.mul_integer(a[0], int(n.attr("value"))),
     HeOp.RESCALE: lambda lw, em, n, a: em.divide_last(a[0], None),
     HeOp.MOD_SWITCH: _mod_switch,
     HeOp.LEVEL_DOWN: _level_down,
+    HeOp.MOD_RAISE: _mod_raise,
     HeOp.RELINEARIZE: _whole_key_switch,
     HeOp.ROTATE: _whole_key_switch,
     HeOp.CONJUGATE: _whole_key_switch,

@@ -34,7 +34,8 @@ from fhec.errors import (
 )
 from fhec.ring.automorphism import automorphism_ntt
 from fhec.ring.modarith import add_mod, mul_const_mod, mul_mod, neg_mod, sub_mod
-from fhec.ring.rns import divide_by_dropped
+from fhec.ring.ntt import intt, ntt
+from fhec.ring.rns import divide_by_dropped, fast_base_convert
 from fhec.schemes import noise as nz
 from fhec.schemes import rules
 from fhec.schemes.ciphertext import Ciphertext, ExtendedCiphertext, Plaintext
@@ -43,6 +44,7 @@ from fhec.schemes.keys import RELIN, KeySet, check_galois_element, galois_for_co
 from fhec.schemes.keyswitch import decompose, key_mult, key_switch
 from fhec.schemes.keyswitch import mod_down as divide_by_p
 from fhec.schemes.precision import check_keyswitch
+from fhec.schemes.sampling import small_ntt
 from fhec.validate import as_1d_array, as_choice, as_int, as_int_list, as_real, is_int
 
 
@@ -69,6 +71,16 @@ def encode_multiplier(params, values, level: int) -> Plaintext:
     if params.scheme == "bgv":
         return encode(params, values, level)
     return encode(params, values, level, rules.plain_multiply_scale(params, level))
+
+
+def monomial_plaintext(params, power: int, level: int) -> Plaintext:
+    """X^power (X^N = -1) in NTT form at `level`, scale 1: what `multiply_monomial`
+    multiplies by, and the CONST operand of its lowering."""
+    N = params.N
+    power %= 2 * N
+    coeffs = np.zeros(N, dtype=np.int64)
+    coeffs[power % N] = -1 if power >= N else 1
+    return Plaintext(params, small_ntt(coeffs, params.moduli_at(level)), level, 1)
 
 
 def _q(ct_or_moduli) -> np.ndarray:
@@ -175,6 +187,41 @@ class Evaluator:
         c = rules.level_down_constant(self.params, ct.scale, ct.level, level, target_scale=target)
         ct = self.mod_switch_to(ct, level + 1)
         return self.rescale(self._times_integer(ct, c, scale=ct.scale * c))
+
+    def multiply_monomial(self, ct: Ciphertext, power: int) -> Ciphertext:
+        """ct × X^power, exactly (a signed permutation of the coefficients: the error keeps
+        its size, the scale and level stay). In CKKS slot j is multiplied by
+        ζ^(5^j·power); X^(N/2) multiplies every slot by i. Raises `InvalidArgumentError`
+        for a non-integer power."""
+        self._check(ct)
+        power = as_int(power, "power", error=InvalidArgumentError, fix="X^power needs a whole power")
+        pt = monomial_plaintext(self.params, power, ct.level)
+        q = _q(ct)
+        return ct.with_(data=self._parts_op(ct, lambda p: mul_mod(p, pt.data, q)))
+
+    def mod_raise(self, ct: Ciphertext, level: int, scale) -> Ciphertext:
+        """CKKS ModRaise (bootstrapping's first step): a level-0 ciphertext's coefficients,
+        lifted to their centered representatives mod q_0 (one fast base conversion, exact
+        for a single base prime), over every prime of `level`. The result decrypts to
+        m + q_0·I for a small integer polynomial I; it is labelled with `scale`.
+
+        Raises `SchemeMismatchError` for BGV, `InvalidArgumentError` unless ct is a 2-part
+        level-0 ciphertext and 0 < level <= the top level.
+        """
+        self._check(ct)
+        if self.params.scheme != "ckks":
+            raise SchemeMismatchError("mod_raise is a CKKS (bootstrapping) operation.")
+        if ct.level != 0 or ct.parts != 2:
+            raise InvalidArgumentError(
+                f"mod_raise needs a 2-part level-0 ciphertext, got {ct.parts} parts at level {ct.level}; "
+                f"level_down(ct, 0) (and relinearize) it first.")
+        level = as_int(level, "level", min=1, max=self.params.top_level, error=InvalidArgumentError,
+                       fix=f"raise to a level in 1..{self.params.top_level}")
+        scale = as_real(scale, "scale", min=0.0, min_exclusive=True, error=InvalidArgumentError)
+        base = ct.moduli
+        dst = self.params.moduli_at(level)[len(base):]
+        data = np.stack([np.concatenate([p, ntt(fast_base_convert(intt(p, base), base, dst), dst)]) for p in ct.data])
+        return Ciphertext(self.params, data, level, scale, ct.key_id, ct.noise)
 
     @staticmethod
     def _target_level(ct: Ciphertext, level) -> int:

@@ -254,7 +254,8 @@ def keygen(
     moduli_all = _all_moduli(params)
     q_all = np.array(moduli_all, dtype=np.uint64)
     N = params.N
-    s = root.child("secret").ternary(N)
+    h = getattr(params, "secret_hamming_weight", None)
+    s = root.child("secret").ternary(N) if h is None else root.child("secret").sparse_ternary(N, h)
     s_ntt = small_ntt(s, moduli_all)
     s_ntt.setflags(write=False)
 

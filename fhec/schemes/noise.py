@@ -57,9 +57,11 @@ def add_noise(n1: float, n2: float) -> float:
 
 
 def rounding_noise(params: Params) -> float:
-    """Error of a division-with-rounding (rescale, mod-down): r0 + r1·s with r uniform in [0, 1)."""
+    """Error of a division-with-rounding (rescale, mod-down): r0 + r1·s with r uniform in
+    [0, 1); s has 2N/3 nonzero coefficients on average, or h for a sparse secret."""
     N = params.N
-    coeff = 0.5 * math.log2((1 + 2 * N / 3) / 12)
+    h = getattr(params, "secret_hamming_weight", None)
+    coeff = 0.5 * math.log2((1 + (2 * N / 3 if h is None else h)) / 12)
     if _ckks(params):
         return _to_slots(params, coeff)
     return coeff + math.log2(params.plain_modulus)

@@ -47,6 +47,7 @@ from fhec.errors import (
     WordSizeError,
 )
 from fhec.validate import as_choice, as_int, as_int_list, as_optional_int, is_int
+from fhec.schemes.bootstrap_config import BootstrapConfig, check_bootstrap
 from fhec.ring.primes import MAX_WORD_BITS, MIN_WORD_BITS, NearestPrimes, ntt_primes
 
 # HomomorphicEncryption.org standard (Albrecht et al., 2018), Table 1, ternary secret
@@ -346,6 +347,9 @@ class CKKSParams(_CommonParams):
             `levels`; e.g. ``q_bits=[60, 40, 40], p_bits=[60], word_bits=60`` is SEAL's
             ``{60, 40, 40, 60}``.
         p_bits: bits of each special prime of P (fixes `special_primes`).
+        bootstrap: a `fhec.BootstrapConfig` to allow ``x.bootstrap()`` (None: no
+            bootstrapping). Its Hamming weight decides the secret's distribution, so it is
+            part of the fingerprint.
 
     `levels` is required unless `q_bits` gives the chain; `scale_bits` defaults to 30
     (the short form) or to the level primes' size (`q_bits`).
@@ -366,6 +370,7 @@ class CKKSParams(_CommonParams):
     min_precision_bits: float | None = 8.0
     q_bits: tuple[int, ...] | None = None
     p_bits: tuple[int, ...] | None = None
+    bootstrap: BootstrapConfig | None = None
 
     scales: tuple[float, ...] = field(init=False, repr=False)
 
@@ -402,6 +407,7 @@ class CKKSParams(_CommonParams):
         object.__setattr__(self, "scales", tuple(reversed(scales)))  # scales[l] = scale at level l
         self._check_derived()
         self._check_bottom_scale()
+        self._set("bootstrap", check_bootstrap(self.bootstrap, self.N, self.levels, self.security))
 
     def _default_scale_bits(self) -> int:
         """30, or the size of the explicit chain's level primes (its top one)."""
@@ -473,6 +479,15 @@ class CKKSParams(_CommonParams):
 
         return ckks_for_program(program_or_depth, precision_bits, security, word_bits, max_value=max_value,
                                 min_N=min_N, explain=explain)
+
+    def _scheme_extra(self) -> tuple:
+        h = self.secret_hamming_weight
+        return () if h is None else (("hamming_weight", h),)
+
+    @property
+    def secret_hamming_weight(self) -> int | None:
+        """h of the sparse ternary secret the bootstrap config asks for; None: dense ternary."""
+        return self.bootstrap.hamming_weight if self.bootstrap is not None else None
 
     @property
     def slots(self) -> int:

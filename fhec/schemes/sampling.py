@@ -274,6 +274,19 @@ class Sampler:
         kept = self._collect(N, 1, _BYTE_LIMIT / 256, convert)
         return (kept % 3).astype(np.int64) - 1
 
+    def sparse_ternary(self, N: int, h: int) -> np.ndarray:
+        """A ternary polynomial with exactly `h` nonzero coefficients (each ±1), int64: the
+        positions by a partial Fisher–Yates shuffle (each uniform among those left), the
+        signs uniform. The sparse secret of bootstrappable CKKS (its ModRaise overflow I
+        is a sum of about h terms)."""
+        positions = np.arange(N, dtype=np.int64)
+        for i in range(h):
+            j = i + int(self.uniform_mod(N - i, 1)[0]) if N - i > 1 else i
+            positions[i], positions[j] = positions[j], positions[i]
+        out = np.zeros(N, dtype=np.int64)
+        out[positions[:h]] = 2 * self.uniform_mod(2, h).astype(np.int64) - 1
+        return out
+
     def gaussian(self, N: int, stddev: float = ERROR_STDDEV) -> np.ndarray:
         """A discrete Gaussian polynomial of parameter `stddev`, truncated at ceil(6σ), int64."""
         table, guide = _gaussian_cdt(float(stddev))

@@ -80,6 +80,9 @@ class Report(BaseModel):
         compile_seconds: pass name -> seconds spent in it (`fhec.pipeline`).
         compile_passes: per pass, in order: name, seconds, and the size of its output
             (HE nodes, limb instructions, events or stream entries).
+        stages: for a program with a bootstrap, stage ("modraise", "cts", "evalmod",
+            "stc") -> cycles, offchip_bytes, modular_multiplies, instructions
+            (`fhec.analysis.stages`); empty otherwise.
     """
 
     model_config = _NO_NAN
@@ -110,6 +113,7 @@ class Report(BaseModel):
     energy: Energy | None = None
     compile_seconds: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = {}
     compile_passes: list[dict[str, float | int | str]] = []
+    stages: dict[str, dict[str, Annotated[int, Field(ge=0)]]] = {}
 
     @model_validator(mode="after")
     def _complete_traffic(self) -> "Report":
@@ -160,6 +164,12 @@ class Report(BaseModel):
                 ("energy", f"{e.total_uj:,.1f} µJ (compute {e.compute_uj:,.1f}, on-chip {e.onchip_uj:,.1f}, "
                  f"off-chip {e.offchip_uj:,.1f})")
             )
+        for name, c in self.stages.items():  # a bootstrap's stages, in program order
+            rows.append((
+                f"  stage {name}",
+                f"{c['cycles']:,} cycles, {c['offchip_bytes'] * mb:,.2f} MiB off-chip, "
+                f"{c['modular_multiplies']:,} modular multiplies",
+            ))
         return rows
 
     def __str__(self) -> str:
@@ -236,8 +246,12 @@ def make_report(
     prefetch_reserve: float = 0.0,
     compile_seconds: dict[str, float] | None = None,
     compile_passes: list[dict] | None = None,
+    he_program=None,
 ) -> Report:
-    """Assemble the `Report` of a compiled program."""
+    """Assemble the `Report` of a compiled program (`he_program`, the HE program that was
+    lowered, gives the per-stage costs of a bootstrap)."""
+    from fhec.analysis.stages import stage_costs
+
     limb = data.program
     on = onchip_bytes(streams, limb.rvec_bytes)
     bound = max(bounds.cycles, 1.0)
@@ -270,6 +284,8 @@ def make_report(
         energy=energy(streams, target, data, on),
         compile_seconds=compile_seconds or {},
         compile_passes=compile_passes or [],
+        stages={} if he_program is None else stage_costs(
+            he_program, data, streams, op_timing(target, streams.N).occupancy),
     )
 
 

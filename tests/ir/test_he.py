@@ -67,14 +67,29 @@ def test_program_lookups(program):
     assert ir.node(ir.outputs["c"]).type.is_cipher
 
 
+def bootstrap_program():
+    """A bootstrap (BOOTSTRAP; MOD_RAISE and MUL_MONOMIAL in its expansion)."""
+    cfg = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(degree=7, double_angle=1))
+    params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    return p
+
+
 def test_every_op_appears_in_the_expanded_programs():
     seen = set()
-    for params in (CKKS, BGV):
-        p = every_op_program(params)
+    for p in (every_op_program(CKKS), every_op_program(BGV), bootstrap_program()):
         expanded = expand(p)
         pieces = expand_key_switches(expanded, "hybrid")
         seen |= {n.op for n in p.ir.nodes} | {n.op for n in expanded.nodes} | {n.op for n in pieces.nodes}
     assert seen == set(HeOp)
+
+
+def test_expanded_bootstrap_round_trips_through_json():
+    expanded = expand(bootstrap_program())  # complex DFT diagonals, a BootstrapConfig in the params
+    assert any(isinstance(v, Const) and v.array.dtype == np.complex128
+               for n in expanded.nodes for _, v in n.attrs)
+    assert HeProgram.from_json(expanded.to_json()) == expanded
 
 
 def test_json_round_trip(program):

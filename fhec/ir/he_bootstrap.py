@@ -1,0 +1,247 @@
+"""The BOOTSTRAP recipe: CKKS bootstrapping as HE-IR primitives (docs/bootstrapping.md).
+
+One BOOTSTRAP node (the identity on values) expands, with the parameters'
+`fhec.BootstrapConfig`, into four stages, each node tagged with its stage (``stage``
+attribute: "modraise", "cts", "evalmod", "stc"; `HeBuilder.defaults`) so that reports can split the cost:
+
+1. **ModRaise.** The input is brought to level 0 at scale Δ = q_0 / 2^R (R =
+   ``message_ratio_bits``: LEVEL_DOWN from a higher level, or an exact integer multiply at
+   level 0 when q_0 / scale is already larger), then MOD_RAISE lifts its coefficients
+   centered onto every prime of the top level. The result decrypts to t = m + q_0·I. It
+   is *labelled* with the top level's canonical scale S, so that every later value sits
+   on its level's canonical scale; its slots hold Decode(t)/S.
+2. **CoeffsToSlots.** The inverse decoding DFT, without its bit reversal, as
+   ``len(cts_log_radices)`` sparse linear transforms (`fhec.schemes.dft`), each one
+   BSGS `linear_transform_recipe` plus a rescale. Slot k then holds
+   w_k = (t_k + i·t_{k+n})/S (bit-reversed k); w + conj(w) and −i·(w − conj(w)) times
+   S/(2·q_0·K) (a scalar multiply: one more level) are the real halves y = t/(q_0·K)
+   of both coefficient halves. (−i and i are exact constants: encoded at scale 1 they are the
+   monomials ∓X^{N/2}, so multiplying by them costs no level.)
+3. **EvalMod.** On each half, with u = K·y = m/q_0 + I: a Chebyshev series of
+   cos(2π(u − 1/4)/2^r) on y ∈ [−1, 1], then r double angles c ↦ 2c² − 1, which gives
+   cos(2π(u − 1/4)) = sin(2πu) ≈ 2π·m/q_0 (method "sin": the series of sin(2πu) itself);
+   optionally a Taylor arcsine turns it into arcsin(sin 2πu)/(2π) = m/q_0 exactly for
+   |m/q_0| < 1/4.
+4. **SlotsToCoeffs.** The halves recombine as re + i·im and the decoding DFT's factors
+   (the first also multiplying by q_0/Δ, and by 1/(2π) without arcsine) give the slots
+   Decode(m)/Δ: the input's values, at level top − depth.
+
+Value bounds: the statistical facts the bounds cannot derive are stated as hints (the
+``bound`` attribute): |y| ≤ 1 after CoeffsToSlots (|I| + 2^-R < K, which holds with
+overwhelming probability for K as `EvalModConfig` documents), |c| ≤ 1 + 2^-8 after each
+double angle, and the input's own bound (times 1 + 2^-8) for the result.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from fhec.errors import BootstrapError
+from fhec.ir.he import Const, HeOp, attrs_of
+from fhec.ir.he_polynomial import polynomial_recipe
+from fhec.ir import he_types as ht
+from fhec.ir.he_types import IRTypeError
+from fhec.schemes import noise as nz
+from fhec.schemes import rules
+from fhec.schemes.bootstrap_config import BootstrapConfig
+from fhec.schemes.dft import dft_factors
+
+STAGES = ("modraise", "cts", "evalmod", "stc")
+"""The stages of a bootstrap, in order; each expanded node's ``stage`` attribute."""
+
+_SLACK = 1.0 + 2.0**-8
+"""Relative slack on the bounds of values that approximate a known bounded function."""
+
+
+# -- plaintext precomputation (cached per ring degree and config) --------------------------
+
+
+def _evalmod_series(cfg: BootstrapConfig) -> tuple[float, ...]:
+    """Chebyshev coefficients on y in [-1, 1] of the configured scaled sine or cosine."""
+    e = cfg.evalmod
+    K, r = e.K, e.double_angle
+    funcs = {
+        "cos": lambda y: np.cos(2 * np.pi * (K * y - 0.25) / 2**r),
+        "sin": lambda y: np.sin(2 * np.pi * K * y),
+    }
+    series = np.polynomial.Chebyshev.interpolate(funcs[e.method], e.degree)
+    return tuple(float(c) for c in series.coef)
+
+
+def arcsine_series(degree: int) -> tuple[float, ...]:
+    """Power-basis coefficients of arcsin(s)/(2π) truncated at odd `degree`:
+    Σ_k (2k)! / (4^k (k!)^2 (2k+1)) · s^(2k+1) / (2π)."""
+    coeffs = [0.0] * (degree + 1)
+    for k in range((degree - 1) // 2 + 1):
+        coeffs[2 * k + 1] = math.comb(2 * k, k) / (4**k * (2 * k + 1)) / (2 * math.pi)
+    return tuple(coeffs)
+
+
+@functools.lru_cache(maxsize=8)
+def _plan(N: int, cfg: BootstrapConfig):
+    cts = dft_factors(N, cfg.log_radices(N, "cts"), True)
+    stc = dft_factors(N, cfg.log_radices(N, "stc"), False)
+    return cts, stc, _evalmod_series(cfg)
+
+
+# -- emission helpers -----------------------------------------------------------------------
+
+
+def _diagonals(params, factor: dict, scale: complex = 1.0) -> tuple:
+    slots = params.slots
+    out = []
+    for k, vec in sorted(factor.items()):
+        v = np.asarray(vec) * scale
+        if v.shape != (slots,):
+            raise IRTypeError(f"a DFT diagonal of {v.shape} values for {slots} slots")
+        out.append((int(k), False, Const(v.astype(np.complex128))))
+    return tuple(out)
+
+
+def _transform(b, x: int, diagonals: tuple, hoisting: str | None, loc, hints: dict | None = None) -> int:
+    """One DFT factor: the BSGS linear transform, then a rescale (with bound / noise hints)."""
+    from fhec.ir.he_recipes import linear_transform_recipe
+
+    t = b.type_of(x)
+    attrs: dict[str, Any] = {"diagonals": diagonals, "plain_scale": ht.plain_scale_for(b.params, t.level, t.scale)}
+    if hoisting:
+        attrs["hoisting"] = hoisting
+    acc = linear_transform_recipe(b, x, attrs, loc)
+    return b.emit(HeOp.RESCALE, (acc,), attrs_of(**(hints or {})), loc)
+
+
+def _monomial(b, x: int, unit: complex, loc) -> int:
+    """x times i (X^{N/2}) or −i (X^{3N/2}) in every slot: exact, no level."""
+    N = b.params.N
+    return b.emit(HeOp.MUL_MONOMIAL, (x,), attrs_of(power=N // 2 if unit == 1j else 3 * N // 2), loc)
+
+
+def _scaled(b, x: int, c: float, loc) -> int:
+    """x·c, rescaled, with the statistical bound |y| <= 1 and the error as hints: the
+    generic rules assume constants of magnitude 1, which makes them ~8 bits pessimistic
+    through CoeffsToSlots. The error of y is this rescale's rounding, the conjugation's
+    key switch scaled by c, and CoeffsToSlots' own error, which measures about one
+    rounding more (docs/bootstrapping.md, "Precision")."""
+    params, t = b.params, b.type_of(x)
+    ps = ht.plain_scale_for(params, t.level, t.scale)
+    m = b.emit(HeOp.MUL_CONST, (x,), attrs_of(value=float(c), plain_scale=ps), loc)
+    rounding = nz.rounding_noise(params)
+    method = params.bootstrap.keyswitch or ht.keyswitch_method(params, {})
+    switched = nz.keyswitch_noise(params, t.level, method) + math.log2(c)
+    noise = math.log2(math.sqrt(2 * 4.0**rounding + 4.0**switched))
+    return b.emit(HeOp.RESCALE, (m,), attrs_of(bound=1.0, noise=noise), loc)
+
+
+def _to_level_zero(b, x: int, cfg: BootstrapConfig, loc) -> tuple[int, float]:
+    """The input at level 0 with q_0/scale >= 2^R, and its effective scale Δ (the scale
+    times the exact integer it was multiplied by)."""
+    params = b.params
+    q0 = math.prod(params.moduli_at(0))
+    R = cfg.evalmod.message_ratio_bits
+    t = b.type_of(x)
+    if t.level > 0:
+        x = b.level_down(x, 0, q0 / 2**R, loc)
+        return x, float(b.type_of(x).scale)
+    c = int(q0 / (t.scale * 2**R))
+    if c < 1:
+        raise BootstrapError(
+            f"bootstrap() got a value at level 0 with scale 2^{math.log2(t.scale):.1f}, but ModRaise needs "
+            f"q_0/scale >= 2^{R} (message_ratio_bits) and q_0 is 2^{math.log2(q0):.1f}: bootstrap the value one "
+            f"level earlier (at level >= 1 it is brought to level 0 at the right scale), use more base_limbs, "
+            f"or lower BootstrapConfig.evalmod.message_ratio_bits.",
+            loc,
+        )
+    if c > 1:
+        x = b.emit(HeOp.MUL_CONST, (x,), attrs_of(value=c, plain_scale=None), loc)
+    return x, float(t.scale) * c
+
+
+AMPLIFICATION_BITS = 2.5
+"""log2 of the factor by which EvalMod's own noise (double angles, products) adds to the
+propagated CoeffsToSlots error, fitted to measurements (docs/bootstrapping.md)."""
+
+
+def output_noise(
+    params, cfg: BootstrapConfig, y_noise: float, y_scale: float, delta: float, out_scale: float, input_rel: float
+) -> float:
+    """The estimated error (log2 std, slot units at `out_scale`) of a bootstrap's result:
+    the input's own relative error `input_rel` (it passes through), plus what the
+    bootstrap adds.
+
+    A slot error σ_y (relative) of y = u/K after CoeffsToSlots becomes 2π·K·σ_y in
+    sin(2πu) (times the EvalMod amplification), which SlotsToCoeffs multiplies by
+    q_0/(2πΔ) and sums over n = N/2 coefficients per slot (√n), for both halves (√2).
+    The sine's own error (without arcsine) adds (2π)²·u³/6 at u ≈ 2^-R/√n·0.6."""
+    n = params.N // 2
+    q0 = math.prod(params.moduli_at(0))
+    e = cfg.evalmod
+    sigma_y = 2.0**y_noise / y_scale
+    sigma_u = e.K * sigma_y * 2.0**AMPLIFICATION_BITS
+    noise_rel = math.sqrt(2 * n) * (q0 / delta) * sigma_u
+    u = 0.6 * delta / q0 / math.sqrt(n)
+    sine = 0.0 if e.arcsine_degree else (2 * math.pi) ** 2 * u**3 / 6 * (q0 / delta) * math.sqrt(n)
+    return math.log2(math.hypot(noise_rel, sine, input_rel) * out_scale)
+
+
+def _evalmod(b, y: int, cfg: BootstrapConfig, series: tuple, loc) -> int:
+    """y = u/K ↦ sin(2πu) (or arcsin(sin 2πu)/(2π) with the arcsine)."""
+    e = cfg.evalmod
+    c = polynomial_recipe(b, y, {"coeffs": series, "basis": "chebyshev"}, loc)
+    for _ in range(e.double_angle):
+        sq = b.multiply(c, c, loc, auto=True)
+        c = b.add_const(b.add(sq, sq, loc, auto=True), 1, loc, subtract=True, bound=_SLACK)
+    if e.arcsine_degree:
+        c = polynomial_recipe(b, c, {"coeffs": arcsine_series(e.arcsine_degree)}, loc)
+    return c
+
+
+def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
+    """Expand a BOOTSTRAP (see the module docstring)."""
+    params = b.params
+    cfg = params.bootstrap
+    if params.scheme != "ckks" or cfg is None:
+        raise BootstrapError("bootstrap needs CKKS parameters with bootstrap=fhec.BootstrapConfig(...)", loc)
+    cts, stc, series = _plan(params.N, cfg)
+    top = params.top_level
+    q0 = math.prod(params.moduli_at(0))
+    x_bound = b.type_of(x).bound
+    input_rel = 2.0 ** b.type_of(x).noise / b.type_of(x).scale
+    ks, hoisting = cfg.keyswitch, cfg.hoisting
+    with b.defaults(stage="modraise", keyswitch=ks):
+        low, delta = _to_level_zero(b, x, cfg, loc)
+        S = float(params.scale_at(top))
+        h = cfg.hamming_weight if cfg.hamming_weight is not None else params.N
+        # |slot| <= sum |t_i| / S with |t_i| <= q_0 (1 + h) / 2: loose, but a true bound
+        raised_bound = params.N * q0 * (1 + h) / 2 / S
+        w = b.emit(HeOp.MOD_RAISE, (low,), attrs_of(level=top, scale=S, bound=raised_bound), loc)
+    with b.defaults(stage="cts", keyswitch=ks):
+        for factor in cts:
+            w = _transform(b, w, _diagonals(params, factor), hoisting, loc)
+        conj = b.emit(HeOp.CONJUGATE, (w,), (), loc)
+        re = b.emit(HeOp.ADD, (w, conj), (), loc)
+        im = _monomial(b, b.emit(HeOp.SUB, (w, conj), (), loc), -1j, loc)
+        # The scale-down by S/(2·q_0·K) ~ 2^-8 is a scalar multiply of its own (one level),
+        # after the conjugation: folded into the last factor's diagonals it would cost as
+        # many bits of their encoding precision, and before the conjugation its key-switch
+        # error would not be scaled down with the values.
+        c = S / (2 * q0 * cfg.evalmod.K)
+        re, im = (_scaled(b, v, c, loc) for v in (re, im))
+        y_type = b.type_of(re)
+    with b.defaults(stage="evalmod", keyswitch=ks):
+        re = _evalmod(b, re, cfg, series, loc)
+        im = _evalmod(b, im, cfg, series, loc)
+    with b.defaults(stage="stc", keyswitch=ks):
+        z = b.emit(HeOp.ADD, (re, _monomial(b, im, 1j, loc)), (), loc)
+        first = q0 / delta / (1.0 if cfg.evalmod.arcsine_degree else 2 * math.pi)
+        hints = {} if x_bound is None else {"bound": x_bound * _SLACK}
+        for i, factor in enumerate(stc):
+            if i == len(stc) - 1:
+                out_scale = params.scale_at(b.type_of(z).level - 1)
+                hints["noise"] = output_noise(params, cfg, y_type.noise, y_type.scale, delta, out_scale, input_rel)
+            z = _transform(b, z, _diagonals(params, factor, first if i == 0 else 1.0), hoisting, loc,
+                           hints if i == len(stc) - 1 else None)
+    return z

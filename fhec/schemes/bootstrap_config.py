@@ -1,0 +1,199 @@
+"""`BootstrapConfig`: how a CKKS parameter set bootstraps (the literal; validated here).
+
+A parameter set that bootstraps carries one: ``CKKSParams(..., bootstrap=BootstrapConfig())``.
+The algorithm it configures (`fhec.ir.he_bootstrap`, docs/bootstrapping.md) is
+Cheon–Han–Kim–Kim–Song (Eurocrypt 2018) with the improvements of Chen–Chillotti–Song
+(Eurocrypt 2019: the DFT as a product of sparse factors) and Bossuat et al.
+(Eurocrypt 2021: EvalMod by a Chebyshev series of a scaled cosine plus double angle):
+
+* ModRaise: the level-0 ciphertext, read as a ciphertext over the whole chain, encrypts
+  t = m + q_0·I with a small integer polynomial I;
+* CoeffsToSlots: the inverse of the decoding DFT, as ``len(cts_log_radices)`` sparse
+  linear transforms (one level each), then conjugation splits the real and imaginary
+  halves of the coefficient vector;
+* EvalMod: t/q_0 ↦ (t mod q_0)/q_0 by a Chebyshev series of cos(2π(u − 1/4)/2^r) on
+  u ∈ [−K, K], r double-angle steps, and optionally a Taylor arcsine;
+* SlotsToCoeffs: the decoding DFT, as ``len(stc_log_radices)`` sparse transforms.
+
+Everything here is validated against the ring degree by `check_bootstrap` (called by
+`CKKSParams`); pydantic's own errors become `ParameterError` naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from fhec.errors import ParameterError
+
+
+def _as_parameter_error(cls_name: str, exc: ValidationError) -> ParameterError:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "(the configuration)"
+    return ParameterError(f"{cls_name}: {where}: {first.get('msg', 'invalid value')} (got {first.get('input')!r}).")
+
+
+class _Literal(BaseModel):
+    """Frozen, no unknown fields, and `ParameterError` instead of pydantic's errors."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, **data: Any):
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _as_parameter_error(type(self).__name__, exc) from None
+
+
+EVALMOD_METHODS = ("cos", "sin")
+"""cos: Chebyshev series of cos(2π(u − 1/4)/2^r), then r double angles (cos 2θ = 2cos²θ − 1);
+sin: Chebyshev series of sin(2πu) directly (no double angle)."""
+
+
+class EvalModConfig(_Literal):
+    """The modular reduction step of bootstrapping.
+
+    Attributes:
+        method: "cos" (scaled cosine + double angle) or "sin" (the sine directly).
+        degree: degree of the Chebyshev series on [−1, 1] (u = K·y).
+        K: the interval [−K, K] the series covers: |I| + 1/2^message_ratio_bits must stay
+            below it (I is the q_0-overflow of ModRaise; with a sparse secret of Hamming
+            weight h it is a sum of about h small terms, |I| ≲ 6·sqrt((h+1)/12)).
+        double_angle: r, the number of double-angle steps (0 for method "sin").
+        arcsine_degree: 0, or an odd degree 3.. of the Taylor series of arcsin(s)/(2π)
+            applied to s = sin(2πu), which removes the sine's error (default 7: exact
+            enough up to |m/q_0| ~ 0.1, which inputs with a large mean reach).
+        message_ratio_bits: R = log2(q_0 / Δ_in): the input is brought to level 0 at
+            scale q_0 / 2^R before ModRaise, so |m/q_0| <= 2^-R for |x| <= 1 (R >= 2 keeps
+            it below 1/4, where the arcsine inverts the sine). Larger: smaller sine error,
+            but the EvalMod error is multiplied by 2^R (docs/bootstrapping.md).
+    """
+
+    method: Literal["cos", "sin"] = "cos"
+    degree: int = Field(default=31, ge=3, le=1023)
+    K: int = Field(default=12, ge=1, le=1024)
+    double_angle: int = Field(default=3, ge=0, le=8)
+    arcsine_degree: int = Field(default=7, ge=0, le=15)
+    message_ratio_bits: int = Field(default=2, ge=1, le=40)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "EvalModConfig":
+        if self.method == "sin" and self.double_angle:
+            raise ValueError("method 'sin' takes no double angle (sin 2θ needs the cosine too); use method 'cos'")
+        if self.arcsine_degree and self.arcsine_degree % 2 == 0 or self.arcsine_degree == 1:
+            raise ValueError(f"arcsine_degree={self.arcsine_degree} must be 0 or an odd degree >= 3")
+        return self
+
+
+def split_log(total: int, parts: int) -> tuple[int, ...]:
+    """`total` as `parts` near-equal positive summands, larger ones first."""
+    base, extra = divmod(total, parts)
+    return tuple(base + (1 if i < extra else 0) for i in range(parts))
+
+
+class BootstrapConfig(_Literal):
+    """How a CKKS parameter set bootstraps (see the module docstring).
+
+    Attributes:
+        slots: slots the bootstrap refreshes: None or N/2 (full packing). Sparse packing
+            (fewer slots, cheaper transforms) is not built; other values are refused.
+        cts_depth / stc_depth: levels of CoeffsToSlots / SlotsToCoeffs; the log2(slots)
+            butterfly stages are split as evenly as possible among them.
+        cts_log_radices / stc_log_radices: explicit split instead (log2 of each factor's
+            radix, in the order applied; they must sum to log2(slots)), e.g. SimFHE's
+            (2, 2, 3, 3, 3, 3) for 2^16 slots. Overrides the depth.
+        evalmod: `EvalModConfig`.
+        hamming_weight: h, the number of nonzero coefficients of the sparse ternary
+            secret; None for a dense uniform ternary secret (much larger |I|, so a
+            larger K). Sparse secrets are outside the HE-standard table.
+        keyswitch: the key-switching method of the bootstrap's own key switches ("bv",
+            "hybrid"); None: the compile's choice.
+        hoisting: "single", "double" or "none" for the DFT transforms' baby steps
+            (`linear_transform`'s modes); None: the compile option decides.
+    """
+
+    slots: int | None = None
+    cts_depth: int = Field(default=3, ge=1, le=17)
+    stc_depth: int = Field(default=3, ge=1, le=17)
+    cts_log_radices: tuple[int, ...] | None = None
+    stc_log_radices: tuple[int, ...] | None = None
+    evalmod: EvalModConfig = EvalModConfig()
+    hamming_weight: int | None = Field(default=64, ge=1)
+    keyswitch: Literal["bv", "hybrid"] | None = None
+    hoisting: Literal["single", "double", "none"] | None = None
+
+    @model_validator(mode="after")
+    def _radices_positive(self) -> "BootstrapConfig":
+        for name in ("cts_log_radices", "stc_log_radices"):
+            radices = getattr(self, name)
+            if radices is not None and (not radices or any(r < 1 for r in radices)):
+                raise ValueError(f"{name}={radices!r} must be a non-empty tuple of positive log2 radices")
+        return self
+
+    def log_radices(self, N: int, stage: str) -> tuple[int, ...]:
+        """The log2 radices of "cts" or "stc" at ring degree N, in the order applied."""
+        given = getattr(self, f"{stage}_log_radices")
+        if given is not None:
+            return given
+        return split_log(int(math.log2(N // 2)), getattr(self, f"{stage}_depth"))
+
+    @property
+    def evalmod_depth(self) -> int:
+        """Levels EvalMod uses: the series and the arcsine, ceil(log2(d + 1)) each (the
+        Paterson–Stockmeyer bound of `fhec.ir.he_polynomial`), and one per double angle."""
+        e = self.evalmod
+        depth = math.ceil(math.log2(e.degree + 1)) + e.double_angle
+        if e.arcsine_degree:
+            depth += math.ceil(math.log2(e.arcsine_degree + 1))
+        return depth
+
+    def depth(self, N: int) -> int:
+        """Levels one bootstrap consumes above the levels it leaves usable."""
+        return len(self.log_radices(N, "cts")) + 1 + self.evalmod_depth + len(self.log_radices(N, "stc"))
+
+
+def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> BootstrapConfig | None:
+    """The validated config of a parameter set (None stays None).
+
+    Raises `ParameterError` when it is not a `BootstrapConfig`, its slots or radices do not
+    fit N, h exceeds N, or the chain has no level left after a bootstrap;
+    `InsecureParametersError` for a sparse secret with a security level (not in the HE
+    standard: pass security=None).
+    """
+    from fhec.errors import InsecureParametersError
+
+    if config is None:
+        return None
+    if not isinstance(config, BootstrapConfig):
+        raise ParameterError(f"bootstrap={config!r} must be a fhec.BootstrapConfig (or None).")
+    slots = N // 2
+    if config.slots is not None and config.slots != slots:
+        raise ParameterError(
+            f"BootstrapConfig(slots={config.slots}): only full packing (slots = N/2 = {slots}) is built; "
+            f"leave slots=None."
+        )
+    log_slots = int(math.log2(slots))
+    for stage in ("cts", "stc"):
+        radices = config.log_radices(N, stage)
+        if sum(radices) != log_slots:
+            raise ParameterError(
+                f"BootstrapConfig: {stage}_log_radices={radices} sum to {sum(radices)}, but N/2 = 2^{log_slots} slots "
+                f"need log2 radices summing to {log_slots}."
+            )
+    if config.hamming_weight is not None and config.hamming_weight > N:
+        raise ParameterError(f"BootstrapConfig(hamming_weight={config.hamming_weight}) exceeds N = {N}.")
+    need = config.depth(N)
+    if need > levels:
+        raise ParameterError(
+            f"a bootstrap with this BootstrapConfig uses {need} levels (CtS {len(config.log_radices(N, 'cts')) + 1}, "
+            f"EvalMod {config.evalmod_depth}, StC {len(config.log_radices(N, 'stc'))}), but the parameters have "
+            f"levels={levels}; use levels={need + 3} or more (3 usable after each bootstrap)."
+        )
+    if config.hamming_weight is not None and security is not None:
+        raise InsecureParametersError(
+            f"a sparse secret (hamming_weight={config.hamming_weight}) is not covered by the HE-standard security "
+            f"table; pass security=None for an insecure experimental set, or hamming_weight=None (dense secret)."
+        )
+    return config
