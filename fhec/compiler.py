@@ -276,7 +276,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         dump_after: pass names (`fhec passes`) after which the IR is printed, or written
             to `dump_dir`.
         verify: verify the IR after every pass (default: on under pytest or with
-            ``FHEC_VERIFY=1``; see `fhec.pipeline.verify_by_default`).
+            ``FHEC_VERIFY=1``; see `fhec.ir.he_verify.verify_by_default`).
         hoisting: "auto" (rotations of one ciphertext share one mod-up when there are
             several), "single" (always) or "none".
 

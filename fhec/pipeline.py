@@ -38,14 +38,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from fhec.errors import ParameterError
 from fhec.ir.he import HeProgram
-from fhec.ir.he_verify import check_complete, verify_he
+from fhec.ir.he_verify import check_complete, verify_by_default, verify_he
 from fhec.ir.lowered import LoweredProgram
 from fhec.ir.schedule import DataSchedule, verify_data_schedule
 
@@ -411,15 +410,6 @@ for _ir_type, (_verify, _dumper) in _isa_types().items():
     VERIFIERS[_ir_type] = _verify
     DUMPERS[_ir_type] = _dumper
 del _ir_type, _verify, _dumper
-
-
-def verify_by_default() -> bool:
-    """Verification after every pass: on under pytest and with ``FHEC_VERIFY=1``, off
-    with ``FHEC_VERIFY=0`` and otherwise (production)."""
-    env = os.environ.get("FHEC_VERIFY")
-    if env is not None:
-        return env not in ("", "0", "false", "no")
-    return "pytest" in sys.modules
 
 
 # -- the pass manager ----------------------------------------------------------------------

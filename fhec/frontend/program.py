@@ -31,7 +31,7 @@ from fhec.frontend.location import caller_location, format_location
 from fhec.frontend.values import Cipher, Plain, _Handle
 from fhec.ir.he import HeOp, HeOptions, HeProgram, RESCALE_POLICIES, attrs_of
 from fhec.ir.he_build import HeBuilder
-from fhec.ir.he_verify import verify_he
+from fhec.ir.he_verify import verify_by_default, verify_he
 from fhec.schemes.params import BGVParams, CKKSParams
 from fhec.schemes.ranges import DEFAULT_BOUND
 from fhec.validate import as_int_list, as_optional_int, is_int
@@ -154,7 +154,8 @@ class Program:
     def _traced_ir(self) -> HeProgram:
         """The program as traced (for an automatic program: under the tracing parameters)."""
         if self._snapshot is None or len(self._snapshot.nodes) != len(self._builder.nodes):
-            self._snapshot = verify_he(self._builder.program())
+            snapshot = self._builder.program()
+            self._snapshot = verify_he(snapshot) if verify_by_default() else snapshot
         return self._snapshot
 
     def _record(self, name: str, args: tuple, kwargs: dict, where, result) -> None:
@@ -167,8 +168,9 @@ class Program:
 
     @property
     def ir(self) -> HeProgram:
-        """The immutable, verified HE program traced so far (of an automatic program: under
-        the chosen parameters, `resolved`)."""
+        """The immutable HE program traced so far (of an automatic program: under the
+        chosen parameters, `resolved`); typed by construction, and verified too when
+        verification is on (`fhec.ir.he_verify.verify_by_default`)."""
         return self._traced_ir() if self._auto is None else self.resolved().ir
 
     # -- declarations -----------------------------------------------------------------------

@@ -76,11 +76,13 @@ class HeBuilder:
         name, loc: name and source location of the program being built.
     """
 
-    def __init__(self, params: Params, options: HeOptions = HeOptions(), name: str = "program", loc: str | None = None):
+    def __init__(self, params: Params, options: HeOptions = HeOptions(), name: str = "program", loc: str | None = None,
+                 source: HeProgram | None = None):
         self.params = params
         self.options = options
         self.name = name
         self.loc = loc
+        self.source = source
         self.nodes: list[HeNode] = []
         self._types: dict[int, HeType] = {}
         self._next_external = -1
@@ -138,6 +140,30 @@ class HeBuilder:
         if "keyswitch" in self._defaults and op in KEY_SWITCHING_OPS:
             extra.setdefault("keyswitch", self._defaults["keyswitch"])
         return attrs_of(**extra)
+
+    def copy(self, node: HeNode, args: tuple[int, ...]) -> int:
+        """Append `node` of the `source` program (the one being replayed, with the same
+        params and options) on the mapped `args`; returns its value id.
+
+        When every mapped argument has the type `node` was inferred from, the node keeps
+        its type without re-inference: the type rule and the checks of `emit` are pure
+        functions of those types, the attributes, the params and the options, and they
+        passed when the source node was emitted. Otherwise (or with `defaults` in force,
+        which may add attributes) it is `emit`.
+        """
+        source = self.source
+        if source is None or self._defaults:
+            return self.emit(node.op, args, node.attrs, node.loc)
+        types = self._types
+        for new, old in zip(args, node.args):
+            t, t_old = types[new], source.node(old).type
+            if t is not t_old and t != t_old:
+                return self.emit(node.op, args, node.attrs, node.loc)
+        vid = len(self.nodes)
+        same = vid == node.id and args == node.args
+        self.nodes.append(node if same else HeNode(vid, node.op, args, node.attrs, node.type, node.loc))
+        types[vid] = node.type
+        return vid
 
     def _check_keyswitch(self, op: HeOp, attrs: dict[str, Any], args: tuple[int, ...], loc: str | None) -> None:
         """CKKS: a key switch whose method (the node's ``keyswitch`` attribute or the

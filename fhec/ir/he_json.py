@@ -259,4 +259,21 @@ def program_from_json(text: str | bytes) -> HeProgram:
         # A document that parses but does not verify was edited or corrupted: its
         # types or structure disagree with what the program computes.
         raise ProgramFormatError(f"the JSON program is inconsistent: {e}") from None
+    _check_as_traced(program)
     return program
+
+
+def _check_as_traced(program: HeProgram) -> None:
+    """Replay `program` through a builder, which checks what tracing checks (values that
+    fit the modulus, allowed rotation keys, key-switch precision) and raises the same
+    `FhecError` at the node's line. Passes copy a node's type without re-checking it
+    (`HeBuilder.copy`), so a document must be held to it on reading."""
+    from fhec.ir.he_build import HeBuilder
+
+    b = HeBuilder(program.params, program.options, program.name, program.loc)
+    new: dict[int, int] = {}
+    for n in program.nodes:
+        try:
+            new[n.id] = b.emit(n.op, tuple(new[a] for a in n.args), n.attrs, n.loc)
+        except (KeyError, TypeError, ValueError, ArithmeticError) as e:
+            raise ProgramFormatError(f"the JSON program is inconsistent at node %{n.id}: {type(e).__name__}: {e}") from None

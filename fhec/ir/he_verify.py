@@ -17,12 +17,25 @@ naming the node.
 
 from __future__ import annotations
 
+import os
+import sys
+
 from fhec.errors import FhecError, InternalError
 from fhec.ir.he import HeOp, HeProgram, KeyKind, RESCALE_POLICIES
 from fhec.ir.he_build import infer_type
 from fhec.ir.he_types import arity, rotation_key
 
 _PLAIN_USERS = frozenset({HeOp.ADD_PLAIN, HeOp.SUB_PLAIN, HeOp.MUL_PLAIN})
+
+
+def verify_by_default() -> bool:
+    """Whether IR verification runs (after every pass, `fhec.pipeline`; after every HE
+    rebuild; on every `fhec.Program.ir` snapshot): on under pytest and with
+    ``FHEC_VERIFY=1``, off with ``FHEC_VERIFY=0`` and otherwise (production)."""
+    env = os.environ.get("FHEC_VERIFY")
+    if env is not None:
+        return env not in ("", "0", "false", "no")
+    return "pytest" in sys.modules
 
 
 def _fail(program: HeProgram, message: str) -> None:

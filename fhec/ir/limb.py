@@ -117,6 +117,7 @@ _INSTR_DTYPES: dict[str, Any] = {
     "he_node": np.int32,
 }
 _RVEC_DTYPES: dict[str, Any] = {"rvec_class": np.uint8, "rvec_mod": np.uint16}
+_EMIT_COLUMNS = ("op", "dst", "src0", "src1", "mod", "imm", "he_node")  # the columns `emit` takes
 
 def word_bytes_for(word_bits: int) -> int:
     """Bytes one word occupies in memory: 4 up to 32-bit words, else 8.
@@ -344,6 +345,32 @@ def _int(a: Any) -> int:
     return int(a.item()) if isinstance(a, np.ndarray) else int(a)
 
 
+def _int_columns(values: tuple[Any, ...]) -> tuple[list[Any], int]:
+    """Each value as a Python int or an integer array of at most one dimension, and
+    their broadcast length.
+
+    Instructions are emitted a few limbs at a time, hundreds of thousands of times, so
+    this is the cheap core of `np.broadcast_arrays`: numpy's broadcasting assignment into
+    the columns does the rest (casting integer arrays as `np.broadcast_arrays` of int64
+    copies would). Raises InternalError for lengths that do not broadcast.
+    """
+    cols: list[Any] = []
+    n = 1
+    for v in values:
+        if type(v) is int:
+            cols.append(v)
+            continue
+        c = v if isinstance(v, np.ndarray) and v.dtype.kind in "iu" else np.asarray(v, dtype=np.int64)
+        if c.ndim > 1:
+            raise InternalError(f"emit: operands must be scalars or 1-D, got shape {c.shape}")
+        if c.ndim == 1 and len(c) != 1:
+            if n != 1 and len(c) != n:
+                raise InternalError(f"emit: operand lengths {sorted({len(c), n})} do not broadcast")
+            n = len(c)
+        cols.append(c)
+    return cols, n
+
+
 class _Columns:
     """Growable struct-of-arrays with amortized O(1) append per row."""
 
@@ -371,6 +398,13 @@ class _Columns:
             self._data[k][start:stop] = v
         self.size = stop
         return start, stop
+
+    def rows(self, n: int) -> tuple[int, int, dict[str, np.ndarray]]:
+        """Append `n` rows for the caller to fill: (start, stop, the column storage)."""
+        start, stop = self.size, self.size + n
+        self._reserve(stop)
+        self.size = stop
+        return start, stop, self._data
 
     def append_row(self, values: Mapping[str, int]) -> int:
         """Append one row of scalars (the fast path of scalar emission)."""
@@ -488,29 +522,20 @@ class LimbProgramBuilder:
         the instruction's index. Returns the new instruction indices."""
         if _all_scalars(op, dst, src0, src1, mod, imm, he_node, prio):
             return self._emit_one(op, dst, src0, src1, mod, imm, he_node, prio)
-        dst_arr = np.atleast_1d(np.asarray(dst, dtype=np.int64))
         if mod is None:
-            if len(dst_arr) and (dst_arr.min() < 0 or dst_arr.max() >= self.num_rvecs):
+            dst_arr = np.asarray(dst, dtype=np.int64)
+            if dst_arr.size and (dst_arr.min() < 0 or dst_arr.max() >= self.num_rvecs):
                 raise InternalError("emit: dst refers to an rvec that does not exist")
             mod = self._rvecs.view("rvec_mod")[dst_arr]
-        cols = np.broadcast_arrays(
-            np.atleast_1d(np.asarray(op, dtype=np.int64)),
-            dst_arr,
-            np.atleast_1d(np.asarray(src0, dtype=np.int64)),
-            np.atleast_1d(np.asarray(src1, dtype=np.int64)),
-            np.atleast_1d(np.asarray(mod, dtype=np.int64)),
-            np.atleast_1d(np.asarray(imm, dtype=np.int64)),
-            np.atleast_1d(np.asarray(he_node, dtype=np.int64)),
-        )
-        n = len(cols[0])
-        start = self._instr.size
-        if prio is None:
-            prio_arr = np.arange(start, start + n, dtype=np.int64)
-        else:
-            prio_arr = np.broadcast_to(np.asarray(prio, dtype=np.int64), (n,))
-        names = ("op", "dst", "src0", "src1", "mod", "imm", "he_node")
-        values = dict(zip(names, cols)) | {"prio": prio_arr}
-        start, stop = self._instr.append(n, values)
+        return self._emit_rows(*_int_columns((op, dst, src0, src1, mod, imm, he_node)), prio)
+
+    def _emit_rows(self, cols: list[Any], n: int, prio: Any) -> np.ndarray:
+        """Append `n` rows of the `_EMIT_COLUMNS` values `cols` (`_int_columns`, `mod`
+        given) and `prio`; returns their indices."""
+        start, stop, data = self._instr.rows(n)
+        for name, col in zip(_EMIT_COLUMNS, cols):
+            data[name][start:stop] = col
+        data["prio"][start:stop] = np.arange(start, stop) if prio is None else np.asarray(prio, dtype=np.int64)
         return np.arange(start, stop, dtype=np.int64)
 
     def _emit_one(self, op, dst, src0, src1, mod, imm, he_node, prio) -> np.ndarray:
@@ -551,10 +576,12 @@ class LimbProgramBuilder:
             dst_id = self._rvecs.append_row({"rvec_class": RVecClass.INTERMEDIATE, "rvec_mod": _int(mod)})
             self._emit_one(op, dst_id, src0, src1, mod, imm, he_node, prio)
             return np.array([dst_id], dtype=np.int32)
-        n = np.broadcast(*(np.atleast_1d(np.asarray(a)) for a in (op, src0, src1, mod, imm, he_node))).size
-        mod_arr = np.broadcast_to(np.atleast_1d(np.asarray(mod, dtype=np.int64)), (n,))
-        dst = self.new_rvecs(RVecClass.INTERMEDIATE, mod_arr)
-        self.emit(op, dst, src0, src1, mod_arr, imm, he_node, prio)
+        cols, n = _int_columns((op, -1, src0, src1, mod, imm, he_node))
+        start, stop, rvecs = self._rvecs.rows(n)
+        rvecs["rvec_class"][start:stop] = RVecClass.INTERMEDIATE
+        rvecs["rvec_mod"][start:stop] = cols[4]
+        cols[1] = dst = np.arange(start, stop, dtype=np.int32)
+        self._emit_rows(cols, n, prio)
         return dst
 
     def build(self) -> LimbProgram:

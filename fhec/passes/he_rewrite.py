@@ -3,7 +3,9 @@
 `rebuild(program, rewrite)` walks the nodes in order; `rewrite(builder, node, args)`
 emits the node's replacement (its arguments already mapped to new ids) and returns the
 id that now stands for the node's value. Every emitted node is re-typed, so a pass
-cannot produce stale types, and the result is verified.
+cannot produce stale types; a copied node keeps its type when its arguments kept theirs
+(the type is a pure function of them), which makes a pass that changes few nodes cheap
+on a large program. The result is verified when verification is on.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Callable
 from fhec.errors import ProgramError
 from fhec.ir.he import HeNode, HeProgram
 from fhec.ir.he_build import HeBuilder
-from fhec.ir.he_verify import verify_he
+from fhec.ir.he_verify import verify_by_default, verify_he
 
 Rewrite = Callable[[HeBuilder, HeNode, tuple[int, ...]], int]
 
@@ -32,16 +34,20 @@ def as_he(program) -> HeProgram:
 
 
 def copy_node(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
-    """The identity rewrite: the same op and attributes on the mapped arguments."""
-    return b.emit(node.op, args, node.attrs, node.loc)
+    """The identity rewrite: the same op and attributes on the mapped arguments (re-typed
+    only where an argument's type changed, `HeBuilder.copy`)."""
+    return b.copy(node, args)
 
 
 def rebuild(program: HeProgram, rewrite: Rewrite, keep: Callable[[HeNode], bool] = lambda n: True) -> HeProgram:
     """Replay `program` through `rewrite` (nodes for which `keep` is false are dropped;
-    nothing kept may use them). Raises `InternalError` if the result does not verify."""
-    b = HeBuilder(program.params, program.options, program.name, program.loc)
+    nothing kept may use them). When verification is on (`verify_by_default`: under
+    pytest or with ``FHEC_VERIFY=1``), raises `InternalError` if the result does not
+    verify."""
+    b = HeBuilder(program.params, program.options, program.name, program.loc, source=program)
     new: dict[int, int] = {}
     for n in program.nodes:
         if keep(n):
             new[n.id] = rewrite(b, n, tuple(new[a] for a in n.args))
-    return verify_he(b.program())
+    out = b.program()
+    return verify_he(out) if verify_by_default() else out
