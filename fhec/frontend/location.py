@@ -11,6 +11,7 @@ tracebacks do: the kernel compiles each cell under a temporary file name
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 import re
 import sys
@@ -19,8 +20,23 @@ _FHEC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _INTERNAL_DIRS = tuple(os.path.join(_FHEC_DIR, d) + os.sep for d in ("frontend", "ir", "passes", "schemes"))
 
 
-def _is_internal(filename: str) -> bool:
-    return os.path.abspath(filename).startswith(_INTERNAL_DIRS)
+@functools.lru_cache(maxsize=1024)
+def _is_internal(filename: str, cwd: str) -> bool:
+    # Memoized with the working directory (a relative filename depends on it): tracing
+    # asks this for every frame of every DSL operation, and the answer is a pure
+    # function of the two strings.
+    return os.path.abspath(os.path.join(cwd, filename)).startswith(_INTERNAL_DIRS)
+
+
+@functools.lru_cache(maxsize=1024)
+def _shown_path(filename: str, cwd: str) -> str:
+    # Memoized as `_is_internal` is: relpath costs more than the rest of a DSL operation.
+    path = os.path.abspath(os.path.join(cwd, filename))
+    try:
+        rel = os.path.relpath(path, cwd)
+    except ValueError:  # another drive (Windows)
+        rel = path
+    return rel if not rel.startswith("..") else path
 
 
 # The terminal IPython names a cell's code ``<ipython-input-3-1a2b3c4d5e6f>``.
@@ -46,16 +62,14 @@ def notebook_cell(filename: str) -> int | None:
 def format_location(filename: str, lineno: int) -> str:
     """``path:LINE`` with the path relative to the working directory when inside it;
     ``In [n], line LINE`` for a notebook or IPython cell."""
+    return _format(filename, lineno, os.getcwd())
+
+
+def _format(filename: str, lineno: int, cwd: str) -> str:
     cell = notebook_cell(filename)
     if cell is not None:
         return f"In [{cell}], line {lineno}"
-    path = os.path.abspath(filename)
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
-        rel = path
-    shown = rel if not rel.startswith("..") else path
-    return f"{shown}:{lineno}"
+    return f"{_shown_path(filename, cwd)}:{lineno}"
 
 
 _REPLAYED_AT: contextvars.ContextVar[str | None] = contextvars.ContextVar("fhec_replayed_at", default=None)
@@ -78,9 +92,10 @@ def caller_location() -> str | None:
     replayed = _REPLAYED_AT.get()
     if replayed is not None:
         return replayed
+    cwd = os.getcwd()
     frame = sys._getframe(1)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    while frame is not None and _is_internal(frame.f_code.co_filename, cwd):
         frame = frame.f_back
     if frame is None:
         return None
-    return format_location(frame.f_code.co_filename, frame.f_lineno)
+    return _format(frame.f_code.co_filename, frame.f_lineno, cwd)

@@ -83,6 +83,7 @@ class HeBuilder:
         self.name = name
         self.loc = loc
         self.source = source
+        self._source_types = {} if source is None else {n.id: n.type for n in source.nodes}
         self.nodes: list[HeNode] = []
         self._types: dict[int, HeType] = {}
         self._next_external = -1
@@ -151,12 +152,11 @@ class HeBuilder:
         passed when the source node was emitted. Otherwise (or with `defaults` in force,
         which may add attributes) it is `emit`.
         """
-        source = self.source
-        if source is None or self._defaults:
+        if self.source is None or self._defaults:
             return self.emit(node.op, args, node.attrs, node.loc)
-        types = self._types
+        types, source_types = self._types, self._source_types
         for new, old in zip(args, node.args):
-            t, t_old = types[new], source.node(old).type
+            t, t_old = types[new], source_types[old]
             if t is not t_old and t != t_old:
                 return self.emit(node.op, args, node.attrs, node.loc)
         vid = len(self.nodes)

@@ -134,14 +134,21 @@ def _need(cond: bool, message: str) -> None:
         raise IRTypeError(message)
 
 
+# The checks every rule runs format their message only when they fail: they run once per
+# node per rebuild, hundreds of thousands of times on a wide program.
+
+
 def _ct(t: HeType, op: HeOp, parts: tuple[int, ...] = (2, 3)) -> HeType:
-    _need(t.is_cipher, f"{op.value}: operand must be a ciphertext, got a plaintext")
-    _need(t.parts in parts, f"{op.value}: operand has {t.parts} parts, expected {' or '.join(map(str, parts))}")
+    if t.kind is not ValueKind.CIPHER:
+        raise IRTypeError(f"{op.value}: operand must be a ciphertext, got a plaintext")
+    if t.parts not in parts:
+        raise IRTypeError(f"{op.value}: operand has {t.parts} parts, expected {' or '.join(map(str, parts))}")
     return t
 
 
 def _pt(t: HeType, op: HeOp) -> None:
-    _need(t.kind is ValueKind.PLAIN, f"{op.value}: second operand must be a plain input")
+    if t.kind is not ValueKind.PLAIN:
+        raise IRTypeError(f"{op.value}: second operand must be a plain input")
 
 
 def _scheme(params: Params, op: HeOp, scheme: str) -> None:
@@ -149,14 +156,16 @@ def _scheme(params: Params, op: HeOp, scheme: str) -> None:
 
 
 def _same_level(a: HeType, b: HeType, op: HeOp) -> None:
-    _need(a.level == b.level, f"{op.value}: operands at levels {a.level} and {b.level}")
+    if a.level != b.level:
+        raise IRTypeError(f"{op.value}: operands at levels {a.level} and {b.level}")
 
 
 def _check_value(params: Params, value: Any, op: HeOp) -> None:
     if isinstance(value, Const):
-        _need(value.array.shape == (params.slots,), f"{op.value}: constant of shape {value.array.shape}")
-    else:
-        _need(isinstance(value, numbers.Real) and not isinstance(value, bool), f"{op.value}: bad constant {value!r}")
+        if value.array.shape != (params.slots,):
+            raise IRTypeError(f"{op.value}: constant of shape {value.array.shape}")
+    elif not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise IRTypeError(f"{op.value}: bad constant {value!r}")
 
 
 # -- rules ------------------------------------------------------------------------------
@@ -187,9 +196,10 @@ def _additive(op: HeOp) -> Rule:
         _ct(b, op)
         _same_level(a, b, op)
         if params.scheme == "ckks":
-            _need(rules.scales_match(params, a.scale, b.scale), f"{op.value}: scales {a.scale} and {b.scale} differ")
-        else:
-            _need(a.scale == b.scale, f"{op.value}: plaintext factors {a.scale} and {b.scale} differ")
+            if not rules.scales_match(params, a.scale, b.scale):
+                raise IRTypeError(f"{op.value}: scales {a.scale} and {b.scale} differ")
+        elif a.scale != b.scale:
+            raise IRTypeError(f"{op.value}: plaintext factors {a.scale} and {b.scale} differ")
         noise = nz.add_noise(a.noise, b.noise)
         bound = _hinted(_sum_bound(a.bound, b.bound), attrs)
         return cipher(params, a.level, a.scale, max(a.parts, b.parts), noise, bound=bound)

@@ -357,8 +357,8 @@ def _int_columns(values: tuple[Any, ...]) -> tuple[list[Any], int]:
     cols: list[Any] = []
     n = 1
     for v in values:
-        if type(v) is int:
-            cols.append(v)
+        if isinstance(v, int):  # LimbOp and RVecClass members too
+            cols.append(int(v))
             continue
         c = v if isinstance(v, np.ndarray) and v.dtype.kind in "iu" else np.asarray(v, dtype=np.int64)
         if c.ndim > 1:
