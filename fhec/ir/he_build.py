@@ -197,7 +197,7 @@ class HeBuilder:
         does not fit (an unrescaled product), `ValueOverflowError` when the bound does not."""
         if not (self.ckks and typ.is_cipher):
             return
-        log_q = sum(math.log2(q) for q in self.params.moduli_at(typ.level))
+        log_q = self.params.log2_q_at(typ.level)
         if math.log2(typ.scale) + 1 >= log_q:
             raise ScaleOverflowError(
                 f"the scale of this value, {_log2(typ.scale)}, reaches the modulus left at level {typ.level} "

@@ -36,6 +36,7 @@ without correction).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Literal
@@ -272,6 +273,30 @@ class _CommonParams:
     def moduli_at(self, level: int) -> tuple[int, ...]:
         """The primes of Q held at `level`."""
         return self.moduli[: self.limbs_at(level)]
+
+    # Computed once per parameter set (a pure function of it, kept in the instance's
+    # __dict__, outside the compared fields): the type rules and the builder's range
+    # check ask for them at every node of every rebuild.
+
+    @functools.cached_property
+    def _log2_q_by_level(self) -> tuple[float, ...]:
+        return tuple(sum(math.log2(q) for q in self.moduli_at(level)) for level in range(self.top_level + 1))
+
+    @functools.cached_property
+    def _half_q_by_level(self) -> tuple[float, ...]:
+        return tuple(
+            math.exp(sum(math.log(q) for q in self.moduli_at(level)) - math.log(2.0)) for level in range(self.top_level + 1)
+        )
+
+    def log2_q_at(self, level: int) -> float:
+        """log2 Q_level: bits of the primes of Q held at `level`."""
+        return self._log2_q_by_level[level] if 0 <= level <= self.top_level else sum(
+            math.log2(q) for q in self.moduli_at(level))
+
+    def half_q_at(self, level: int) -> float:
+        """Q_level / 2 as a float (it may exceed 2^1023 only for absurd parameters)."""
+        return self._half_q_by_level[level] if 0 <= level <= self.top_level else math.exp(
+            sum(math.log(q) for q in self.moduli_at(level)) - math.log(2.0))
 
     @property
     def log_q(self) -> float:

@@ -39,7 +39,7 @@ TAIL_BITS = 4
 
 def half_modulus(params: Params, level: int) -> float:
     """Q_level / 2 as a float (it may exceed 2^1023 only for absurd parameters)."""
-    return math.exp(sum(math.log(q) for q in params.moduli_at(level)) - math.log(2.0))
+    return params.half_q_at(level)
 
 
 def value_limit(params: Params, level: int, scale: float, noise: float | None = None) -> float:
