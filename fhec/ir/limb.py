@@ -527,16 +527,17 @@ class LimbProgramBuilder:
             if dst_arr.size and (dst_arr.min() < 0 or dst_arr.max() >= self.num_rvecs):
                 raise InternalError("emit: dst refers to an rvec that does not exist")
             mod = self._rvecs.view("rvec_mod")[dst_arr]
-        return self._emit_rows(*_int_columns((op, dst, src0, src1, mod, imm, he_node)), prio)
+        start, stop = self._emit_rows(*_int_columns((op, dst, src0, src1, mod, imm, he_node)), prio)
+        return np.arange(start, stop, dtype=np.int64)
 
-    def _emit_rows(self, cols: list[Any], n: int, prio: Any) -> np.ndarray:
+    def _emit_rows(self, cols: list[Any], n: int, prio: Any) -> tuple[int, int]:
         """Append `n` rows of the `_EMIT_COLUMNS` values `cols` (`_int_columns`, `mod`
-        given) and `prio`; returns their indices."""
+        given) and `prio`; returns their (start, stop) range."""
         start, stop, data = self._instr.rows(n)
         for name, col in zip(_EMIT_COLUMNS, cols):
             data[name][start:stop] = col
         data["prio"][start:stop] = np.arange(start, stop) if prio is None else np.asarray(prio, dtype=np.int64)
-        return np.arange(start, stop, dtype=np.int64)
+        return start, stop
 
     def _emit_one(self, op, dst, src0, src1, mod, imm, he_node, prio) -> np.ndarray:
         dst = _int(dst)
