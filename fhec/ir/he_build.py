@@ -111,8 +111,9 @@ class HeBuilder:
         """
         args = tuple(args)
         attrs = self._with_defaults(op, attrs)
-        self._check_keyswitch(op, dict(attrs), args, loc)
-        typ = infer_type(self.params, op, dict(attrs), tuple(self._types[a] for a in args), loc)
+        attr_map = dict(attrs)  # read only, by the check and the type rule
+        self._check_keyswitch(op, attr_map, args, loc)
+        typ = infer_type(self.params, op, attr_map, tuple(self._types[a] for a in args), loc)
         self._check_allowed_keys(typ, op, loc)
         self._check_scale_fits(typ, loc)
         vid = len(self.nodes)
