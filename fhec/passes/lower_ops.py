@@ -113,11 +113,14 @@ class LimbEmitter:
         """Part-wise a ± b; a part present in only one operand passes through (negated for b − )."""
         parts, limbs = max(a.shape[0], b.shape[0]), a.shape[1]
         mods = self._mods(limbs)
-        out = []
-        for i in range(parts):
-            if i < a.shape[0] and i < b.shape[0]:
-                out.append(self.op(LimbOp.SUB if subtract else LimbOp.ADD, a[i], b[i], mod=mods))
-            elif i < a.shape[0]:
+        both = min(a.shape[0], b.shape[0])
+        # The parts both operands have, in one call: the same rows, in the same order, as
+        # one call per part (a wide program lowers hundreds of thousands of these).
+        summed = self.op(LimbOp.SUB if subtract else LimbOp.ADD, a[:both].ravel(), b[:both].ravel(),
+                         mod=np.tile(mods, both))
+        out = list(summed.reshape(both, limbs))
+        for i in range(both, parts):
+            if i < a.shape[0]:
                 out.append(a[i])
             else:
                 out.append(self.op(LimbOp.NEG, b[i], mod=mods) if subtract else b[i])
@@ -151,11 +154,12 @@ class LimbEmitter:
 
     def multiply(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Tensor product of two 2-part ciphertexts: (a0·b0, a0·b1 + a1·b0, a1·b1)."""
-        mods = self._mods(a.shape[1])
-        d0 = self.op(LimbOp.MUL, a[0], b[0], mod=mods)
-        d1 = self.op(
-            LimbOp.ADD, self.op(LimbOp.MUL, a[0], b[1], mod=mods), self.op(LimbOp.MUL, a[1], b[0], mod=mods), mod=mods
-        )
+        limbs = a.shape[1]
+        mods = self._mods(limbs)
+        # a0·b0, a0·b1 and a1·b0 in one call: the rows three calls would emit, in order
+        d0, m01, m10 = self.op(LimbOp.MUL, np.concatenate([a[0], a[0], a[1]]), np.concatenate([b[0], b[1], b[0]]),
+                               mod=np.tile(mods, 3)).reshape(3, limbs)
+        d1 = self.op(LimbOp.ADD, m01, m10, mod=mods)
         d2 = self.op(LimbOp.MUL, a[1], b[1], mod=mods)
         return np.stack([d0, d1, d2])
 
