@@ -69,6 +69,10 @@ def rounding_noise(params: Params) -> float:
 
 def keyswitch_noise(params: Params, level: int, method: str) -> float:
     """Error added by one key switch at `level` (after mod-down for hybrid)."""
+    return params.derived(("keyswitch_noise", level, method), lambda: _keyswitch_noise(params, level, method))
+
+
+def _keyswitch_noise(params: Params, level: int, method: str) -> float:
     N = params.N
     moduli = params.moduli_at(level)
     if method == "bv":

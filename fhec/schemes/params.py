@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Callable, Literal
 
 from fhec.errors import (
     InsecureParametersError,
@@ -287,6 +287,19 @@ class _CommonParams:
         return tuple(
             math.exp(sum(math.log(q) for q in self.moduli_at(level)) - math.log(2.0)) for level in range(self.top_level + 1)
         )
+
+    @functools.cached_property
+    def _derived(self) -> dict:
+        return {}
+
+    def derived(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """``compute()``, evaluated once per parameter set and `key`: for quantities that
+        are pure functions of the parameters and `key` (the noise a key switch adds at a
+        level, ...) that the type rules ask for at every node."""
+        memo = self._derived
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
     def log2_q_at(self, level: int) -> float:
         """log2 Q_level: bits of the primes of Q held at `level`."""
