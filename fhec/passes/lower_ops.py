@@ -18,8 +18,6 @@ schedulers see the reuse (F1 §4.2).
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from fhec.ir.limb import LimbOp, LimbProgramBuilder, RVecClass
@@ -45,7 +43,8 @@ class LimbEmitter:
 
     def for_node(self, he_node: int) -> "LimbEmitter":
         """An emitter tagging with `he_node`, sharing this one's builder and caches."""
-        em = copy.copy(self)
+        em = type(self).__new__(type(self))  # a shallow copy, without copy.copy's generic protocol (one per HE node)
+        em.__dict__.update(self.__dict__)
         em.he_node = he_node
         return em
 
@@ -63,15 +62,13 @@ class LimbEmitter:
 
     def constants(self, values, mods) -> np.ndarray:
         """Constant-table indices of per-modulus constants (deduplicated)."""
-        out = np.empty(len(values), dtype=np.int64)
-        for k, (v, m) in enumerate(zip(values, mods)):
-            key = (int(v), int(m))
-            idx = self._const_cache.get(key)
-            if idx is None:
-                idx = int(self.builder.add_constants([int(v)])[0])
-                self._const_cache[key] = idx
-            out[k] = idx
-        return out
+        keys = [(int(v), int(m)) for v, m in zip(values, mods)]
+        cache = self._const_cache
+        new = [key for key in dict.fromkeys(keys) if key not in cache]  # first occurrences, in order
+        if new:  # appended in one call, at the indices one call per constant would give
+            first = int(self.builder.add_constants([v for v, _ in new])[0])
+            cache.update((key, first + i) for i, key in enumerate(new))
+        return np.array([cache[key] for key in keys], dtype=np.int64)
 
     def mul_const(self, src, consts, mods) -> np.ndarray:
         """src[i] · consts[i] mod moduli[mods[i]] (constants already reduced)."""
@@ -117,7 +114,7 @@ class LimbEmitter:
         # The parts both operands have, in one call: the same rows, in the same order, as
         # one call per part (a wide program lowers hundreds of thousands of these).
         summed = self.op(LimbOp.SUB if subtract else LimbOp.ADD, a[:both].ravel(), b[:both].ravel(),
-                         mod=np.tile(mods, both))
+                         mod=np.concatenate([mods] * both))
         out = list(summed.reshape(both, limbs))
         for i in range(both, parts):
             if i < a.shape[0]:
@@ -158,7 +155,7 @@ class LimbEmitter:
         mods = self._mods(limbs)
         # a0·b0, a0·b1 and a1·b0 in one call: the rows three calls would emit, in order
         d0, m01, m10 = self.op(LimbOp.MUL, np.concatenate([a[0], a[0], a[1]]), np.concatenate([b[0], b[1], b[0]]),
-                               mod=np.tile(mods, 3)).reshape(3, limbs)
+                               mod=np.concatenate([mods] * 3)).reshape(3, limbs)
         d1 = self.op(LimbOp.ADD, m01, m10, mod=mods)
         d2 = self.op(LimbOp.MUL, a[1], b[1], mod=mods)
         return np.stack([d0, d1, d2])
