@@ -36,11 +36,13 @@ of the same list and then executes or packages what it got.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from fhec.errors import ParameterError
 from fhec.ir.he import HeProgram
@@ -491,19 +493,38 @@ def run_passes(
     verify = verify_by_default() if verify is None else verify
     outputs: dict[str, Any] = {}
     records = []
-    for i, p in enumerate(passes):
-        if progress is not None:
-            progress(p.name)
-        t0 = time.perf_counter()
-        ir = p.run(ir, options)
-        seconds = time.perf_counter() - t0
-        outputs[p.name] = ir
-        records.append(PassRecord(p.name, seconds, _size(ir)))
-        if verify and type(ir) in VERIFIERS:
-            VERIFIERS[type(ir)](ir, options)
-        if p.name in dump_after:
-            _dump(i + 1, p.name, ir, dump_dir)
+    with _without_cyclic_gc():
+        for i, p in enumerate(passes):
+            if progress is not None:
+                progress(p.name)
+            t0 = time.perf_counter()
+            ir = p.run(ir, options)
+            seconds = time.perf_counter() - t0
+            outputs[p.name] = ir
+            records.append(PassRecord(p.name, seconds, _size(ir)))
+            if verify and type(ir) in VERIFIERS:
+                VERIFIERS[type(ir)](ir, options)
+            if p.name in dump_after:
+                _dump(i + 1, p.name, ir, dump_dir)
     return PipelineRun(outputs, tuple(records))
+
+
+@contextlib.contextmanager
+def _without_cyclic_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector, restoring its state after.
+
+    The passes allocate hundreds of thousands of small acyclic objects (HE nodes, their
+    types, tuples), which reference counting frees; each full collection would traverse
+    all of them again (about a tenth of the compile time of an 8,000-product program).
+    Whatever cycles a pass leaves are collected once the collector runs again.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _dump(index: int, name: str, ir: Any, dump_dir) -> None:

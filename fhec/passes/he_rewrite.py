@@ -39,15 +39,15 @@ def copy_node(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
     return b.copy(node, args)
 
 
-def rebuild(program: HeProgram, rewrite: Rewrite, keep: Callable[[HeNode], bool] = lambda n: True) -> HeProgram:
+def rebuild(program: HeProgram, rewrite: Rewrite, keep: Callable[[HeNode], bool] | None = None) -> HeProgram:
     """Replay `program` through `rewrite` (nodes for which `keep` is false are dropped;
-    nothing kept may use them). When verification is on (`verify_by_default`: under
-    pytest or with ``FHEC_VERIFY=1``), raises `InternalError` if the result does not
-    verify."""
+    nothing kept may use them; None keeps every node). When verification is on
+    (`verify_by_default`: under pytest or with ``FHEC_VERIFY=1``), raises `InternalError`
+    if the result does not verify."""
     b = HeBuilder(program.params, program.options, program.name, program.loc, source=program)
     new: dict[int, int] = {}
     for n in program.nodes:
-        if keep(n):
-            new[n.id] = rewrite(b, n, tuple(new[a] for a in n.args))
+        if keep is None or keep(n):
+            new[n.id] = rewrite(b, n, tuple([new[a] for a in n.args]))
     out = b.program()
     return verify_he(out) if verify_by_default() else out
