@@ -276,4 +276,6 @@ def _check_as_traced(program: HeProgram) -> None:
         try:
             new[n.id] = b.emit(n.op, tuple(new[a] for a in n.args), n.attrs, n.loc)
         except (KeyError, TypeError, ValueError, ArithmeticError) as e:
-            raise ProgramFormatError(f"the JSON program is inconsistent at node %{n.id}: {type(e).__name__}: {e}") from None
+            raise ProgramFormatError(
+                f"the JSON program is inconsistent at node %{n.id}: {type(e).__name__}: {e}"
+            ) from None

@@ -285,7 +285,8 @@ class _CommonParams:
     @functools.cached_property
     def _half_q_by_level(self) -> tuple[float, ...]:
         return tuple(
-            math.exp(sum(math.log(q) for q in self.moduli_at(level)) - math.log(2.0)) for level in range(self.top_level + 1)
+            math.exp(sum(math.log(q) for q in self.moduli_at(level)) - math.log(2.0))
+            for level in range(self.top_level + 1)
         )
 
     @functools.cached_property
