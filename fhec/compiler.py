@@ -23,6 +23,7 @@ from fhec.ir.he import HeProgram
 from fhec.ir.lowered import LoweredProgram
 from fhec.ir.schedule import DataSchedule
 from fhec.passes.he_rewrite import as_he
+from fhec.plot.data import PlotData
 from fhec.pipeline import COMPILED, HE_DONE, LOWERED, keyswitch_policy, options_for, run_prefix
 from fhec.sim.timing import Report, make_report
 
@@ -67,30 +68,39 @@ class Compiled:
     keyswitch: str
     hoisting: str = "auto"
 
-    def run(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, np.ndarray]:
+    def run(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False,
+            progress: bool | None = None) -> dict[str, np.ndarray]:
         """Execute the *streams* on real ciphertexts: keygen and encrypt (as `fhec.evaluate`
         does for this seed), run every unit's stream in the functional model of the
         target's scratchpad and memory, decrypt. Returns output name -> slot vector.
         (`fhec.run` executes the unscheduled limb program instead.)
 
         With `check`, the streams are first replayed by the independent hazard checker.
+        `progress`: a display of the entries executed (`fhec.progress`; None: on when
+        interactive, False: off).
         """
-        return self.run_detailed(inputs, seed, check=check)["outputs"]
+        return self.run_detailed(inputs, seed, check=check, progress=progress)["outputs"]
 
-    def run_detailed(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, Any]:
+    def run_detailed(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False,
+                     progress: bool | None = None) -> dict[str, Any]:
         """`run`, returning also the output ciphertexts, keys and input ciphertexts."""
+        from fhec import progress as displays
         from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs
         from fhec.passes.keyswitch_choice import check_run_methods
         from fhec.sim.bind import bind_lowered
         from fhec.sim.streams import execute_streams
 
+        show = displays.wanted(progress)
         check_run_methods(self.program, self.keyswitch)  # PrecisionError for a method left without precision
         if check:
             self.check()
         keys = make_keys(self.program, seed, keyswitch=keygen_method(self.program, self.keyswitch))
         cts = encrypt_inputs(self.program, keys, inputs, seed)
         plains = plain_inputs(self.program, inputs)
-        words = execute_streams(self.streams, self.target, self.lowered.limb, bind_lowered(self.lowered, cts, keys, plains))
+        loaded = bind_lowered(self.lowered, cts, keys, plains)
+        with displays.display("running streams", len(self.streams), show) as update:
+            words = execute_streams(self.streams, self.target, self.lowered.limb, loaded,
+                                    progress=lambda done: update(done, "entries"))
         outs = self.lowered.output_ciphertexts(words, keys.key_id)
         return {"outputs": decrypt_outputs(keys, outs), "ciphertexts": outs, "keys": keys, "inputs": cts, "plains": plains}
 
@@ -110,6 +120,43 @@ class Compiled:
         report = Path(out_dir) / "report.json"
         write_file(report, self.report.to_json())
         return [*files, report]
+
+    def to_chrome_trace(self, path: str | Path) -> Path:
+        """Write the streams as Chrome trace-event JSON (Perfetto, chrome://tracing) to
+        `path`: one track per unit, loads and stores on memory tracks, events named by
+        limb op and HE-level origin (`fhec.backends.chrome_trace`). Returns the path;
+        raises `OutputDirectoryError` when it cannot be written."""
+        import json
+
+        from fhec.backends.chrome_trace import chrome_trace
+        from fhec.backends.stream_files import write_file
+
+        out = Path(path)
+        trace = chrome_trace(self.streams, self.target, self.lowered.limb, self.lowered.he)
+        write_file(out, json.dumps(trace, separators=(",", ":")))
+        return out
+
+    def write_plots(self, out_dir: str | Path) -> list[Path]:
+        """Every plot of `fhec.plot.PLOTS` as ``out_dir/NAME.png``; returns the paths.
+        Raises `MissingExtraError` without matplotlib, `OutputDirectoryError` when the
+        directory cannot be written."""
+        from fhec.errors import OutputDirectoryError
+        from fhec.plot import PLOTS
+
+        out = Path(out_dir)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except (OSError, ValueError) as e:
+            raise OutputDirectoryError(f"cannot create the plot directory {out}: {getattr(e, 'strerror', None) or e}") from None
+        paths = []
+        for name, plot in PLOTS.items():
+            path = out / f"{name}.png"
+            try:
+                plot(self.report).savefig(path, dpi=120)
+            except OSError as e:
+                raise OutputDirectoryError(f"cannot write {path}: {e.strerror or e}") from None
+            paths.append(path)
+        return paths
 
     def _repr_html_(self) -> str:
         return self.report._repr_html_()
@@ -255,7 +302,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     keyswitch: str | None = None,
     policy: str = "belady",
     prefetch_reserve: float | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: bool | Callable[[str], None] | None = None,
     dump_after: Sequence[str] = (),
     dump_dir: str | Path | None = None,
     verify: bool | None = None,
@@ -272,7 +319,9 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         prefetch_reserve: fraction of the scratchpad prefetches leave free (see
             `fhec.passes.offchip.schedule_offchip`); None tries `fhec.pipeline.RESERVES`
             and keeps the schedule with the fewest cycles (then the least traffic).
-        progress: called with each pass's name as it starts (the CLI's progress bar).
+        progress: a progress display over the passes (`fhec.progress`): None shows one
+            when interactive (a terminal or a notebook), False never, True always; or a
+            function called with each pass's name as it starts.
         dump_after: pass names (`fhec passes`) after which the IR is printed, or written
             to `dump_dir`.
         verify: verify the IR after every pass (default: on under pytest or with
@@ -288,8 +337,9 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     and what tracing and the passes raise.
     """
     policy, prefetch_reserve = _check_options(policy, prefetch_reserve)
-    if progress is not None and not callable(progress):
-        raise InvalidArgumentError(f"progress = {progress!r:.40} must be a function of the pass name, or None.")
+    if progress is not None and not callable(progress) and not isinstance(progress, bool):
+        raise InvalidArgumentError(
+            f"progress = {progress!r:.40}: pass True, False, None (on when interactive) or a function of the pass name.")
     if target is None:
         raise TargetError("compile needs a target: a shipped name such as 'f1' or 'tiny', a .toml path, or a Target.")
     options = options_for(target, keyswitch=keyswitch, policy=policy, prefetch_reserve=prefetch_reserve,
@@ -304,8 +354,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         return _compile_isa(program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
                             progress=progress, keyswitch=keyswitch)
     tgt.check_ring_degree(as_he(program).params.N)
-    done = run_prefix(COMPILED, program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
-                      progress=progress)
+    done = _run_with_progress(program, options, progress, verify=verify, dump_after=dump_after, dump_dir=dump_dir)
     annotated, lowered, scheduled = done[HE_DONE], done[LOWERED], done[COMPILED]
     bounds = lower_bounds(lowered.limb, tgt)
     report = make_report(
@@ -320,10 +369,25 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         compile_seconds=done.seconds(),
         compile_passes=[r.as_dict() for r in done.records],
         he_program=lowered.he,
-    )
+    ).with_plot_data(PlotData(tgt, scheduled.streams, scheduled.data))
     policy_used = keyswitch_policy(annotated, keyswitch)
     return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used,
                     options.hoisting)
+
+
+def _run_with_progress(program, options, progress, **kw):
+    """`run_prefix` up to ``schedule_cycles``, reporting each pass to `progress` (a
+    function) or to a `fhec.progress` display (None: when interactive)."""
+    from fhec import progress as displays
+    from fhec.pipeline import PASS_NAMES, prefix
+
+    if callable(progress):
+        return run_prefix(COMPILED, program, options, progress=progress, **kw)
+    total = len(prefix(COMPILED))
+    with displays.display("compiling", total, displays.wanted(progress)) as update:
+        done = run_prefix(COMPILED, program, options, progress=lambda name: update(PASS_NAMES.index(name), name), **kw)
+        update(total, "done")
+    return done
 
 
 def lower(program, keyswitch: str | None = None, *, dump_after: Sequence[str] = (), verify: bool | None = None,

@@ -211,3 +211,8 @@ class PersistenceFormatError(FhecError):
 class SecretKeyError(FhecError):
     """A secret key would be written without being asked for (`fhec.save` of a `KeySet`
     holding its secret needs ``include_secret=True``)."""
+
+
+class PlotDataError(FhecError):
+    """A plot needs data the report does not carry (a report read back from JSON has no
+    streams); the message says which plots still work and how to get the others."""

@@ -22,8 +22,9 @@ LAYERS: dict[str, set[str]] = {
     "backends": {"errors", "validate", "ir"},
     "analysis": {"errors", "validate", "ring", "schemes", "ir", "backends"},
     "passes": {"errors", "validate", "ring", "schemes", "ir", "backends", "analysis"},
-    "sim": {"errors", "validate", "ring", "schemes", "ir", "backends", "analysis"},
+    "sim": {"errors", "validate", "ring", "schemes", "ir", "backends", "analysis", "plot"},
     "isa": {"errors", "validate", "ring", "ir", "backends"},
+    "plot": {"errors", "validate", "ir", "backends", "analysis"},
 }
 """Layer -> the layers it may import (besides itself). Modules at the top of the package
 (the pipeline, the drivers, the CLI, `fhec.testing`) may import anything; no layer

@@ -60,6 +60,7 @@ __all__ = [
     "Scratchpad",
     "OffChipMemory",
     "Energy",
+    "Area",
     "Unmodeled",
     "RegisterFile",
     "ScratchpadBanks",
@@ -88,6 +89,7 @@ MAX_BANDWIDTH_GB_S = 10.0**7  # 10 PB/s
 MAX_LATENCY_NS = 10.0**9  # one second
 MAX_PJ = 10.0**6
 MIN_RVECS = 3
+MAX_AREA_MM2 = 10.0**5  # 1,000 cm²: beyond any reticle
 
 
 class UnitKind(str, enum.Enum):
@@ -122,6 +124,7 @@ class FunctionalUnit(_Frozen):
     transposes: int = Field(0, ge=0, le=MAX_TRANSPOSES, description="whole-vector transpose stages in the pipeline")
     throughput: int = Field(gt=0, le=MAX_N, description="elements per cycle per unit")
     pj_per_element: float | None = Field(None, ge=0, le=MAX_PJ, description="energy per element processed")
+    area_mm2: float | None = Field(None, ge=0, le=MAX_AREA_MM2, description="silicon area of one unit")
 
     @field_validator("ops", mode="before")
     @classmethod
@@ -203,6 +206,19 @@ class Energy(_Frozen):
     pj_per_byte_offchip: float = Field(ge=0, le=MAX_PJ)
 
 
+class Area(_Frozen):
+    """Silicon area besides the functional units' own (`FunctionalUnit.area_mm2`), as F1
+    Table 2 breaks it down. Read by the report (`Target.area_mm2`) and by design-space
+    sweeps (`fhec.explore`): the scratchpad's area scales with its capacity and the memory
+    interface's with its bandwidth, so varying either moves the area as it moves the
+    cycles. The network's area is one figure: no field of the model sizes the network."""
+
+    cluster_extra_mm2: float = Field(ge=0, le=MAX_AREA_MM2, description="per cluster, besides its FUs (register file)")
+    scratchpad_mm2_per_mib: float = Field(ge=0, le=MAX_AREA_MM2)
+    network_mm2: float = Field(ge=0, le=MAX_AREA_MM2, description="the on-chip network, whole")
+    memory_mm2_per_gb_s: float = Field(ge=0, le=MAX_AREA_MM2, description="memory interface (PHYs) per GB/s")
+
+
 class Unmodeled(_Frozen):
     """Machine facts that no part of fhec reads yet: the ``[unmodeled]`` table.
 
@@ -269,6 +285,7 @@ class Target(_Frozen):
     scratchpad: Scratchpad
     memory: OffChipMemory
     energy: Energy | None = None
+    area: Area | None = None
     unmodeled: Unmodeled = Unmodeled()
 
     @model_validator(mode="before")
@@ -303,6 +320,11 @@ class Target(_Frozen):
             raise ValueError("[energy] is given, so every unit needs pj_per_element")
         if self.energy is None and any(with_energy):
             raise ValueError("units give pj_per_element but the [energy] table is missing")
+        with_area = [u.area_mm2 is not None for u in self.cluster.units]
+        if self.area is not None and not all(with_area):
+            raise ValueError("[area] is given, so every unit needs area_mm2")
+        if self.area is None and any(with_area):
+            raise ValueError("units give area_mm2 but the [area] table is missing")
         # An instruction reads up to two RVecs and writes one: storage for fewer than
         # three at the smallest N cannot run anything.
         rf = self.unmodeled.register_file
@@ -390,6 +412,26 @@ class Target(_Frozen):
     def seconds(self, cycles: float) -> float:
         """Wall-clock seconds of `cycles` clock cycles."""
         return cycles / (self.clock_ghz * 1e9)
+
+    def area_breakdown(self) -> dict[str, float] | None:
+        """Area in mm² by component (compute clusters, scratchpad, network, memory
+        interface), as F1 Table 2 lists it; None when the target has no [area] table."""
+        if self.area is None:
+            return None
+        a = self.area
+        cluster = sum(u.count * u.area_mm2 for u in self.cluster.units) + a.cluster_extra_mm2
+        return {
+            "compute": self.cluster.count * cluster,
+            "scratchpad": self.scratchpad.capacity_bytes / 2**20 * a.scratchpad_mm2_per_mib,
+            "network": a.network_mm2,
+            "memory_interface": self.memory.bandwidth_gb_s * a.memory_mm2_per_gb_s,
+        }
+
+    @property
+    def area_mm2(self) -> float | None:
+        """Total silicon area in mm² (`area_breakdown` summed), None without area data."""
+        parts = self.area_breakdown()
+        return None if parts is None else sum(parts.values())
 
     def op_energy_pj(self, op: LimbOp, n: int) -> float | None:
         """Compute energy of `op` on one RVec of `n` elements, None without energy data."""

@@ -26,7 +26,7 @@ reading a residue of another prime lifts it centered, as the limb IR specifies.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -39,13 +39,18 @@ from fhec.ir.limb_ops import LimbOp
 from fhec.ring import modarith
 from fhec.sim.semantics import Operands, apply
 
-__all__ = ["execute_streams"]
+__all__ = ["execute_streams", "PROGRESS_EVERY"]
+
+PROGRESS_EVERY = 4096
+"""Entries between two progress reports: often enough to move a bar every fraction of a
+second, rarely enough to cost nothing next to the entries' arithmetic."""
 
 def execute_streams(
     streams: Streams,
     target: Target,
     program: LimbProgram,
     loaded: Mapping[int, np.ndarray],
+    progress: Callable[[int], None] | None = None,
 ) -> dict[int, np.ndarray]:
     """Execute `streams` on `target` and return ``{OUTPUT rvec id: N words}`` as read
     from off-chip memory after the last entry (the OUTPUT rvec's memory vector).
@@ -53,7 +58,8 @@ def execute_streams(
     `program` supplies N, the moduli, the constant table and which rvecs are
     outputs; `loaded` maps every INPUT, KSH and CONST rvec id to its words (placed
     in off-chip memory at the rvec's memory vector before cycle 0), as for
-    `fhec.sim.functional.execute`.
+    `fhec.sim.functional.execute`. `progress`, when given, is called with the number of
+    entries executed every `PROGRESS_EVERY` entries and at the end.
 
     Raises InternalError if a loaded value is missing or malformed, an entry names a
     slot outside the scratchpad, a modulus or constant that does not exist, or an
@@ -94,6 +100,8 @@ def execute_streams(
         return (zeros, q) if held is None else held
 
     for e in range(len(order)):
+        if progress is not None and e % PROGRESS_EVERY == 0:
+            progress(e)
         t = cycle[e]
         while pending and pending[0][0] <= t:
             _, _, to_memory, loc, value = heapq.heappop(pending)
@@ -128,6 +136,8 @@ def execute_streams(
             value, to_memory, loc = (apply(LimbOp(int(o)), operands)[0], q), False, slot(dst[e])
         heapq.heappush(pending, (t + latency[o], seq, to_memory, loc, value))
         seq += 1
+    if progress is not None:
+        progress(len(order))
     for _, _, to_memory, loc, value in sorted(pending, key=lambda p: (p[0], p[1])):
         if to_memory:
             memory[loc] = value

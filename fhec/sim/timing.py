@@ -15,10 +15,10 @@ ciphertext data is touched.
 from __future__ import annotations
 
 import html
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, STREAM_ARITY, Streams, op_timing
 from fhec.backends.target import Target
@@ -77,6 +77,7 @@ class Report(BaseModel):
             scratchpad prefetches left free (see `fhec.passes.offchip.schedule_offchip`).
         keyswitch: key-switching method -> number of key switches using it.
         energy: when the target has energy data.
+        area_mm2: the target's silicon area (`Target.area_mm2`), when it gives one.
         compile_seconds: pass name -> seconds spent in it (`fhec.pipeline`).
         compile_passes: per pass, in order: name, seconds, and the size of its output
             (HE nodes, limb instructions, events or stream entries).
@@ -111,6 +112,7 @@ class Report(BaseModel):
     prefetch_reserve: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False)
     keyswitch: dict[str, Annotated[int, Field(ge=0)]]
     energy: Energy | None = None
+    area_mm2: float | None = Field(None, ge=0, allow_inf_nan=False)
     compile_seconds: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = {}
     compile_passes: list[dict[str, float | int | str]] = []
     stages: dict[str, dict[str, Annotated[int, Field(ge=0)]]] = {}
@@ -121,6 +123,50 @@ class Report(BaseModel):
         if missing:
             raise ValueError(f"offchip_bytes lacks {missing}; it needs every traffic class {list(_TRAFFIC_KEYS)}")
         return self
+
+    # What the plots read besides the fields (`fhec.plot.PlotData`): the streams and the
+    # data schedule. Not a field, so not in the JSON and not compared.
+    _plot_data: Any = PrivateAttr(None)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Report) and self.model_dump() == other.model_dump()
+
+    __hash__ = None  # equal reports may carry different plot data
+
+    @property
+    def plot_data(self):
+        """The `fhec.plot.PlotData` `fhec.compile` attached, None for a report read from JSON."""
+        return self._plot_data
+
+    def with_plot_data(self, data) -> "Report":
+        """This report carrying `data` (a `fhec.plot.PlotData`) for its plots."""
+        out = self.model_copy()
+        out._plot_data = data
+        return out
+
+    def plot_utilization(self, *, bins: int = 200):
+        """Per-unit timeline of the streams, binned (`fhec.plot.utilization`); a Figure."""
+        from fhec.plot import utilization
+
+        return utilization(self, bins=bins)
+
+    def plot_traffic(self):
+        """Off-chip traffic by class, compulsory and not, as F1 Fig. 9a (`fhec.plot.traffic`); a Figure."""
+        from fhec.plot import traffic
+
+        return traffic(self)
+
+    def plot_scratchpad(self):
+        """Scratchpad occupancy over time (`fhec.plot.scratchpad`); a Figure."""
+        from fhec.plot import scratchpad
+
+        return scratchpad(self)
+
+    def plot_roofline(self):
+        """Operational intensity against the target's roofs (`fhec.plot.roofline`); a Figure."""
+        from fhec.plot import roofline
+
+        return roofline(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         """The report as JSON (``Report.model_validate_json`` reads it back)."""
@@ -158,6 +204,8 @@ class Report(BaseModel):
             ),
             ("key switching", ", ".join(f"{k}: {v}" for k, v in self.keyswitch.items()) or "none"),
         ]
+        if self.area_mm2 is not None:
+            rows.append(("area", f"{self.area_mm2:,.1f} mm²"))
         if self.energy is not None:
             e = self.energy
             rows.append(
@@ -282,6 +330,7 @@ def make_report(
         prefetch_reserve=prefetch_reserve,
         keyswitch=keyswitch,
         energy=energy(streams, target, data, on),
+        area_mm2=target.area_mm2,
         compile_seconds=compile_seconds or {},
         compile_passes=compile_passes or [],
         stages={} if he_program is None else stage_costs(
