@@ -4,7 +4,11 @@
     fhec check FILE.py[:NAME] ...     evaluate under encryption vs fhec.reference
     fhec stats FILE.py[:NAME]         limb-instruction counts and data sizes
     fhec compile FILE.py[:NAME] --target f1 --out DIR [--dump-after PASS]
-                                      per-unit streams (text + binary) and report.json
+                 [--trace FILE.json] [--plots DIR]
+                                      per-unit streams (text + binary) and report.json,
+                                      a Chrome trace, PNG plots
+    fhec explore FILE.py[:NAME] --target f1 --vary FIELD=V1,V2 [--vary ...]
+                                      compile every target variant on Dask; a table
     fhec run FILE.py[:NAME] --target f1
                                       compile, execute the streams on random inputs,
                                       compare with fhec.reference
@@ -327,22 +331,13 @@ def stats_command(program: str, keyswitch: str | None, target: str | None) -> No
 
 def compile_with_progress(spec: str, target: str, keyswitch: str | None, policy: str, *,
                           dump_after: tuple[str, ...] = (), dump_dir: str | None = None):
-    """`fhec.compile` of ``FILE.py[:NAME]`` with a rich progress bar over the passes."""
-    from rich.progress import Progress
-
+    """`fhec.compile` of ``FILE.py[:NAME]``, with a progress bar over the passes when
+    stderr is a terminal (`fhec.progress`)."""
     from fhec.compiler import compile as compile_program
-    from fhec.pipeline import options_for, pipeline_for
 
     program = load_program(spec)
-    names = [p.name for p in pipeline_for(options_for(target).target)]  # ISA machines have their own tail
-    with Progress(transient=True) as bar:
-        task = bar.add_task("compiling", total=len(names))
-
-        def advance(name: str) -> None:
-            bar.update(task, completed=names.index(name), description=name)
-
-        return compile_program(program, target=target, keyswitch=keyswitch, policy=policy, progress=advance,
-                               dump_after=dump_after, dump_dir=dump_dir)
+    return compile_program(program, target=target, keyswitch=keyswitch, policy=policy, progress=None,
+                           dump_after=dump_after, dump_dir=dump_dir)
 
 
 _target_option = click.option("--target", default="f1", show_default=True,
@@ -363,9 +358,15 @@ _keyswitch_option = click.option("--keyswitch", type=click.Choice(["bv", "hybrid
               help="Print the IR after PASS (repeatable; `fhec passes` lists them).")
 @click.option("--dump-dir", type=click.Path(file_okay=False), default=None,
               help="Write the --dump-after IRs here (NN-PASS.txt) instead of printing them.")
+@click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the streams as Chrome trace-event JSON (open in Perfetto or chrome://tracing).")
+@click.option("--plots", "plots_dir", type=click.Path(file_okay=False), default=None,
+              help="Write the report's plots here as PNG (utilization, traffic, scratchpad, roofline; needs fhec[plot]).")
 def compile_command(program: str, target: str, out_dir: str | None, keyswitch: str | None, policy: str,
-                    dump_after: tuple[str, ...], dump_dir: str | None) -> None:
-    """Compile PROGRAM for an accelerator; print the report, optionally write streams."""
+                    dump_after: tuple[str, ...], dump_dir: str | None, trace_file: str | None,
+                    plots_dir: str | None) -> None:
+    """Compile PROGRAM for an accelerator; print the report, optionally write streams,
+    a Chrome trace and plots."""
     from rich.console import Console
 
     try:
@@ -375,6 +376,11 @@ def compile_command(program: str, target: str, out_dir: str | None, keyswitch: s
         if out_dir:
             files = compiled.write(out_dir)
             console.print(f"wrote {len(files)} files to {out_dir}")
+        if trace_file:
+            console.print(f"wrote the Chrome trace {compiled.to_chrome_trace(trace_file)}")
+        if plots_dir:
+            plots = compiled.write_plots(plots_dir)
+            console.print(f"wrote {len(plots)} plots to {plots_dir}: {', '.join(p.name for p in plots)}")
     except FhecError as e:
         _fail(e)
 
@@ -410,6 +416,44 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
     for r in results:
         click.echo(f"  {r.describe(prog.params.scheme)}")
     sys.exit(0 if ok else 1)
+
+
+@main.command(name="explore")
+@click.argument("program")
+@_target_option
+@click.option("--vary", "vary", multiple=True, required=True, metavar="FIELD=V1,V2,...",
+              help="A target field and its values, e.g. scratchpad.capacity_bytes=16MiB,32MiB (repeatable: "
+                   "every combination is compiled).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="A running Dask scheduler (tcp://host:8786); default: a local cluster of --workers processes.")
+@click.option("--workers", type=int, default=2, show_default=True, help="Worker processes of the local cluster.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the table here: .csv, or .parquet (needs pyarrow).")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the Pareto front (cycles against area and energy) here as PNG (needs fhec[plot]).")
+@_keyswitch_option
+def explore_command(program: str, target: str, vary: tuple[str, ...], scheduler: str | None, workers: int,
+                    out_file: str | None, plot_file: str | None, keyswitch: str | None) -> None:
+    """Compile PROGRAM for every variant of a target (the cartesian product of the
+    --vary values) on Dask, and print the table of cycles, traffic, energy and area."""
+    from rich.console import Console
+
+    from fhec.explore import explore
+
+    try:
+        result = explore(load_program(program), target, list(vary), scheduler=scheduler, workers=workers,
+                         keyswitch=keyswitch)
+        console = Console()
+        console.print(result.rich_table())
+        if out_file:
+            console.print(f"wrote {result.write(out_file)}")
+        if plot_file:
+            result.plot_pareto().savefig(plot_file, dpi=120)
+            console.print(f"wrote {plot_file}")
+    except FhecError as e:
+        _fail(e)
+    except OSError as e:
+        _fail(FhecError(f"cannot write {plot_file}: {e.strerror or e}"))
 
 
 @main.command(name="passes")

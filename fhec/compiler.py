@@ -283,8 +283,8 @@ def _compile_isa(program, options, *, verify, dump_after, dump_dir, progress, ke
     machine = options.target
     machine.check_ring_degree(as_he(program).params.N)
     backend = backend_for(machine)
-    done = run_prefix(ENCODED, program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
-                      progress=progress)
+    done = _run_with_progress(ENCODED, program, options, progress, verify=verify, dump_after=dump_after,
+                              dump_dir=dump_dir)
     annotated, lowered, encoded = done[HE_DONE], done[LOWERED], done[ENCODED]
     report = make_isa_report(
         program_name=annotated.name, scheme=annotated.params.scheme, machine=machine, encoded=encoded,
@@ -354,7 +354,8 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         return _compile_isa(program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
                             progress=progress, keyswitch=keyswitch)
     tgt.check_ring_degree(as_he(program).params.N)
-    done = _run_with_progress(program, options, progress, verify=verify, dump_after=dump_after, dump_dir=dump_dir)
+    done = _run_with_progress(COMPILED, program, options, progress, verify=verify, dump_after=dump_after,
+                              dump_dir=dump_dir)
     annotated, lowered, scheduled = done[HE_DONE], done[LOWERED], done[COMPILED]
     bounds = lower_bounds(lowered.limb, tgt)
     report = make_report(
@@ -375,18 +376,18 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
                     options.hoisting)
 
 
-def _run_with_progress(program, options, progress, **kw):
-    """`run_prefix` up to ``schedule_cycles``, reporting each pass to `progress` (a
-    function) or to a `fhec.progress` display (None: when interactive)."""
+def _run_with_progress(last: str, program, options, progress, **kw):
+    """`run_prefix` up to the pass `last` (of the target's pipeline), reporting each pass
+    to `progress` (a function) or to a `fhec.progress` display (None: when interactive)."""
     from fhec import progress as displays
-    from fhec.pipeline import PASS_NAMES, prefix
+    from fhec.pipeline import pipeline_for, prefix
 
     if callable(progress):
-        return run_prefix(COMPILED, program, options, progress=progress, **kw)
-    total = len(prefix(COMPILED))
-    with displays.display("compiling", total, displays.wanted(progress)) as update:
-        done = run_prefix(COMPILED, program, options, progress=lambda name: update(PASS_NAMES.index(name), name), **kw)
-        update(total, "done")
+        return run_prefix(last, program, options, progress=progress, **kw)
+    names = [p.name for p in prefix(last, pipeline_for(options.target))]
+    with displays.display("compiling", len(names), displays.wanted(progress)) as update:
+        done = run_prefix(last, program, options, progress=lambda name: update(names.index(name), name), **kw)
+        update(len(names), "done")
     return done
 
 
