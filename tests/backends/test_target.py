@@ -134,9 +134,31 @@ def test_energy_table_and_unit_energies_go_together(tmp_path):
     without_unit = edited("pj_per_element = 37.5", "")
     with pytest.raises(TargetError, match="every unit needs pj_per_element"):
         load_target(write(tmp_path, without_unit))
-    no_energy = "\n".join(line for line in without_table.splitlines() if not line.startswith("pj_per_element"))
+    no_energy = "\n".join(line for line in without_table.splitlines()
+                          if not line.startswith(("pj_per_element", "area_mm2")))
     t = load_target(write(tmp_path, no_energy))
     assert t.energy is None and t.op_energy_pj(LimbOp.ADD, 1024) is None
+    assert t.area is None and t.area_mm2 is None and t.area_breakdown() is None
+
+
+def test_f1_area_is_table_2():
+    t = load_target("f1")
+    parts = t.area_breakdown()
+    # F1 Table 2: compute 63.52, scratchpad 48.09, NoC 10.02, HBM PHYs 29.80; total 151.4 mm²
+    assert parts == pytest.approx({"compute": 63.52, "scratchpad": 48.09, "network": 10.02, "memory_interface": 29.80})
+    assert t.area_mm2 == pytest.approx(151.4, abs=0.05)
+    # the area moves with what a sweep varies: half the scratchpad, half its area
+    half = Target.model_validate({**t.model_dump(), "scratchpad": {"capacity_bytes": 32 * 2**20}})
+    assert half.area_breakdown()["scratchpad"] == pytest.approx(48.09 / 2)
+
+
+def test_area_table_and_unit_areas_go_together(tmp_path):
+    with pytest.raises(TargetError, match="every unit needs area_mm2"):
+        load_target(write(tmp_path, edited("area_mm2 = 2.27", "")))
+    start = F1_TEXT.index("[area]")
+    end = F1_TEXT.index("# ----", start)
+    with pytest.raises(TargetError, match=r"units give area_mm2 but the \[area\] table is missing"):
+        load_target(write(tmp_path, F1_TEXT[:start] + F1_TEXT[end:]))
 
 
 def test_missing_field_is_named(tmp_path):
