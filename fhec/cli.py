@@ -425,7 +425,8 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
               help="A target field and its values, e.g. scratchpad.capacity_bytes=16MiB,32MiB (repeatable: "
                    "every combination is compiled).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="A running Dask scheduler (tcp://host:8786); default: a local cluster of --workers processes.")
+              help="A running Dask scheduler (tcp://host:8786), or 'serial' (this process, no Dask); "
+                   "default: a local cluster of --workers processes.")
 @click.option("--workers", type=int, default=2, show_default=True, help="Worker processes of the local cluster.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
               help="Write the table here: .csv, or .parquet (needs pyarrow).")

@@ -80,7 +80,7 @@ def _set_path(data: dict, path: str, value: Any) -> None:
     keys = path.split(".")
     for i, key in enumerate(keys):
         last = i == len(keys) - 1
-        if isinstance(node, list):
+        if isinstance(node, (list, tuple)):
             kinds = [getattr(u.get("kind"), "value", u.get("kind")) if isinstance(u, dict) else None for u in node]
             match = [u for u, kind in zip(node, kinds) if kind == key]
             if not match:
@@ -294,7 +294,7 @@ def _dask_rows(tasks: list[tuple], scheduler: str | None, workers: int) -> list[
         with cluster, Client(cluster) as client:
             return client.gather(client.map(compile_row, *zip(*tasks), pure=False))
     try:
-        client = Client(scheduler, timeout="20s")
+        client = Client(scheduler, timeout="10s")
     except (OSError, TimeoutError, ValueError) as e:
         raise ExploreError(f"cannot reach the Dask scheduler at {scheduler!r} ({e}); start one with "
                            f"`dask scheduler` and workers with `dask worker {scheduler}`, or omit --scheduler.") from None

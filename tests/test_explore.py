@@ -1,0 +1,108 @@
+"""`fhec.explore` / ``fhec explore``: sweeps over target variants on a real two-worker Dask
+LocalCluster (loopback, processes), whose table equals the same compiles run serially."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+import fhec
+from fhec.cli import main
+from fhec.errors import TargetError
+from fhec.explore import ExploreError, explore, pareto_front, parse_value, parse_vary, variants
+
+PROGRAM_FILE = """
+import fhec
+params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None)
+p = fhec.Program("swept", params)
+x, w = p.input("x"), p.plain("w")
+p.output("y", ((x * x) * w).sum_slots(4) + x)
+"""
+
+# 4 scratchpads x 3 bandwidths = 12 variants of f1; the small scratchpads spill at N = 2^10
+VARY = {"scratchpad.capacity_bytes": ["64KiB", "128KiB", "256KiB", "1MiB"], "memory.bandwidth_gb_s": [256, 512, 1024]}
+
+
+def _program():
+    scope: dict = {}
+    exec(PROGRAM_FILE, scope)  # noqa: S102  (the test's own program text)
+    return scope["p"]
+
+
+def test_values_and_specs_parse():
+    assert parse_value("16MiB") == 16 * 2**20 and parse_value("2kB") == 2000 and parse_value("512") == 512
+    assert parse_value("0.5") == 0.5 and parse_value(" 1.5GiB ") == 3 * 2**29 and parse_value(7) == 7
+    assert parse_vary("memory.bandwidth_gb_s=512,1024") == ("memory.bandwidth_gb_s", [512, 1024])
+    for bad in ("16 parsecs", "x", ""):
+        with pytest.raises(ExploreError, match="not a number"):
+            parse_value(bad)
+    for bad in ("memory.bandwidth_gb_s", "=1,2", "memory.bandwidth_gb_s="):
+        with pytest.raises(ExploreError, match="FIELD=V1,V2"):
+            parse_vary(bad)
+
+
+def test_variants_are_the_cartesian_product_and_validated():
+    f1 = fhec.backends.target.load_target("f1")
+    found = variants(f1, {**VARY, "cluster.units.ntt.count": [1, 2]})
+    assert len(found) == 24
+    settings, t = found[-1]
+    assert settings == {"scratchpad.capacity_bytes": 2**20, "memory.bandwidth_gb_s": 1024, "cluster.units.ntt.count": 2}
+    assert t.scratchpad.capacity_bytes == 2**20 and t.cluster.units[0].count == 2
+    assert t.name == "f1[scratchpad.capacity_bytes=1048576,memory.bandwidth_gb_s=1024,cluster.units.ntt.count=2]"
+    with pytest.raises(ExploreError, match="has no field 'capacity'"):
+        variants(f1, {"scratchpad.capacity": [1]})
+    with pytest.raises(ExploreError, match="no unit of kind 'fft'"):
+        variants(f1, {"cluster.units.fft.count": [1]})
+    with pytest.raises(TargetError, match="scratchpad.capacity_bytes"):
+        variants(f1, {"scratchpad.capacity_bytes": [0]})
+
+
+def test_pareto_front():
+    rows = [{"a": 1, "cycles": 9}, {"a": 2, "cycles": 5}, {"a": 3, "cycles": 7}, {"a": 4, "cycles": 1},
+            {"a": None, "cycles": 0}]
+    assert pareto_front(rows, "a") == [0, 1, 3]
+
+
+def test_twelve_variants_on_a_two_worker_local_cluster_equal_serial_compiles():
+    p = _program()
+    on_dask = explore(p, "f1", VARY, workers=2)
+    serial = explore(p, "f1", VARY, scheduler="serial")
+    assert len(on_dask.rows) == 12 and on_dask.rows == serial.rows
+    # and each row is what fhec.compile says for that variant
+    settings, target = variants(fhec.backends.target.load_target("f1"), VARY)[5]
+    r = fhec.compile(p, target, progress=False).report
+    row = serial.rows[5]
+    assert {k: row[k] for k in settings} == settings
+    assert (row["cycles"], row["area_mm2"], row["peak_scratchpad_slots"]) == (r.cycles, r.area_mm2, r.peak_scratchpad_slots)
+    # the sweep moves what it should: more bandwidth never costs cycles, a bigger scratchpad never adds traffic
+    cyc = [[row["cycles"] for row in serial.rows[i * 3:(i + 1) * 3]] for i in range(4)]
+    assert all(a >= b for line in cyc for a, b in zip(line, line[1:]))
+    traffic = [serial.rows[i * 3]["offchip_mib"] for i in range(4)]
+    assert traffic == sorted(traffic, reverse=True) and traffic[0] > traffic[-1]
+
+
+def test_table_outputs(tmp_path):
+    pytest.importorskip("matplotlib")
+    result = explore(_program(), "f1", ["memory.bandwidth_gb_s=512,1024"], scheduler="serial")
+    path = result.to_csv(tmp_path / "t.csv")
+    lines = path.read_text().splitlines()
+    assert lines[0].split(",") == result.columns and len(lines) == 3
+    assert "<table>" in result._repr_html_()
+    assert result.plot_pareto()._repr_png_().startswith(b"\x89PNG")
+
+
+def test_cli_explore(tmp_path):
+    prog = tmp_path / "swept.py"
+    prog.write_text(PROGRAM_FILE)
+    out = tmp_path / "table.csv"
+    res = CliRunner().invoke(main, ["explore", str(prog), "--target", "f1", "--vary", "memory.bandwidth_gb_s=512,1024",
+                                    "--vary", "scratchpad.capacity_bytes=64KiB,1MiB", "--scheduler", "serial",
+                                    "--out", str(out), "--plot", str(tmp_path / "pareto.png")])
+    assert res.exit_code == 0, res.output
+    assert "4 variants of f1" in res.output and len(out.read_text().splitlines()) == 5
+    assert (tmp_path / "pareto.png").read_bytes().startswith(b"\x89PNG")
+    res = CliRunner().invoke(main, ["explore", str(prog), "--vary", "memory.speed=1", "--scheduler", "serial"])
+    assert res.exit_code == 2 and "error: --vary memory.speed: memory has no field 'speed'" in res.output
+    res = CliRunner().invoke(main, ["explore", str(prog), "--vary", "memory.bandwidth_gb_s=1",
+                                    "--scheduler", "nope://127.0.0.1:9"])
+    assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.output
