@@ -88,15 +88,17 @@ _LAZY: dict[str, str] = {
     # files: parameter sets, keys, ciphertexts, plaintexts, compiled programs
     "save": "fhec.persistence",
     "load": "fhec.persistence",
+    # design-space sweeps on Dask (the explore extra)
+    "explore": "fhec.explore",
     # polynomial approximation (numpy only)
     "Approximation": "fhec.frontend.approx",
     "approx": "fhec.frontend.approx",
 }
 """Public name -> the module it is loaded from on first use."""
 
-_SUBMODULES = ("analysis", "backends", "frontend", "ir", "passes", "pipeline", "ring", "schemes", "sim", "testing")
+_SUBMODULES = ("analysis", "backends", "frontend", "ir", "passes", "pipeline", "plot", "ring", "schemes", "sim", "testing")
 
-_FUNCTION_OVER_MODULE = ("reference", "evaluate", "run")
+_FUNCTION_OVER_MODULE = ("reference", "evaluate", "run", "explore")
 """Public functions named like the module that defines them."""
 
 
@@ -121,7 +123,7 @@ def __dir__() -> list[str]:
 
 class _Package(types.ModuleType):
     """The `fhec` package object. Importing a submodule binds it as an attribute of its
-    package; for `fhec.evaluate`, `fhec.run` and `fhec.reference` the public name is the
+    package; for `fhec.evaluate`, `fhec.run`, `fhec.reference` and `fhec.explore` the public name is the
     function the submodule defines, so binding the submodule binds that function instead
     (as the eager ``from fhec.run import run`` used to). Documented Python: module
     ``__class__`` assignment, "Customizing module attribute access"."""

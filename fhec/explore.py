@@ -183,6 +183,9 @@ class ExploreResult:
     varied: tuple[str, ...]
     rows: tuple[dict, ...]
 
+    def __repr__(self) -> str:
+        return f"<ExploreResult {self.program!r}: {len(self.rows)} variants of {self.target} over {', '.join(self.varied)}>"
+
     @property
     def columns(self) -> list[str]:
         return [*self.varied, *METRICS]

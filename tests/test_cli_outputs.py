@@ -1,0 +1,40 @@
+"""``fhec compile --trace FILE --plots DIR``: the Chrome trace and the PNG plots."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from fhec.cli import main
+
+PROGRAM = """
+import fhec
+params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None)
+p = fhec.Program("cli_outputs", params)
+x = p.input("x")
+p.output("y", (x * x).rotate(2) + x)
+"""
+
+
+def test_compile_writes_trace_and_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["compile", str(prog), "--target", "tiny", "--out", str(out),
+                                    "--trace", str(out / "trace.json"), "--plots", str(out / "plots")])
+    assert res.exit_code == 0, res.output
+    trace = json.loads((out / "trace.json").read_text())
+    assert any(e["ph"] == "X" for e in trace["traceEvents"])
+    pngs = sorted(p.name for p in (out / "plots").iterdir())
+    assert pngs == ["roofline.png", "scratchpad.png", "traffic.png", "utilization.png"]
+    assert "wrote 4 plots" in res.output and "wrote the Chrome trace" in res.output
+
+
+def test_unwritable_trace_is_an_error_line(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    res = CliRunner().invoke(main, ["compile", str(prog), "--target", "tiny", "--trace", str(tmp_path / "no" / "t.json")])
+    assert res.exit_code == 2 and "error: cannot write" in res.output
