@@ -64,6 +64,7 @@ def test_pareto_front():
 
 
 def test_twelve_variants_on_a_two_worker_local_cluster_equal_serial_compiles():
+    pytest.importorskip("distributed")  # the explore extra, which `make test` installs
     p = _program()
     on_dask = explore(p, "f1", VARY, workers=2)
     serial = explore(p, "f1", VARY, scheduler="serial")
