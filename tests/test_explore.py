@@ -3,12 +3,14 @@ LocalCluster (loopback, processes), whose table equals the same compiles run ser
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 from click.testing import CliRunner
 
 import fhec
 from fhec.cli import main
-from fhec.errors import TargetError
+from fhec.errors import MissingExtraError, TargetError
 from fhec.explore import ExploreError, explore, pareto_front, parse_value, parse_vary, variants
 
 PROGRAM_FILE = """
@@ -90,6 +92,11 @@ def test_table_outputs(tmp_path):
     assert lines[0].split(",") == result.columns and len(lines) == 3
     assert "<table>" in result._repr_html_()
     assert result.plot_pareto()._repr_png_().startswith(b"\x89PNG")
+    if importlib.util.find_spec("pyarrow") is None:  # not a dependency: the error names it
+        with pytest.raises(MissingExtraError, match="pip install pyarrow"):
+            result.write(tmp_path / "t.parquet")
+    else:
+        assert result.write(tmp_path / "t.parquet").stat().st_size > 0
 
 
 def test_cli_explore(tmp_path):

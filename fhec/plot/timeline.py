@@ -14,6 +14,7 @@ import numpy as np
 from fhec.backends.streams import Streams, op_timing
 from fhec.backends.target import Target
 from fhec.plot._figure import new_figure, plot_data
+from fhec.validate import as_int
 
 
 def busy_fractions(streams: Streams, target: Target, bins: int) -> tuple[np.ndarray, np.ndarray]:
@@ -43,23 +44,36 @@ def busy_fractions(streams: Streams, target: Target, bins: int) -> tuple[np.ndar
     return out, edges
 
 
+MAX_UNIT_LABELS = 40
+"""Above this many units, rows are labeled by cluster (and ``mem0``), not one by one."""
+
+
+def _unit_ticks(units) -> tuple[list[int], list[str]]:
+    """Row ticks: every unit's name when they fit, else the first row of each cluster."""
+    if len(units) <= MAX_UNIT_LABELS:
+        return list(range(len(units))), [u.name for u in units]
+    ticks, labels, seen = [], [], set()
+    for i, u in enumerate(units):
+        if u.cluster not in seen:
+            seen.add(u.cluster)
+            ticks.append(i)
+            labels.append(u.name if u.cluster < 0 else f"c{u.cluster}")
+    return ticks, labels
+
+
 def plot_utilization(report, *, bins: int = 200):
     """Heat map of every unit's busy fraction over time; returns the Figure."""
     data = plot_data(report, "plot_utilization")
     streams = data.streams
-    bins = max(1, min(int(bins), max(streams.total_cycles, 1)))
+    bins = min(as_int(bins, "bins", min=1, fix="the number of time bins, such as 200"), max(streams.total_cycles, 1))
     frac, edges = busy_fractions(streams, data.target, bins)
     units = streams.units
     fig = new_figure(10.0, min(2.0 + 0.12 * len(units), 12.0))
     ax = fig.add_subplot()
     image = ax.imshow(frac, aspect="auto", interpolation="nearest", cmap="viridis", vmin=0.0, vmax=1.0,
                       extent=(edges[0], edges[-1], len(units) - 0.5, -0.5))
-    # one label per unit when they fit, else one per cluster and the memory controller
-    shown = range(len(units)) if len(units) <= 40 else [i for i, u in enumerate(units) if u.index == 0 and
-                                                        (u.cluster < 0 or i == 0 or units[i - 1].cluster != u.cluster)]
-    ax.set_yticks(list(shown), [units[i].name if len(units) <= 40 else
-                                (units[i].name if units[i].cluster < 0 else f"c{units[i].cluster}")
-                                for i in shown], fontsize=7)
+    ticks, labels = _unit_ticks(units)
+    ax.set_yticks(ticks, labels, fontsize=7)
     ax.set_xlabel("cycle")
     ax.set_ylabel("unit")
     ax.set_title(f"{report.program} on {report.target}: unit utilization ({bins} bins of "

@@ -35,6 +35,7 @@ def test_tour_executes_with_reports_and_plots(tmp_path):
     assert sum("fhec report: tour on f1" in h for h in html) == 1
     assert sum("fhec report: tour on tiny" in h for h in html) == 1
     assert len(_outputs(nb, "image/png")) >= 4
+    assert any("fhec-progress" in h and "compiling: done" in h for h in html)  # the notebook progress display
     text = "".join("".join(o.get("text", "")) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "f1 and tiny agree bit for bit: True" in text
     assert "%" in text and "mul" in text  # the printed IR
