@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from fhec.errors import FhecError, InvalidArgumentError, MissingExtraError, OutputDirectoryError, TargetError
+from fhec.errors import FhecError, InvalidArgumentError, MissingExtraError, OutputDirectoryError
 
 _SIZE_SUFFIXES = {
     "": 1, "b": 1,
@@ -106,8 +106,7 @@ def variants(base, vary: Mapping[str, Sequence]) -> list[tuple[dict[str, Any], A
     """(settings, `Target`) for every combination of `vary` (path -> values) applied to
     `base`, in cartesian-product order (the last path varies fastest). Each variant is
     named ``base[path=value,...]`` and validated as a target file would be."""
-    from fhec.backends.target import Target, _format_validation_error
-    from pydantic import ValidationError
+    from fhec.backends.target import target_from_dict
 
     if not vary:
         raise ExploreError("a sweep needs at least one --vary FIELD=V1,V2,...")
@@ -123,10 +122,7 @@ def variants(base, vary: Mapping[str, Sequence]) -> list[tuple[dict[str, Any], A
         for p, v in settings.items():
             _set_path(data, p, v)
         data["name"] = f"{base.name}[{','.join(f'{p}={v}' for p, v in settings.items())}]"
-        try:
-            out.append((settings, Target.model_validate(data)))
-        except ValidationError as e:
-            raise TargetError(_format_validation_error(data["name"], e)) from None
+        out.append((settings, target_from_dict(data, data["name"])))
     return out
 
 

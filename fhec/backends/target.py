@@ -67,6 +67,7 @@ __all__ = [
     "Network",
     "Target",
     "load_target",
+    "target_from_dict",
     "list_targets",
     "list_machines",
     "shipped_target_names",
@@ -469,6 +470,13 @@ def _parse(text: str, source: str) -> Target | IsaMachine:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise TargetError(f"{source}: not valid TOML: {e}") from None
+    return target_from_dict(data, source)
+
+
+def target_from_dict(data: dict, source: str) -> Target | IsaMachine:
+    """A `Target` (or, with a top-level ``isa`` key, an `IsaMachine`) from the dict form of
+    a target file (as TOML parses it, or `model_dump` gives it); `TargetError` naming
+    `source` and the field if invalid."""
     # a top-level `isa = "..."` key makes the file an ISA machine (fhec.backends.machine)
     model = IsaMachine if isinstance(data, dict) and "isa" in data else Target
     try:
