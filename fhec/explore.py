@@ -95,7 +95,7 @@ def _set_path(data: dict, path: str, value: Any) -> None:
             where = ".".join(keys[:i]) or "the target"
             raise ExploreError(f"--vary {path}: {where} has no field {key!r} (it has: {fields}).")
         if last:
-            if isinstance(node[key], (dict, list)):
+            if isinstance(node[key], (dict, list, tuple)):
                 raise ExploreError(f"--vary {path} names a table; name one of its fields.")
             node[key] = value
         else:
@@ -111,10 +111,11 @@ def variants(base, vary: Mapping[str, Sequence]) -> list[tuple[dict[str, Any], A
     if not vary:
         raise ExploreError("a sweep needs at least one --vary FIELD=V1,V2,...")
     paths = list(vary)
+    for p in paths:
+        if isinstance(vary[p], (str, bytes, int, float)) or not vary[p]:
+            raise ExploreError(f"vary[{p!r}] = {vary[p]!r:.40}: give a non-empty list of values, such as "
+                               f"['16MiB', '32MiB'].")
     values = [[parse_value(v) for v in vary[p]] for p in paths]
-    for p, vs in zip(paths, values):
-        if not vs:
-            raise ExploreError(f"--vary {p} has no values.")
     out = []
     for combo in itertools.product(*values):
         settings = dict(zip(paths, combo))

@@ -57,6 +57,10 @@ def test_variants_are_the_cartesian_product_and_validated():
         variants(f1, {"cluster.units.fft.count": [1]})
     with pytest.raises(TargetError, match="scratchpad.capacity_bytes"):
         variants(f1, {"scratchpad.capacity_bytes": [0]})
+    with pytest.raises(ExploreError, match="non-empty list of values"):
+        variants(f1, {"scratchpad.capacity_bytes": "16MiB"})
+    with pytest.raises(ExploreError, match="names a table"):
+        variants(f1, {"cluster.units": [1]})
 
 
 def test_pareto_front():
