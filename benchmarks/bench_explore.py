@@ -1,7 +1,7 @@
 """Plots, traces and sweeps: wall-clock seconds of what docs/plots-and-traces.md and
 docs/explore.md describe, best of a few runs after a warm-up (the sweep: one run each).
 
-Plots and the trace are drawn for F1's matrix-vector example (examples/matvec.py, N = 2^14,
+Plots and the trace are drawn for F1's matrix-vector example (fhec/examples/matvec.py, N = 2^14,
 L = 16) compiled for f1. The sweep compiles a small program (N = 2^10, a square, a
 plaintext product and a 4-slot sum) for 12 variants of f1 (4 scratchpad capacities x 3
 bandwidths, as tests/test_explore.py): serially in one process, and on a local Dask
@@ -46,7 +46,7 @@ def run(quick: bool = False) -> list[dict]:
     rows = []
     group = "Plots, traces and sweeps"
     if not quick:
-        p = runpy.run_path(str(ROOT / "examples" / "matvec.py"))["p"]
+        p = runpy.run_path(str(ROOT / "fhec" / "examples" / "matvec.py"))["p"]
         compiled = fhec.compile(p, "f1", progress=False)
         r = compiled.report
         entries = len(compiled.streams)
