@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import click
 
-from fhec.errors import FhecError, InternalError, ProgramFileError
+from fhec.errors import FhecError, InternalError, InvalidArgumentError, ProgramFileError
 
 
 class ProgramNotFoundError(FhecError):
@@ -371,6 +371,9 @@ def compile_command(program: str, target: str, out_dir: str | None, keyswitch: s
 
     try:
         compiled = compile_with_progress(program, target, keyswitch, policy, dump_after=dump_after, dump_dir=dump_dir)
+        if (trace_file or plots_dir) and not hasattr(compiled, "to_chrome_trace"):
+            raise InvalidArgumentError(f"--trace and --plots draw per-unit streams, which stream targets (f1, tiny) "
+                                       f"produce; {compiled.target.name} is an ISA machine: see docs/isa.md.")
         console = Console()
         console.print(compiled.report.rich_table())
         if out_dir:

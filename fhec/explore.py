@@ -322,6 +322,7 @@ def explore(program, target="f1", vary: Mapping[str, Sequence] | Sequence[str] =
     `ExploreError` for a malformed sweep, `TargetError` for a variant that is not a valid
     target, `MissingExtraError` without Dask, and what compiling raises.
     """
+    from fhec.backends.target import Target
     from fhec.passes.he_rewrite import as_he
     from fhec.pipeline import options_for
     from fhec.validate import as_int
@@ -332,6 +333,9 @@ def explore(program, target="f1", vary: Mapping[str, Sequence] | Sequence[str] =
         raise InvalidArgumentError(f"vary = {vary!r:.40}: give a dict of field path -> values, or 'PATH=V1,V2' strings.")
     workers = as_int(workers, "workers", min=1)
     base = options_for(target).target
+    if not isinstance(base, Target):
+        raise ExploreError(f"target {base.name!r} is an ISA machine; fhec explore sweeps stream targets (f1, tiny, "
+                           f"or a target TOML without an `isa` key).")
     he = as_he(program)
     base.check_ring_degree(he.params.N)
     program_json = he.to_json()

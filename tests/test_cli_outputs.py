@@ -38,3 +38,10 @@ def test_unwritable_trace_is_an_error_line(tmp_path):
     prog.write_text(PROGRAM)
     res = CliRunner().invoke(main, ["compile", str(prog), "--target", "tiny", "--trace", str(tmp_path / "no" / "t.json")])
     assert res.exit_code == 2 and "error: cannot write" in res.output
+
+
+def test_trace_and_plots_are_for_stream_targets(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    res = CliRunner().invoke(main, ["compile", str(prog), "--target", "rpu", "--trace", str(tmp_path / "t.json")])
+    assert res.exit_code == 2 and "error: --trace and --plots draw per-unit streams" in res.output

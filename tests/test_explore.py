@@ -118,3 +118,8 @@ def test_cli_explore(tmp_path):
     res = CliRunner().invoke(main, ["explore", str(prog), "--vary", "memory.bandwidth_gb_s=1",
                                     "--scheduler", "nope://127.0.0.1:9"])
     assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.output
+
+
+def test_isa_machines_are_not_swept():
+    with pytest.raises(ExploreError, match="ISA machine"):
+        explore(_program(), "rpu", {"clock_ghz": [1.0, 2.0]}, scheduler="serial")
