@@ -181,3 +181,15 @@ def test_targets_are_immutable():
     with pytest.raises(Exception):
         t.word_bits = 8  # type: ignore[misc]
     assert hash(t) == hash(load_target("tiny"))
+
+
+def test_f1_64k_is_f1_with_a_larger_ring():
+    """The what-if target changes only the name, the description and n_max (docs/targets.md)."""
+    f1, big = load_target("f1"), load_target("f1-64k")
+    assert big.n_max == 65536 and f1.n_max == 16384
+    assert big.model_dump(exclude={"name", "description", "n_max"}) == f1.model_dump(
+        exclude={"name", "description", "n_max"}
+    )
+    # an N = 64K op occupies an E = 128 unit for 512 cycles; a 64K RVec is 256 KB, 256 fit on chip
+    assert big.occupancy_cycles(LimbOp.MUL, 65536) == 512
+    assert (big.rvec_bytes(65536), big.scratchpad_rvecs(65536)) == (256 * 1024, 256)
