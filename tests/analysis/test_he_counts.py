@@ -1,0 +1,74 @@
+"""The closed-form counts of `fhec.analysis.he_counts` equal what the lowering emits,
+per HE node, on random programs (whole key switches and expanded ones, both methods,
+every hoisting mode), and the modular-operation costs follow their documented forms."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import fhec
+import fhec.testing as ft
+from fhec.analysis.he_counts import modular_ops, node_limb_counts, program_limb_counts
+from fhec.evaluate import prepare
+from fhec.ir.he import HeOp
+from fhec.passes.he_keyswitch import expand_key_switches
+from fhec.passes.keyswitch_choice import choose_methods
+from fhec.passes.lower import lower
+
+
+def _lowered_by_node(lowered) -> dict[int, Counter]:
+    """Instructions per HE node, without the output copies (not counted by design)."""
+    outputs = {n.id for n in lowered.he.nodes if n.op is HeOp.OUTPUT}
+    return {node: Counter(c) for node, c in lowered.limb.counts_by_he_node().items() if node not in outputs}
+
+
+def _assert_counts_match(program, methods):
+    lowered = lower(program, methods)
+    got = _lowered_by_node(lowered)
+    for node in program.nodes:
+        if node.op is HeOp.OUTPUT:
+            continue
+        want = +node_limb_counts(program, node, methods)
+        assert want == got.get(node.id, Counter()), f"{node.op.value} (node {node.id}): {want} != {got.get(node.id)}"
+
+
+@settings(deadline=None)
+@given(
+    ft.programs(scheme="ckks", max_depth=3) | ft.programs(scheme="bgv", max_depth=2),
+    st.sampled_from(["hybrid", "bv"]),
+    st.sampled_from(["whole", "none", "single", "auto"]),
+)
+def test_closed_forms_equal_the_lowering(program, method, hoisting):
+    prepared = prepare(program)
+    methods = choose_methods(prepared, method)
+    if hoisting == "whole":
+        _assert_counts_match(prepared, methods)
+    else:
+        _assert_counts_match(expand_key_switches(prepared, methods, hoisting), "hybrid")
+
+
+@pytest.mark.parametrize("special_primes", [1, 2, 3])
+def test_whole_program_total_equals_the_lowering(special_primes):
+    params = fhec.CKKSParams(N=2**6, levels=4, scale_bits=26, word_bits=32, special_primes=special_primes,
+                             security=None, min_precision_bits=None)
+    p = fhec.Program("t", params)
+    x, w = p.input("x"), p.plain("w")
+    y = (x * x * w).rotate(1) + x.rotate(3) + x.conjugate()
+    p.output("y", y.rescale() if y.level == x.level else y)
+    prepared = expand_key_switches(prepare(p), "hybrid", "auto")
+    lowered = lower(prepared, "hybrid")
+    total = Counter()
+    for c in _lowered_by_node(lowered).values():
+        total += c
+    assert +program_limb_counts(prepared) == total
+
+
+def test_modular_costs():
+    """An NTT of N words is N/2·log2 N butterflies; the INTT folds N⁻¹ into its last stage."""
+    N = 2**10
+    assert modular_ops({"NTT": 1}, N) == (512 * 10, 1024 * 10)
+    assert modular_ops({"INTT": 1}, N) == (512 * 10 + 512, 1024 * 10)
+    assert modular_ops({"MUL": 2, "BCONV": 1, "MUL_CONST": 1, "ADD": 3, "AUT": 5}, N) == (4 * N, 3 * N)
