@@ -74,6 +74,12 @@ KeySwitchMethod = Literal["bv", "hybrid"]
 ERROR_STDDEV = 3.2  # discrete Gaussian error of the HE standard
 
 
+def _half_q(moduli) -> float:
+    """Q / 2 as a float for the product Q of `moduli`; `math.inf` when it has none."""
+    log_half = sum(math.log(q) for q in moduli) - math.log(2.0)
+    return math.exp(log_half) if log_half < math.log(2.0) * 1023 else math.inf
+
+
 def max_log_qp(N: int, security: int) -> int:
     """Largest log2(Q·P) the HE standard allows at this N and security level.
 
@@ -284,10 +290,7 @@ class _CommonParams:
 
     @functools.cached_property
     def _half_q_by_level(self) -> tuple[float, ...]:
-        return tuple(
-            math.exp(sum(math.log(q) for q in self.moduli_at(level)) - math.log(2.0))
-            for level in range(self.top_level + 1)
-        )
+        return tuple(_half_q(self.moduli_at(level)) for level in range(self.top_level + 1))
 
     @functools.cached_property
     def _derived(self) -> dict:
@@ -308,9 +311,9 @@ class _CommonParams:
             math.log2(q) for q in self.moduli_at(level))
 
     def half_q_at(self, level: int) -> float:
-        """Q_level / 2 as a float (it may exceed 2^1023 only for absurd parameters)."""
-        return self._half_q_by_level[level] if 0 <= level <= self.top_level else math.exp(
-            sum(math.log(q) for q in self.moduli_at(level)) - math.log(2.0))
+        """Q_level / 2 as a float; `math.inf` beyond 2^1023 (bootstrapping sets at N = 2^16
+        and 2^17 have Q of 1,200 bits and more)."""
+        return self._half_q_by_level[level] if 0 <= level <= self.top_level else _half_q(self.moduli_at(level))
 
     @property
     def log_q(self) -> float:

@@ -37,8 +37,18 @@ TAIL_BITS = 4
 """Standard deviations of the error reserved below Q_l/2, as log2 (16 σ)."""
 
 
+_LOG_FLOAT_MAX = math.log(2.0) * 1023
+"""Natural log of 2^1023: beyond it Q_level / 2 has no float."""
+
+
+def log_half_modulus(params: Params, level: int) -> float:
+    """ln(Q_level / 2)."""
+    return sum(math.log(q) for q in params.moduli_at(level)) - math.log(2.0)
+
+
 def half_modulus(params: Params, level: int) -> float:
-    """Q_level / 2 as a float (it may exceed 2^1023 only for absurd parameters)."""
+    """Q_level / 2 as a float; `math.inf` beyond 2^1023 (bootstrapping parameter sets at
+    N = 2^16 and 2^17 have Q of 1,200 bits and more)."""
     return params.half_q_at(level)
 
 
@@ -46,10 +56,16 @@ def value_limit(params: Params, level: int, scale: float, noise: float | None = 
     """The largest bound on |slot| a value at (`level`, `scale`) with estimated error
     `noise` (log2 std, slot domain, as `Ciphertext.noise`) can have and still decrypt.
 
-    Returns ``(Q_level/2 − 2^(noise + TAIL_BITS)) / scale`` (0 when nothing fits).
+    Returns ``(Q_level/2 − 2^(noise + TAIL_BITS)) / scale`` (0 when nothing fits), computed
+    in the log domain when Q_level/2 has no float (`math.inf` when even the quotient has none).
     """
     tail = 0.0 if noise is None else 2.0 ** (noise + TAIL_BITS)
-    return max(0.0, (half_modulus(params, level) - tail) / float(scale))
+    half = half_modulus(params, level)
+    if half < math.inf:
+        return max(0.0, (half - tail) / float(scale))
+    log_half = log_half_modulus(params, level)
+    log_limit = log_half + math.log1p(-min(1.0, tail * math.exp(-min(log_half, _LOG_FLOAT_MAX)))) - math.log(scale)
+    return math.exp(log_limit) if log_limit < _LOG_FLOAT_MAX else math.inf
 
 
 def fits(params: Params, level: int, scale: float, bound: float, noise: float | None = None) -> bool:

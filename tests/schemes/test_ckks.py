@@ -218,3 +218,23 @@ def test_default_keys_allow_either_method_per_call(ckks_params):
     assert fhec.Evaluator(bv_only).keyswitch == "bv"  # per key set
     with pytest.raises(fhec.MissingRelinearizationKeyError, match="keyswitch='hybrid'"):
         fhec.Evaluator(bv_only).multiply(*(2 * [fhec.encrypt(bv_only, x, seed=1)]), keyswitch="hybrid")
+
+
+def test_value_limits_beyond_a_float_modulus():
+    """Bootstrapping parameter sets have Q above 2^1024 (no float holds Q/2): tracing an
+    input there works, and the limit is computed in the log domain, consistent with the
+    float formula where both apply."""
+    import math
+
+    import fhec
+    from fhec.schemes.ranges import value_limit
+
+    big = fhec.CKKSParams(N=2**6, levels=25, scale_bits=40, word_bits=50, security=None, min_precision_bits=None)
+    assert big.log_q > 1024
+    p = fhec.Program("big", big)
+    p.output("y", p.input("x") * 2)
+    top = value_limit(big, big.top_level, big.default_scale)
+    assert math.log2(top) == pytest.approx(big.log_q - 1 - math.log2(big.default_scale))
+    assert value_limit(big, big.top_level, 0.5) == math.inf  # the quotient has no float either
+    mid = next(lv for lv in range(big.top_level, -1, -1) if sum(map(math.log2, big.moduli_at(lv))) < 1023)
+    assert 0 < value_limit(big, mid, big.scale_at(mid)) < math.inf
