@@ -46,7 +46,8 @@ class OpShape:
     or multiplied as an immediate); key_switch: a rotate/conjugate/swap whose Galois
     element is not 1 (a rotation by a multiple of the row length needs no key switch);
     levels: for LEVEL_DOWN, the divisions by a last prime it performs; level_mul: for
-    LEVEL_DOWN, whether it first multiplies by a correction constant.
+    LEVEL_DOWN, whether it first multiplies by a correction constant; target_limbs: for
+    MOD_RAISE, the limbs of the level it raises to.
     """
 
     L: int
@@ -59,6 +60,7 @@ class OpShape:
     key_switch: bool = True
     levels: int = 0
     level_mul: bool = False
+    target_limbs: int = 0
 
 
 def _zero() -> Counter:
@@ -117,6 +119,16 @@ def _level_down(s: OpShape) -> Counter:
         return _zero()
     L1 = s.L  # the shape's L is the limb count at target level + 1 (see shape_of)
     return Counter({"MUL_CONST": s.parts * L1}) + divide_last_counts(L1, s.parts, False)
+
+
+def _mod_raise(s: OpShape) -> Counter:
+    """Per part: INTT of the L level-0 limbs, a base conversion onto the other primes of
+    the target level (MUL_CONST by the (B/b_i)⁻¹ unless L = 1, BCONV per term, ADD to sum
+    them), NTT of each new limb."""
+    new = s.target_limbs - s.L
+    per = Counter({"INTT": s.L, "MUL_CONST": s.L if s.L > 1 else 0, "BCONV": s.L * new,
+                   "ADD": (s.L - 1) * new, "NTT": new})
+    return +Counter({k: s.parts * v for k, v in per.items()})
 
 
 def keyswitch_counts(L: int, alpha: int, method: str, bgv: bool) -> Counter:
@@ -192,6 +204,8 @@ OP_COUNTS: dict[HeOp, Callable[[OpShape], Counter]] = {
     HeOp.MUL_PLAIN: _per_part(LimbOp.MUL),
     HeOp.MUL_CONST: _mul_const,
     HeOp.MUL_FACTOR: _per_part(LimbOp.MUL_CONST),
+    HeOp.MUL_MONOMIAL: _per_part(LimbOp.MUL),       # times the plaintext X^power
+    HeOp.MOD_RAISE: _mod_raise,
     HeOp.RESCALE: lambda s: divide_last_counts(s.L, s.parts, False),
     HeOp.MOD_SWITCH: _mod_switch,
     HeOp.LEVEL_DOWN: _level_down,
@@ -239,8 +253,9 @@ def shape_of(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str)
             target = params.scale_at(target_level) if node.attr("scale") is None else node.attr("scale")
             level_mul = not rules.scales_match(params, arg.scale, target)
             level = target_level + 1
+    target_limbs = params.limbs_at(int(node.attr("level"))) if node.op is HeOp.MOD_RAISE else 0
     return OpShape(
-        L=0 if level is None else params.limbs_at(level), parts=arg.parts, other_parts=other, alpha=params.alpha,
+        L=0 if level is None else params.limbs_at(level), target_limbs=target_limbs, parts=arg.parts, other_parts=other, alpha=params.alpha,
         method=method or "hybrid", bgv=params.scheme == "bgv", scalar=scalar, key_switch=key_switch,
         levels=levels, level_mul=level_mul,
     )
