@@ -158,12 +158,9 @@ def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> B
     """The validated config of a parameter set (None stays None).
 
     Raises `ParameterError` when it is not a `BootstrapConfig`, its slots or radices do not
-    fit N, h exceeds N, or the chain has no level left after a bootstrap;
-    `InsecureParametersError` for a sparse secret with a security level (not in the HE
-    standard: pass security=None).
+    fit N, h exceeds N, or the chain has no level left after a bootstrap. (The security of
+    a sparse secret is checked by `CKKSParams` against `fhec.schemes.sparse_security`.)
     """
-    from fhec.errors import InsecureParametersError
-
     if config is None:
         return None
     if not isinstance(config, BootstrapConfig):
@@ -190,10 +187,5 @@ def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> B
             f"a bootstrap with this BootstrapConfig uses {need} levels (CtS {len(config.log_radices(N, 'cts')) + 1}, "
             f"EvalMod {config.evalmod_depth}, StC {len(config.log_radices(N, 'stc'))}), but the parameters have "
             f"levels={levels}; use levels={need + 3} or more (3 usable after each bootstrap)."
-        )
-    if config.hamming_weight is not None and security is not None:
-        raise InsecureParametersError(
-            f"a sparse secret (hamming_weight={config.hamming_weight}) is not covered by the HE-standard security "
-            f"table; pass security=None for an insecure experimental set, or hamming_weight=None (dense secret)."
         )
     return config

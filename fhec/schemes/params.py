@@ -397,7 +397,8 @@ class CKKSParams(_CommonParams):
     (the short form) or to the level primes' size (`q_bits`).
 
     Raises: `InvalidRingDegreeError`, `WordSizeError`, `ParameterError`,
-    `InsecureParametersError` (log2 QP above the standard's bound).
+    `InsecureParametersError` (log2 QP above the standard's bound; for a sparse secret,
+    not covered by a published estimate of `fhec.schemes.sparse_security`).
     """
 
     N: int
@@ -450,6 +451,18 @@ class CKKSParams(_CommonParams):
         self._check_derived()
         self._check_bottom_scale()
         self._set("bootstrap", check_bootstrap(self.bootstrap, self.N, self.levels, self.security))
+        self._check_sparse_security()
+
+    def _check_sparse_security(self) -> None:
+        """A sparse secret is outside the HE standard's table (checked above for the dense
+        bound, which no sparse secret can exceed): it must also be covered by a published
+        estimate (`fhec.schemes.sparse_security`), or security=None."""
+        h = self.secret_hamming_weight
+        if h is None or self.security is None:
+            return
+        from fhec.schemes.sparse_security import check_sparse_secret
+
+        check_sparse_secret(h, self.N, self.log_qp, self.security)
 
     def _default_scale_bits(self) -> int:
         """30, or the size of the explicit chain's level primes (its top one)."""
