@@ -535,6 +535,17 @@ class CKKSParams(_CommonParams):
         return ckks_for_program(program_or_depth, precision_bits, security, word_bits, max_value=max_value,
                                 min_N=min_N, explain=explain)
 
+    @classmethod
+    def preset(cls, name: str, **changes) -> "CKKSParams":
+        """A named parameter set shipped with fhec (`fhec.schemes.presets.PRESETS`):
+        "bootstrap-toy" (N = 2^12, insecure, for tests), "lattigo-n16" (N = 2^16, like
+        Lattigo's default bootstrapping set, 128-bit with h = 192), "f1-ckks-bootstrap"
+        (F1's Table 3 setting, insecure). `changes` override fields of the literal (every
+        check applies to the result). Raises `ParameterError` for an unknown name."""
+        from fhec.schemes.presets import preset_literal
+
+        return cls(**{**preset_literal(name), **changes})
+
     def _scheme_extra(self) -> tuple:
         h = self.secret_hamming_weight
         return () if h is None else (("hamming_weight", h),)

@@ -1,0 +1,82 @@
+"""Named CKKS parameter sets shipped with fhec: ``fhec.CKKSParams.preset(name)``.
+
+Each preset is a literal (the keyword arguments of `CKKSParams`, with a
+`BootstrapConfig`) plus where it comes from. `CKKSParams.preset` builds it through the
+ordinary constructor, so every check (security included) applies to presets too.
+
+| name | N | security | what it is |
+|---|---|---|---|
+| ``bootstrap-toy`` | 2^12 | **None: insecure** | small enough for tests and examples |
+| ``lattigo-n16`` | 2^16 | 128 (sparse h = 192) | the shape of Lattigo's default bootstrapping set N16QP1546H192H32 |
+| ``f1-ckks-bootstrap`` | 2^14 | **None: insecure** | F1's CKKS bootstrapping setting (Table 3): L_max = 24 limbs of 32-bit words |
+
+docs/bootstrapping.md ("Named parameter sets") gives the derivation of each field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from fhec.errors import ParameterError
+from fhec.schemes.bootstrap_config import BootstrapConfig, EvalModConfig
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named parameter set: `literal()` gives the `CKKSParams` keyword arguments."""
+
+    name: str
+    summary: str
+    source: str
+    literal: Callable[[], dict[str, Any]]
+
+
+def _toy() -> dict[str, Any]:
+    # 3 + 3 + (5 + 2) = 13 levels per bootstrap, 3 more usable after it; 60-bit words give
+    # the scale (2^45) room below q_0 for the bootstrap's message ratio.
+    config = BootstrapConfig(cts_depth=3, stc_depth=3, hamming_weight=64,
+                             evalmod=EvalModConfig(degree=31, double_angle=2))
+    return dict(N=2**12, levels=16, scale_bits=45, word_bits=60, special_primes=4, security=None, bootstrap=config)
+
+
+def _lattigo_n16() -> dict[str, Any]:
+    # Lattigo N16QP1546H192H32: 9 residual levels, StC 3, EvalMod 8 (Chebyshev degree 30 of
+    # the scaled cosine, K = 16, 3 double angles), CtS 4; 5 special primes; h = 192. fhec
+    # gives every level one prime size, so the 40/39/60/56-bit level primes become 49-bit
+    # ones: log QP = 60 + 24·49 + 5·60 ≈ 1,536 bits, within the h = 192 estimate (1,553).
+    config = BootstrapConfig(cts_depth=4, stc_depth=3, hamming_weight=192,
+                             evalmod=EvalModConfig(degree=30, K=16, double_angle=3, message_ratio_bits=8))
+    return dict(N=2**16, levels=24, scale_bits=49, word_bits=60, special_primes=5, security=128, bootstrap=config)
+
+
+def _f1() -> dict[str, Any]:
+    # F1 §7 / Table 3: HEAAN's CKKS bootstrapping with L_max = 24 at N = 2^14, 32-bit words.
+    # fhec builds fully packed bootstrapping only (F1 runs the non-packed variant); its
+    # log Q of about 24·28 = 670 bits exceeds the HE standard's 438 at N = 2^14, and F1
+    # states no security for it: security=None.
+    config = BootstrapConfig(cts_depth=2, stc_depth=2, hamming_weight=64,
+                             evalmod=EvalModConfig(degree=31, double_angle=2))
+    return dict(N=2**14, levels=23, scale_bits=28, word_bits=32, special_primes=6, security=None, bootstrap=config)
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset("bootstrap-toy", "N = 2^12, 16 levels, bootstraps with 3 levels to spare; INSECURE (security=None)",
+               "fhec, for tests and examples", _toy),
+        Preset("lattigo-n16", "N = 2^16, 24 levels, sparse secret h = 192, 128-bit (published estimate)",
+               "Lattigo's default bootstrapping set N16QP1546H192H32 (Osiris Table II sets III/IV start from it)",
+               _lattigo_n16),
+        Preset("f1-ckks-bootstrap", "N = 2^14, 24 limbs of 32-bit words; INSECURE (security=None)",
+               "F1 (MICRO 2021) §7 and Table 3: CKKS bootstrapping, L_max = 24", _f1),
+    )
+}
+"""The shipped parameter sets by name (module doc)."""
+
+
+def preset_literal(name: str) -> dict[str, Any]:
+    """The `CKKSParams` keyword arguments of a preset; `ParameterError` for an unknown name."""
+    if name not in PRESETS:
+        raise ParameterError(f"no parameter preset {name!r}; choose one of {', '.join(sorted(PRESETS))}.")
+    return PRESETS[name].literal()
