@@ -72,3 +72,17 @@ def test_modular_costs():
     assert modular_ops({"NTT": 1}, N) == (512 * 10, 1024 * 10)
     assert modular_ops({"INTT": 1}, N) == (512 * 10, 1024 * 10)
     assert modular_ops({"MUL": 2, "BCONV": 1, "MUL_CONST": 1, "ADD": 3, "AUT": 5}, N) == (4 * N, 3 * N)
+
+
+@pytest.mark.parametrize("hoisting", ["none", "single"])
+def test_closed_forms_equal_the_lowering_of_a_bootstrap(hoisting):
+    """MOD_RAISE, MUL_MONOMIAL and the bootstrap's transforms and series, at a small ring."""
+    config = fhec.BootstrapConfig(cts_depth=2, stc_depth=2, evalmod=fhec.EvalModConfig(degree=7, double_angle=1))
+    params = fhec.CKKSParams(N=2**6, levels=config.depth(2**6) + 1, scale_bits=40, word_bits=60, special_primes=3,
+                             security=None, min_precision_bits=None, bootstrap=config)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x", level=0).bootstrap())
+    prepared = prepare(p)
+    expanded = expand_key_switches(prepared, "hybrid", hoisting)
+    assert {HeOp.MOD_RAISE, HeOp.MUL_MONOMIAL} <= {n.op for n in expanded.nodes}
+    _assert_counts_match(expanded, "hybrid")
