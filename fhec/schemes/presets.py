@@ -7,7 +7,7 @@ ordinary constructor, so every check (security included) applies to presets too.
 | name | N | security | what it is |
 |---|---|---|---|
 | ``bootstrap-toy`` | 2^12 | **None: insecure** | small enough for tests and examples |
-| ``lattigo-n16`` | 2^16 | 128 (sparse h = 192) | the shape of Lattigo's default bootstrapping set N16QP1546H192H32 |
+| ``lattigo-n16`` | 2^16 | 128 (h = 192) | the shape of Lattigo's default set N16QP1546H192H32 |
 | ``f1-ckks-bootstrap`` | 2^14 | **None: insecure** | F1's CKKS bootstrapping setting (Table 3): L_max = 24 limbs of 32-bit words |
 
 docs/bootstrapping.md ("Named parameter sets") gives the derivation of each field.

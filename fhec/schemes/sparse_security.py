@@ -51,8 +51,9 @@ SPARSE_SECRET_ESTIMATES: tuple[SparseEstimate, ...] = (
         h=192, N=2**16, log_qp=1553, security=128,
     ),
     SparseEstimate(
-        source="Osiris (systolic FHE accelerator), §VI and Table II sets III/IV: Lattigo v5.2's default bootstrapping "
-               "parameters with h = 1024 'for 128-bit security as log QP_max = 1630'",
+        source="Ebel and Reagen, 'Osiris: A Systolic Approach to Accelerating Fully Homomorphic Encryption', "
+               "§VI, Table II sets III/IV: Lattigo v5.2's default bootstrapping parameters with h = 1024 'for "
+               "128-bit security as log QP_max = 1630'",
         h=1024, N=2**16, log_qp=1630, security=128,
     ),
 )
