@@ -52,6 +52,11 @@ def half_modulus(params: Params, level: int) -> float:
     return params.half_q_at(level)
 
 
+def _pow2(bits: float) -> float:
+    """2^bits as a float, `math.inf` beyond the float range (an error estimate can pass 2^1024)."""
+    return 2.0**bits if bits < 1024 else math.inf
+
+
 def value_limit(params: Params, level: int, scale: float, noise: float | None = None) -> float:
     """The largest bound on |slot| a value at (`level`, `scale`) with estimated error
     `noise` (log2 std, slot domain, as `Ciphertext.noise`) can have and still decrypt.
@@ -59,12 +64,14 @@ def value_limit(params: Params, level: int, scale: float, noise: float | None = 
     Returns ``(Q_level/2 − 2^(noise + TAIL_BITS)) / scale`` (0 when nothing fits), computed
     in the log domain when Q_level/2 has no float (`math.inf` when even the quotient has none).
     """
-    tail = 0.0 if noise is None else 2.0 ** (noise + TAIL_BITS)
+    tail = 0.0 if noise is None else _pow2(noise + TAIL_BITS)
     half = half_modulus(params, level)
     if half < math.inf:
         return max(0.0, (half - tail) / float(scale))
     log_half = log_half_modulus(params, level)
-    log_limit = log_half + math.log1p(-min(1.0, tail * math.exp(-min(log_half, _LOG_FLOAT_MAX)))) - math.log(scale)
+    if tail > 0 and math.log(tail) >= log_half:
+        return 0.0
+    log_limit = log_half + math.log1p(-tail * math.exp(-log_half)) - math.log(scale)
     return math.exp(log_limit) if log_limit < _LOG_FLOAT_MAX else math.inf
 
 

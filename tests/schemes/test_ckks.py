@@ -238,3 +238,5 @@ def test_value_limits_beyond_a_float_modulus():
     assert value_limit(big, big.top_level, 0.5) == math.inf  # the quotient has no float either
     mid = next(lv for lv in range(big.top_level, -1, -1) if sum(map(math.log2, big.moduli_at(lv))) < 1023)
     assert 0 < value_limit(big, mid, big.scale_at(mid)) < math.inf
+    assert value_limit(big, mid, big.scale_at(mid), noise=2000.0) == 0.0  # an error estimate beyond 2^1024
+    assert value_limit(big, big.top_level, big.default_scale, noise=2000.0) == 0.0
