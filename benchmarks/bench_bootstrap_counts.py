@@ -59,32 +59,14 @@ def bootstrap_program(params) -> "fhec.Program":
     return p
 
 
-def stages_of(program) -> dict[int, str]:
-    """Node id -> bootstrap stage. The bootstrap recipe tags its nodes (``stage``); the
-    key-switch pieces that replace a rotation are untagged, and take the stage of the
-    first node that uses their result (a reverse pass), else of their argument."""
-    users = program.users()
-    stage: dict[int, str] = {}
-    for node in reversed(program.nodes):
-        tag = node.attr("stage", None)
-        if tag is None:
-            tag = next((stage[u] for u in users.get(node.id, ()) if stage.get(u)), None)
-        stage[node.id] = tag
-    for node in program.nodes:  # outputs and anything left: the stage of the argument
-        if stage[node.id] is None and node.args:
-            stage[node.id] = stage.get(node.args[0])
-    return stage
-
-
 def count(params, hoisting: str) -> dict:
     """(multiplies, additions) per stage and in total, rotations, and the seconds it took."""
     t0 = time.perf_counter()
     prepared = prepare(bootstrap_program(params))
     expanded = expand_key_switches(prepared, "hybrid", hoisting)
-    stage = stages_of(expanded)
     by_stage: dict[str, Counter] = {}
-    for node in expanded.nodes:
-        by_stage.setdefault(stage[node.id] or "(none)", Counter()).update(node_limb_counts(expanded, node))
+    for node in expanded.nodes:  # the recipe tags every node, key-switch pieces included, with its stage
+        by_stage.setdefault(node.attr("stage", None) or "(untagged)", Counter()).update(node_limb_counts(expanded, node))
     out = {st: modular_ops(c, params.N) for st, c in by_stage.items()}
     out["total"] = modular_ops(sum(by_stage.values(), Counter()), params.N)
     out["rotations"] = sum(1 for n in expanded.nodes if n.op is HeOp.KEY_MULT and n.attr("source") != "relin")
