@@ -33,18 +33,19 @@ class Preset:
 
 
 def _toy() -> dict[str, Any]:
-    # 3 + 3 + (5 + 2) = 13 levels per bootstrap, 3 more usable after it; 60-bit words give
-    # the scale (2^45) room below q_0 for the bootstrap's message ratio.
+    # (3 + 1 scale-down) + (5 + 2) + 3 = 14 levels per bootstrap, 3 more usable after it;
+    # 60-bit words give the scale (2^45) room below q_0 for the bootstrap's message ratio.
     config = BootstrapConfig(cts_depth=3, stc_depth=3, hamming_weight=64,
                              evalmod=EvalModConfig(degree=31, double_angle=2))
-    return dict(N=2**12, levels=16, scale_bits=45, word_bits=60, special_primes=4, security=None, bootstrap=config)
+    return dict(N=2**12, levels=17, scale_bits=45, word_bits=60, special_primes=4, security=None, bootstrap=config)
 
 
 def _lattigo_n16() -> dict[str, Any]:
-    # Lattigo N16QP1546H192H32: 9 residual levels, StC 3, EvalMod 8 (Chebyshev degree 30 of
-    # the scaled cosine, K = 16, 3 double angles), CtS 4; 5 special primes; h = 192. fhec
-    # gives every level one prime size, so the 40/39/60/56-bit level primes become 49-bit
-    # ones: log QP = 60 + 24·49 + 5·60 ≈ 1,536 bits, within the h = 192 estimate (1,553).
+    # Lattigo N16QP1546H192H32: 24 levels (9 residual, StC 3, EvalMod 8: Chebyshev degree 30
+    # of the scaled cosine, K = 16, 3 double angles; CtS 4), 5 special primes, h = 192. fhec's
+    # CtS spends one more level on its scale-down, so 8 remain after a bootstrap. fhec gives
+    # every level one prime size, so the 40/39/60/56-bit level primes become 49-bit ones:
+    # log QP = 60 + 24·49 + 5·60 ≈ 1,536 bits, within the h = 192 estimate (1,553).
     config = BootstrapConfig(cts_depth=4, stc_depth=3, hamming_weight=192,
                              evalmod=EvalModConfig(degree=30, K=16, double_angle=3, message_ratio_bits=8))
     return dict(N=2**16, levels=24, scale_bits=49, word_bits=60, special_primes=5, security=128, bootstrap=config)
@@ -63,7 +64,7 @@ def _f1() -> dict[str, Any]:
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        Preset("bootstrap-toy", "N = 2^12, 16 levels, bootstraps with 3 levels to spare; INSECURE (security=None)",
+        Preset("bootstrap-toy", "N = 2^12, 17 levels, bootstraps with 3 levels to spare; INSECURE (security=None)",
                "fhec, for tests and examples", _toy),
         Preset("lattigo-n16", "N = 2^16, 24 levels, sparse secret h = 192, 128-bit (published estimate)",
                "Lattigo's default bootstrapping set N16QP1546H192H32 (Osiris Table II sets III/IV start from it)",
