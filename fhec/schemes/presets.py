@@ -33,11 +33,13 @@ class Preset:
 
 
 def _toy() -> dict[str, Any]:
-    # (3 + 1 scale-down) + (5 + 2) + 3 = 14 levels per bootstrap, 3 more usable after it;
-    # 60-bit words give the scale (2^45) room below q_0 for the bootstrap's message ratio.
-    config = BootstrapConfig(cts_depth=3, stc_depth=3, hamming_weight=64,
-                             evalmod=EvalModConfig(degree=31, double_angle=2))
-    return dict(N=2**12, levels=17, scale_bits=45, word_bits=60, special_primes=4, security=None, bootstrap=config)
+    # The bootstrap configuration of the boot tests (tests/test_bootstrap.py): a very sparse
+    # secret (h = 16) keeps |I| small, so K = 7 and a message ratio of 2^2 suffice, and a
+    # degree-3 arcsine removes the sine's cubic error. Its depth plus 3 usable levels.
+    config = BootstrapConfig(hamming_weight=16,
+                             evalmod=EvalModConfig(K=7, message_ratio_bits=2, arcsine_degree=3, double_angle=2))
+    return dict(N=2**12, levels=config.depth(2**12) + 3, scale_bits=30, word_bits=32, special_primes=3,
+                security=None, bootstrap=config)
 
 
 def _lattigo_n16() -> dict[str, Any]:
@@ -64,7 +66,7 @@ def _f1() -> dict[str, Any]:
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        Preset("bootstrap-toy", "N = 2^12, 17 levels, bootstraps with 3 levels to spare; INSECURE (security=None)",
+        Preset("bootstrap-toy", "N = 2^12, 32-bit words, bootstraps with 3 levels to spare; INSECURE (security=None)",
                "fhec, for tests and examples", _toy),
         Preset("lattigo-n16", "N = 2^16, 24 levels, sparse secret h = 192, 128-bit (published estimate)",
                "Lattigo's default bootstrapping set N16QP1546H192H32 (Osiris Table II sets III/IV start from it)",
