@@ -185,6 +185,25 @@ def _mod_down(s: OpShape) -> Counter:
     return +Counter({k: 2 * v for k, v in one.items()})
 
 
+def _ks_add_ext(s: OpShape) -> Counter:
+    """(P·t0 + u0, u1) over Q·P: P·t0 and the sum on Q's limbs only."""
+    return Counter({"MUL_CONST": s.L, "ADD": s.L})
+
+
+def _rotate_ext(s: OpShape) -> Counter:
+    """A double-hoisted rotation without its mod-down: σ_g of both parts, the digits of
+    σ_g(c1) times the key, then `_ks_add_ext`."""
+    K = s.L + s.alpha
+    d = len(digit_sizes(s.L, s.alpha))
+    return (Counter({"AUT": 2 * s.L, "MUL": 2 * d * K, "ADD": 2 * (d - 1) * K})
+            + mod_up_counts(s.L, s.alpha, "hybrid") + _ks_add_ext(s))
+
+
+def _ext_per_part(op: LimbOp) -> Callable[[OpShape], Counter]:
+    """One op per limb of Q_level·P of every part (values of double hoisting)."""
+    return lambda s: Counter({op.name: s.parts * (s.L + s.alpha)})
+
+
 def _ks_add(s: OpShape) -> Counter:
     return Counter({"ADD": (2 if s.parts == 3 else 1) * s.L})
 
@@ -219,6 +238,11 @@ OP_COUNTS: dict[HeOp, Callable[[OpShape], Counter]] = {
     HeOp.KEY_MULT: _key_mult,
     HeOp.MOD_DOWN: _mod_down,
     HeOp.KS_ADD: _ks_add,
+    HeOp.ROTATE_EXT: _rotate_ext,
+    HeOp.KS_ADD_EXT: _ks_add_ext,
+    HeOp.MUL_CONST_EXT: _ext_per_part(LimbOp.MUL),
+    HeOp.ADD_EXT: _ext_per_part(LimbOp.ADD),
+    HeOp.MOD_DOWN_EXT: _mod_down,
 }
 """The limb instructions of each primitive HE op, as a function of its `OpShape`."""
 
@@ -238,7 +262,8 @@ def shape_of(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str)
         method = methods if isinstance(methods, str) else methods.get(node.id, "hybrid")
     if node.op is HeOp.DIGITS_AUTOMORPHISM:
         method = program.node(node.args[0]).attr("method")
-    if node.op in (HeOp.MOD_UP, HeOp.DIGITS_AUTOMORPHISM, HeOp.KEY_MULT, HeOp.MOD_DOWN):
+    if node.op in (HeOp.MOD_UP, HeOp.DIGITS_AUTOMORPHISM, HeOp.KEY_MULT, HeOp.MOD_DOWN, HeOp.ADD_EXT,
+                   HeOp.MOD_DOWN_EXT, HeOp.KS_ADD_EXT):
         level = node.type.level
     other = program.node(node.args[1]).type.parts if node.op in (HeOp.ADD, HeOp.SUB, HeOp.KS_ADD) else 0
     scalar = node.op in (HeOp.ADD_CONST, HeOp.SUB_CONST, HeOp.MUL_CONST) and _constant_is_scalar(node.attr("value"))

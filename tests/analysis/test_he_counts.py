@@ -11,9 +11,11 @@ from hypothesis import given, settings, strategies as st
 
 import fhec
 import fhec.testing as ft
+from fhec.analysis.counts import modular_multiplies
 from fhec.analysis.he_counts import modular_ops, node_limb_counts, program_limb_counts
 from fhec.evaluate import prepare
 from fhec.ir.he import HeOp
+from fhec.ir.limb_ops import LimbOp
 from fhec.passes.he_keyswitch import expand_key_switches
 from fhec.passes.keyswitch_choice import choose_methods
 from fhec.passes.lower import lower
@@ -72,6 +74,8 @@ def test_modular_costs():
     assert modular_ops({"NTT": 1}, N) == (512 * 10, 1024 * 10)
     assert modular_ops({"INTT": 1}, N) == (512 * 10, 1024 * 10)
     assert modular_ops({"MUL": 2, "BCONV": 1, "MUL_CONST": 1, "ADD": 3, "AUT": 5}, N) == (4 * N, 3 * N)
+    every = {op.name: 3 + i for i, op in enumerate(LimbOp)}
+    assert modular_ops(every, N)[0] == modular_multiplies(every, N)  # one cost model for multiplies
 
 
 @pytest.mark.parametrize("hoisting", ["none", "single"])
@@ -86,3 +90,21 @@ def test_closed_forms_equal_the_lowering_of_a_bootstrap(hoisting):
     expanded = expand_key_switches(prepared, "hybrid", hoisting)
     assert {HeOp.MOD_RAISE, HeOp.MUL_MONOMIAL} <= {n.op for n in expanded.nodes}
     _assert_counts_match(expanded, "hybrid")
+
+
+@pytest.mark.parametrize("expanded", [False, True])
+def test_closed_forms_equal_the_lowering_of_double_hoisting(expanded):
+    """The Q·P ops of double hoisting: rotate_ext (whole or in pieces), mul_const_ext,
+    add_ext, ks_add_ext, mod_down_ext."""
+    params = fhec.CKKSParams(N=2**6, levels=2, scale_bits=26, word_bits=32, special_primes=2, security=None,
+                             min_precision_bits=None)
+    p = fhec.Program("dh", params)
+    x = p.input("x")
+    diags = {k: [0.1 * (k + 1)] * params.slots for k in range(6)}
+    p.output("y", x.linear_transform(diags, hoisting="double"))
+    prepared = prepare(p)
+    program = expand_key_switches(prepared, "hybrid", "auto") if expanded else prepared
+    ops = {n.op for n in program.nodes}
+    assert {HeOp.MUL_CONST_EXT, HeOp.ADD_EXT, HeOp.MOD_DOWN_EXT} <= ops
+    assert (HeOp.KS_ADD_EXT if expanded else HeOp.ROTATE_EXT) in ops
+    _assert_counts_match(program, "hybrid")
