@@ -78,10 +78,11 @@ def test_modular_costs():
     assert modular_ops(every, N)[0] == modular_multiplies(every, N)  # one cost model for multiplies
 
 
-@pytest.mark.parametrize("hoisting", ["none", "single"])
+@pytest.mark.parametrize("hoisting", ["none", "single", "double"])
 def test_closed_forms_equal_the_lowering_of_a_bootstrap(hoisting):
     """MOD_RAISE, MUL_MONOMIAL and the bootstrap's transforms and series, at a small ring."""
-    config = fhec.BootstrapConfig(cts_depth=2, stc_depth=2, evalmod=fhec.EvalModConfig(degree=7, double_angle=1))
+    config = fhec.BootstrapConfig(cts_depth=2, stc_depth=2, evalmod=fhec.EvalModConfig(degree=7, double_angle=1),
+                                  hoisting=hoisting)
     params = fhec.CKKSParams(N=2**6, levels=config.depth(2**6) + 1, scale_bits=40, word_bits=60, special_primes=3,
                              security=None, min_precision_bits=None, bootstrap=config)
     p = fhec.Program("boot", params)
@@ -108,3 +109,19 @@ def test_closed_forms_equal_the_lowering_of_double_hoisting(expanded):
     assert {HeOp.MUL_CONST_EXT, HeOp.ADD_EXT, HeOp.MOD_DOWN_EXT} <= ops
     assert (HeOp.KS_ADD_EXT if expanded else HeOp.ROTATE_EXT) in ops
     _assert_counts_match(program, "hybrid")
+
+
+@pytest.mark.slow
+def test_double_hoisted_bootstrap_is_bit_identical_small():
+    """BootstrapConfig(hoisting="double") (the DFT's baby steps over Q·P): the limb program
+    matches the eager evaluator on every limb and decrypts to the reference."""
+    from fhec.testing import assert_matches_reference
+
+    config = fhec.BootstrapConfig(hamming_weight=16, hoisting="double", evalmod=fhec.EvalModConfig(
+        K=7, message_ratio_bits=2, arcsine_degree=3, double_angle=2))
+    params = fhec.CKKSParams(N=2**8, levels=config.depth(2**8) + 3, scale_bits=30, word_bits=32, security=None,
+                             bootstrap=config)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x").level_down(1).bootstrap())
+    assert HeOp.ROTATE_EXT in {n.op for n in prepare(p).nodes}
+    assert_matches_reference(p, target="limbs", seed=2)
