@@ -48,7 +48,7 @@ def simfhe_params(N: int = 2**17, log_radices=SIMFHE_RADICES, hoisting: str = "s
     far beyond any table at 2^17."""
     config = fhec.BootstrapConfig(
         cts_log_radices=log_radices, stc_log_radices=tuple(reversed(log_radices)) if log_radices else None,
-        evalmod=fhec.EvalModConfig(degree=63, double_angle=2), hoisting=hoisting,
+        evalmod=fhec.EvalModConfig(degree=63, double_angle=2, arcsine_degree=0), hoisting=hoisting,  # SimFHE: no arcsine
     )
     return fhec.CKKSParams(N=N, levels=39, scale_bits=40, word_bits=50, special_primes=20, security=None,
                            min_precision_bits=None, bootstrap=config)

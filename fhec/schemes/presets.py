@@ -49,7 +49,8 @@ def _lattigo_n16() -> dict[str, Any]:
     # every level one prime size, so the 40/39/60/56-bit level primes become 49-bit ones:
     # log QP = 60 + 24·49 + 5·60 ≈ 1,536 bits, within the h = 192 estimate (1,553).
     config = BootstrapConfig(cts_depth=4, stc_depth=3, hamming_weight=192,
-                             evalmod=EvalModConfig(degree=30, K=16, double_angle=3, message_ratio_bits=8))
+                             evalmod=EvalModConfig(degree=30, K=16, double_angle=3, arcsine_degree=0,
+                                                   message_ratio_bits=8))
     return dict(N=2**16, levels=24, scale_bits=49, word_bits=60, special_primes=5, security=128, bootstrap=config)
 
 
@@ -59,7 +60,7 @@ def _f1() -> dict[str, Any]:
     # log Q of about 24·28 = 670 bits exceeds the HE standard's 438 at N = 2^14, and F1
     # states no security for it: security=None.
     config = BootstrapConfig(cts_depth=2, stc_depth=2, hamming_weight=64,
-                             evalmod=EvalModConfig(degree=31, double_angle=2))
+                             evalmod=EvalModConfig(degree=31, double_angle=2, arcsine_degree=0, message_ratio_bits=6))
     return dict(N=2**14, levels=23, scale_bits=28, word_bits=32, special_primes=6, security=None, bootstrap=config)
 
 
