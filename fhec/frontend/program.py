@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 import math
 import typing
+import warnings
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from fhec.errors import (
     MixedProgramsError,
     PlaintextOperandError,
+    PrecisionWarning,
     ProgramError,
     UnsetOutputError,
 )
@@ -262,7 +264,26 @@ class Program:
                 where,
             )
         self._builder.emit(HeOp.OUTPUT, (value.id,), attrs_of(name=name), where)
+        self._warn_if_noise(name, value, where)
         self._record("output", (name, value), {}, where, None)
+
+    def _warn_if_noise(self, name: str, value: Cipher, where: str | None) -> None:
+        """CKKS: a `PrecisionWarning` when an output's estimated worst-slot precision is
+        below 1 bit (its error swamps the value), unless the parameters turn the guard off
+        (``min_precision_bits=None``). A warning, not an error: the estimate is an upper
+        bound on the error and can be pessimistic."""
+        from fhec.schemes.precision import min_precision_bits
+
+        params = self._builder.params
+        if min_precision_bits(params) is None:
+            return
+        bits = value.estimated_bits
+        if bits < 1.0:
+            warnings.warn(
+                f"{where + ': ' if where else ''}output {name!r} has an estimated worst-slot precision of "
+                f"{bits:.1f} bits: its error may swamp the value. Use more precise parameters (a larger scale, "
+                f"hybrid key switching, fewer operations between rescales) or check the run against "
+                f"fhec.reference.", PrecisionWarning, stacklevel=3)
 
     # -- views --------------------------------------------------------------------------------
 

@@ -80,3 +80,19 @@ def test_min_precision_bits_none_turns_the_guard_off():
 def test_min_precision_bits_is_validated():
     with pytest.raises(ParameterError, match="min_precision_bits"):
         fhec.CKKSParams(N=2**8, levels=1, security=None, min_precision_bits=-1)
+
+
+def test_an_output_whose_error_swamps_it_warns_at_its_line():
+    """Whatever made it imprecise (here a BV rotation at 32-bit words), an output whose
+    estimated precision is below 1 bit warns when it is named, not only at the op."""
+    p = fhec.Program("noisy", fhec.CKKSParams(N=2**10, levels=3, scale_bits=28, word_bits=32, keyswitch="bv",
+                                              security=None))
+    with pytest.warns(fhec.PrecisionWarning):
+        y = p.input("x").rotate(1)
+    with pytest.warns(fhec.PrecisionWarning, match="output 'y' has an estimated worst-slot precision"):
+        p.output("y", y)
+    quiet = fhec.Program("off", fhec.CKKSParams(N=2**10, levels=3, scale_bits=28, word_bits=32, keyswitch="bv",
+                                                security=None, min_precision_bits=None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet.output("y", quiet.input("x").rotate(1))
