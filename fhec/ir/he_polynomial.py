@@ -49,7 +49,10 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
+from fhec.ir.he import HeOp, attrs_of
 from fhec.ir.he_types import IRTypeError
+from fhec.ir import he_types as ht
+from fhec.schemes import ranges
 
 BASES = ("power", "chebyshev")
 """The bases a POLYNOMIAL's coefficients may be given in."""
@@ -285,9 +288,41 @@ class _Emitter:
     def plus_const(self, v: int, c) -> int:
         return v if c == 0 else self.b.add_const(v, c, self.loc)
 
+    def fused(self, items: list[tuple[int, Any]]) -> list[int]:
+        """CKKS: the terms c·T_i of a leaf with a non-integer coefficient, summed before a
+        single rescale (what the auto policy would do with one rescale per term and a
+        LEVEL_DOWN per alignment). Each T_i (level l_i, scale s_i) is multiplied by c
+        encoded at scale S/s_i, where S is the scale a product at the lowest level `low`
+        has (`he_types.plain_scale_for`), so every product has scale S; the higher ones
+        drop limbs down to `low` (exact in CKKS); they add, and one rescale lands on the
+        canonical scale of low − 1: the level the per-term policy ends at too. Falls back
+        to `scaled` per term when the unrescaled sum could exceed Q_low / 2 or nothing
+        is left to rescale."""
+        b = self.b
+        if not b.ckks or all(exact_integer(c) is not None for _, c in items) or len(items) < 2:
+            return [self.scaled(v, c) for v, c in items]
+        params = b.params
+        low = min(b.type_of(v).level for v, _ in items)
+        s_low = params.scale_at(low)
+        target = s_low * ht.plain_scale_for(params, low, s_low)
+        bounds = [b.type_of(v).bound for v, _ in items]
+        noise = max(b.type_of(v).noise for v, _ in items)
+        total = None if None in bounds else sum(abs(float(c)) * x for (_, c), x in zip(items, bounds))
+        if low == 0 or total is None or total >= ranges.value_limit(params, low, target, noise + 1):
+            return [self.scaled(v, c) for v, c in items]
+        acc = None
+        for v, c in items:
+            term = b.emit(HeOp.MUL_CONST, (v,), attrs_of(value=float(c), plain_scale=target / b.type_of(v).scale),
+                          self.loc)
+            while b.type_of(term).level > low:
+                term = b.emit(HeOp.MOD_SWITCH, (term,), (), self.loc)
+            acc = term if acc is None else b.emit(HeOp.ADD, (acc, term), (), self.loc)
+        return [b.after_multiply(acc, self.loc, auto=True)]
+
     def emit(self, node: Node) -> int:
         if isinstance(node, Leaf):
-            terms = [self.scaled(self.basis_value(i), c) for i, c in enumerate(node.coeffs) if i and c != 0]
+            items = [(self.basis_value(i), c) for i, c in enumerate(node.coeffs) if i and c != 0]
+            terms = self.fused(items)
             terms.sort(key=lambda v: -self.b.type_of(v).level)  # stable: highest level first, fewest alignments
             acc = None
             for t in terms:
