@@ -288,27 +288,39 @@ class _Emitter:
     def plus_const(self, v: int, c) -> int:
         return v if c == 0 else self.b.add_const(v, c, self.loc)
 
-    def fused(self, items: list[tuple[int, Any]]) -> list[int]:
+    def fused(self, items: list[tuple[int, Any]], land: int | None = None) -> list[int]:
         """CKKS: the terms c·T_i of a leaf with a non-integer coefficient, summed before a
         single rescale (what the auto policy would do with one rescale per term and a
         LEVEL_DOWN per alignment). Each T_i (level l_i, scale s_i) is multiplied by c
         encoded at scale S/s_i, where S is the scale a product at the lowest level `low`
         has (`he_types.plain_scale_for`), so every product has scale S; the higher ones
         drop limbs down to `low` (exact in CKKS); they add, and one rescale lands on the
-        canonical scale of low − 1: the level the per-term policy ends at too. Falls back
+        canonical scale of low − 1: the level the per-term policy ends at too. With
+        `land` (a level below low − 1: where the sum will be added to a giant step's
+        product) the terms drop to land + 1 instead, so that the sum lands on that level
+        and needs no LEVEL_DOWN (a constant multiply and a rescale) to meet it. Falls back
         to `scaled` per term when the unrescaled sum could exceed Q_low / 2 or nothing
         is left to rescale."""
         b = self.b
         if not b.ckks or all(exact_integer(c) is not None for _, c in items) or len(items) < 2:
             return [self.scaled(v, c) for v, c in items]
         params = b.params
-        low = min(b.type_of(v).level for v, _ in items)
-        s_low = params.scale_at(low)
-        target = s_low * ht.plain_scale_for(params, low, s_low)
         bounds = [b.type_of(v).bound for v, _ in items]
         noise = max(b.type_of(v).noise for v, _ in items)
         total = None if None in bounds else sum(abs(float(c)) * x for (_, c), x in zip(items, bounds))
-        if low == 0 or total is None or total >= ranges.value_limit(params, low, target, noise + 1):
+
+        def product_scale(low: int) -> float | None:
+            """The common product scale at `low`, or None when the sum would not fit."""
+            s_low = params.scale_at(low)
+            target = s_low * ht.plain_scale_for(params, low, s_low)
+            ok = low > 0 and total is not None and total < ranges.value_limit(params, low, target, noise + 1)
+            return target if ok else None
+
+        low = min(b.type_of(v).level for v, _ in items)
+        if land is not None and 0 <= land < low - 1 and product_scale(land + 1) is not None:
+            low = land + 1
+        target = product_scale(low)
+        if target is None:
             return [self.scaled(v, c) for v, c in items]
         acc = None
         for v, c in items:
@@ -319,22 +331,27 @@ class _Emitter:
             acc = term if acc is None else b.emit(HeOp.ADD, (acc, term), (), self.loc)
         return [b.after_multiply(acc, self.loc, auto=True)]
 
-    def emit(self, node: Node) -> int:
+    def emit(self, node: Node, land: int | None = None) -> int:
+        """The value of a plan node; `land`: the level its sum meets (see `fused`)."""
         if isinstance(node, Leaf):
             items = [(self.basis_value(i), c) for i, c in enumerate(node.coeffs) if i and c != 0]
-            terms = self.fused(items)
+            terms = self.fused(items, land)
             terms.sort(key=lambda v: -self.b.type_of(v).level)  # stable: highest level first, fewest alignments
             acc = None
             for t in terms:
                 acc = self.plus(acc, t)
             return self.plus_const(acc, node.coeffs[0])
         g = self.basis_value(node.g)
+        level = self.b.type_of
         if _is_series(node.q):
-            top = self.b.multiply(self.emit(node.q), g, self.loc, auto=True)
+            # a leaf quotient lands on g's level: the product needs no alignment
+            q = self.emit(node.q, level(g).level if isinstance(node.q, Leaf) else None)
+            top = self.b.multiply(q, g, self.loc, auto=True)
         else:
             top = self.scaled(g, node.q)
         if _is_series(node.r):
-            return self.plus(top, self.emit(node.r))
+            # a leaf remainder lands on the product's level: the sum needs no alignment
+            return self.plus(top, self.emit(node.r, level(top).level if isinstance(node.r, Leaf) else None))
         return self.plus_const(top, node.r)
 
 
