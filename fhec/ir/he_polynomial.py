@@ -262,6 +262,11 @@ class _Emitter:
         if i not in self.values:
             b, loc = self.b, self.loc
             a, h = factors(i)
+            if self.basis == "chebyshev" and a != h:
+                fused = self.odd_chebyshev(a, h, chebyshev_bound(i, b.type_of(self.values[1]).bound))
+                if fused is not None:
+                    self.values[i] = fused
+                    return fused
             m = b.multiply(self.basis_value(a), self.basis_value(h), loc, auto=True)
             if self.basis == "chebyshev":
                 m = b.add(m, m, loc, auto=True)  # 2·T_a·T_h
@@ -272,6 +277,32 @@ class _Emitter:
                     m = b.add(m, self.basis_value(1), loc, subtract=True, auto=True, bound=hint)
             self.values[i] = m
         return self.values[i]
+
+    def odd_chebyshev(self, a: int, h: int, hint: float | None) -> int | None:
+        """CKKS: T_{a+h} = 2·T_a·T_h − T_1 (a = h + 1) with T_1 subtracted *before* the
+        product's rescale: T_1 is multiplied by 1 encoded at the scale that puts it on the
+        product's scale and drops limbs to the product's level (exact), so one rescale
+        serves both, where aligning T_1 after the rescale costs a LEVEL_DOWN (a constant
+        multiply and a rescale). None (use the plain rule) when the unrescaled value could
+        exceed the modulus or T_1 is not above the product."""
+        b, loc = self.b, self.loc
+        if not b.ckks:
+            return None
+        ta, th = b.align_for_mul(self.basis_value(a), self.basis_value(h), loc, True)
+        x1, level = self.values[1], b.type_of(ta).level
+        t1 = b.type_of(x1)
+        S = b.type_of(ta).scale * b.type_of(th).scale
+        limit = ranges.value_limit(b.params, level, S, max(t1.noise, b.type_of(ta).noise) + 2)
+        bounds = (hint, t1.bound, b.type_of(ta).bound, b.type_of(th).bound)
+        if level == 0 or t1.level < level or None in bounds or 2 * bounds[2] * bounds[3] + bounds[1] >= limit:
+            return None
+        m = b.emit(HeOp.RELINEARIZE, (b.emit(HeOp.MUL, (ta, th), (), loc),), (), loc)
+        m = b.emit(HeOp.ADD, (m, m), (), loc)
+        t = b.emit(HeOp.MUL_CONST, (x1,), attrs_of(value=1.0, plain_scale=S / t1.scale), loc)
+        while b.type_of(t).level > level:
+            t = b.emit(HeOp.MOD_SWITCH, (t,), (), loc)
+        m = b.emit(HeOp.SUB, (m, t), attrs_of(bound=float(hint)), loc)
+        return b.after_multiply(m, loc, auto=True)
 
     def scaled(self, v: int, c) -> int:
         """c·v: exact for integers (±1 without a node), encoded and rescaled otherwise."""
