@@ -40,6 +40,26 @@ def _check_options(policy, prefetch_reserve) -> tuple[str, float | None]:
     return policy, prefetch_reserve
 
 
+def _run_compiled(compiled, inputs, seed, check: bool, execute) -> dict[str, Any]:
+    """What running a `Compiled` or `IsaCompiled` shares: the precision check of its
+    key-switching methods, keygen and encryption exactly as `fhec.evaluate` does for this
+    seed, binding the loaded values, then `execute(loaded) -> words` (streams or machine
+    words), reading the outputs back and decrypting them."""
+    from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs
+    from fhec.passes.keyswitch_choice import check_run_methods
+    from fhec.sim.bind import bind_lowered
+
+    check_run_methods(compiled.program, compiled.keyswitch)  # PrecisionError for a method left without precision
+    if check:
+        compiled.check()
+    keys = make_keys(compiled.program, seed, keyswitch=keygen_method(compiled.program, compiled.keyswitch))
+    cts = encrypt_inputs(compiled.program, keys, inputs, seed)
+    plains = plain_inputs(compiled.program, inputs)
+    words = execute(bind_lowered(compiled.lowered, cts, keys, plains))
+    outs = compiled.lowered.output_ciphertexts(words, keys.key_id)
+    return {"outputs": decrypt_outputs(keys, outs), "ciphertexts": outs, "keys": keys, "inputs": cts, "plains": plains}
+
+
 @dataclass(frozen=True, eq=False)
 class Compiled:
     """A program compiled for a target.
@@ -85,24 +105,16 @@ class Compiled:
                      progress: bool | None = None) -> dict[str, Any]:
         """`run`, returning also the output ciphertexts, keys and input ciphertexts."""
         from fhec import progress as displays
-        from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs
-        from fhec.passes.keyswitch_choice import check_run_methods
-        from fhec.sim.bind import bind_lowered
         from fhec.sim.streams import execute_streams
 
         show = displays.wanted(progress)
-        check_run_methods(self.program, self.keyswitch)  # PrecisionError for a method left without precision
-        if check:
-            self.check()
-        keys = make_keys(self.program, seed, keyswitch=keygen_method(self.program, self.keyswitch))
-        cts = encrypt_inputs(self.program, keys, inputs, seed)
-        plains = plain_inputs(self.program, inputs)
-        loaded = bind_lowered(self.lowered, cts, keys, plains)
-        with displays.display("running streams", len(self.streams), show) as update:
-            words = execute_streams(self.streams, self.target, self.lowered.limb, loaded,
-                                    progress=lambda done: update(done, "entries"))
-        outs = self.lowered.output_ciphertexts(words, keys.key_id)
-        return {"outputs": decrypt_outputs(keys, outs), "ciphertexts": outs, "keys": keys, "inputs": cts, "plains": plains}
+
+        def execute(loaded):
+            with displays.display("running streams", len(self.streams), show) as update:
+                return execute_streams(self.streams, self.target, self.lowered.limb, loaded,
+                                       progress=lambda done: update(done, "entries"))
+
+        return _run_compiled(self, inputs, seed, check, execute)
 
     def check(self) -> None:
         """Replay the streams in the independent checker; raises `StreamHazardError` on any hazard."""
@@ -200,20 +212,7 @@ class IsaCompiled:
 
     def run_detailed(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, Any]:
         """`run`, returning also the output ciphertexts, keys and input ciphertexts."""
-        from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs
-        from fhec.passes.keyswitch_choice import check_run_methods
-        from fhec.sim.bind import bind_lowered
-
-        check_run_methods(self.program, self.keyswitch)
-        if check:
-            self.check()
-        keys = make_keys(self.program, seed, keyswitch=keygen_method(self.program, self.keyswitch))
-        cts = encrypt_inputs(self.program, keys, inputs, seed)
-        plains = plain_inputs(self.program, inputs)
-        loaded = bind_lowered(self.lowered, cts, keys, plains)
-        words = self.backend.simulate(self.code, self.target, loaded)
-        outs = self.lowered.output_ciphertexts(words, keys.key_id)
-        return {"outputs": decrypt_outputs(keys, outs), "ciphertexts": outs, "keys": keys, "inputs": cts, "plains": plains}
+        return _run_compiled(self, inputs, seed, check, lambda loaded: self.backend.simulate(self.code, self.target, loaded))
 
     def check(self) -> None:
         """Decode the words and compare with the scheduled code; disassemble and

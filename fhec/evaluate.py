@@ -228,7 +228,7 @@ def _mod_down(ev: Evaluator, node: HeNode, args: list, kw: dict):
 
 def _ks_add_ext(ev: Evaluator, node: HeNode, args: list, kw: dict):
     ct, (u, level) = args
-    c0 = ev._times_p_plus(ct.data[0], u[0], level)
+    c0 = ev.times_p_plus(ct.data[0], u[0], level)
     return ExtendedCiphertext(ev.params, np.stack([c0, u[1]]), ct.level, ct.scale, ct.key_id, node.type.noise)
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from fhec.analysis.counts import bsgs_counts
 from fhec.backends.target import Target, UnitKind, load_target
-from fhec.ir.he_recipes import bsgs_groups
+from fhec.ir.he_recipes import bsgs_groups, signed_step
 from fhec.ir.he_types import row_length
 
 
@@ -84,7 +84,7 @@ def n1_costs(matrix_or_steps, params, *, level: int | None = None, hoisting: str
     level = params.top_level if level is None else level
     L, alpha = params.limbs_at(level), len(params.special_moduli)
     d, K = -(-L // alpha), L + alpha
-    signed = sorted({(s % row) - row if (s % row) > row // 2 else s % row for s in steps})
+    signed = sorted({signed_step(s % row, row) for s in steps})
     span = signed[-1] - signed[0] + 1
     rvec = target.rvec_bytes(params.N)
     out = []

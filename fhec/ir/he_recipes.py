@@ -91,7 +91,7 @@ def check_diagonals(params, diagonals: Any) -> None:
         seen.add((step, swap))
 
 
-def _signed_step(step: int, row: int) -> int:
+def signed_step(step: int, row: int) -> int:
     """A rotation step in (-row/2, row/2]: the diagonals of a matrix smaller than the row
     sit at both ends of [0, row), and reading them as signed makes them one range."""
     return step - row if step > row // 2 else step
@@ -102,7 +102,7 @@ def bsgs_split(steps, row: int) -> int:
     j = lo + (k - lo) mod n1 and giant steps k - j) of the signed `steps`; ties go to the
     larger n1. An n1 spanning every step is the diagonal method (every rotation a baby
     step of the input, which hoisting can share)."""
-    signed = sorted({_signed_step(int(k), row) for k in steps})
+    signed = sorted({signed_step(int(k), row) for k in steps})
     lo, span = signed[0], signed[-1] - signed[0] + 1
     best, best_cost = span, None
     for n1 in range(span, 0, -1):
@@ -126,7 +126,7 @@ def bsgs_groups(steps, row: int, n1: int | None = None) -> tuple[int, int, dict[
     """(n1, lo, giant step g -> baby steps j) of the signed diagonal `steps`: k = g + j
     with j = lo + (k − lo) mod n1 (lo the smallest signed step), n1 by `bsgs_split`
     unless given (at most the span of the steps)."""
-    signed = sorted({_signed_step(int(k), row) for k in steps})
+    signed = sorted({signed_step(int(k), row) for k in steps})
     lo, span = signed[0], signed[-1] - signed[0] + 1
     n1 = bsgs_split(steps, row) if n1 is None else min(int(n1), span)
     groups: dict[int, list[int]] = {}
@@ -141,10 +141,10 @@ def _giant_groups(params, diagonals, n1: int | None) -> dict[int, list[tuple[int
     pre-rotated by -g, original diagonal)], sorted by j (`bsgs_groups`)."""
     row = row_length(params)
     n1, _, _ = bsgs_groups([step for step, _ in diagonals], row, n1)
-    lo = min(_signed_step(step, row) for step, _ in diagonals)
+    lo = min(signed_step(step, row) for step, _ in diagonals)
     giants: dict[int, list[tuple[int, Const, Const]]] = {}
     for step, vec in diagonals:
-        k = _signed_step(step, row)
+        k = signed_step(step, row)
         j = (k - lo) % n1 + lo
         g = k - j
         diag = Const(_rotate_slots(params, vec.array, -g)) if g % row else vec

@@ -57,8 +57,9 @@ def _scale_text(x) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class Ciphertext:
-    """An encryption of a message under the key set `key_id`.
+class _Parts:
+    """The fields a `Ciphertext` and an `ExtendedCiphertext` share (neither is the other,
+    so nothing takes one for the other by mistake).
 
     Attributes:
         params: the parameter set.
@@ -83,6 +84,11 @@ class Ciphertext:
     @property
     def parts(self) -> int:
         return self.data.shape[0]
+
+
+@dataclass(frozen=True, eq=False)
+class Ciphertext(_Parts):
+    """An encryption of a message under the key set `key_id` (fields: see `_Parts`)."""
 
     @property
     def limbs(self) -> int:
@@ -118,7 +124,7 @@ class Ciphertext:
 
 
 @dataclass(frozen=True, eq=False)
-class ExtendedCiphertext:
+class ExtendedCiphertext(_Parts):
     """A ciphertext over the key-switching basis Q_l·P whose message is scaled by P: what a
     hybrid rotation holds before its mod-down (double hoisting, Bossuat et al. 2021).
 
@@ -128,20 +134,6 @@ class ExtendedCiphertext:
     Level, scale and noise are those of that ciphertext. It is not a `Ciphertext`, so
     nothing decrypts or serializes one by mistake.
     """
-
-    params: Params
-    data: np.ndarray
-    level: int
-    scale: float | int
-    key_id: int
-    noise: float
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "data", _frozen(self.data))
-
-    @property
-    def parts(self) -> int:
-        return self.data.shape[0]
 
     @property
     def moduli(self) -> tuple[int, ...]:

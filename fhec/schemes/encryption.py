@@ -39,7 +39,7 @@ from fhec.ring.ntt import intt
 from fhec.ring.rns import centered, crt_compose, product, to_rns
 from fhec.schemes import noise as nz
 from fhec.schemes import ranges
-from fhec.schemes.ciphertext import Ciphertext, Plaintext
+from fhec.schemes.ciphertext import Ciphertext, ExtendedCiphertext, Plaintext
 from fhec.schemes.encoding import bgv_decode, bgv_encode, ckks_decode, ckks_encode
 from fhec.schemes.keys import KeySet
 from fhec.schemes.params import Params
@@ -253,7 +253,7 @@ def encrypt_plaintext(keys: KeySet, pt: Plaintext, *, seed=None) -> Ciphertext:
 
 def check_ciphertext(ct, what: str = "the ciphertext") -> Ciphertext:
     """`ct` if it is a `Ciphertext`, else `InvalidArgumentError`."""
-    if type(ct).__name__ == "ExtendedCiphertext":
+    if isinstance(ct, ExtendedCiphertext):
         raise InvalidArgumentError(
             f"{what} is an ExtendedCiphertext over Q·P (a double-hoisted intermediate); divide it by P first: "
             f"Evaluator.mod_down(x)."

@@ -35,7 +35,7 @@ from fhec.errors import (
 from fhec.ring.automorphism import automorphism_ntt
 from fhec.ring.modarith import add_mod, mul_const_mod, mul_mod, neg_mod, sub_mod
 from fhec.ring.ntt import intt, ntt
-from fhec.ring.rns import divide_by_dropped, fast_base_convert
+from fhec.ring.rns import divide_by_dropped, fast_base_convert, product
 from fhec.schemes import noise as nz
 from fhec.schemes import rules
 from fhec.schemes.ciphertext import Ciphertext, ExtendedCiphertext, Plaintext
@@ -501,7 +501,7 @@ class Evaluator:
             c0 = automorphism_ntt(ct.data[0], g, N)
             if not mod_down:
                 out[k] = ExtendedCiphertext(
-                    self.params, np.stack([self._times_p_plus(c0, u0, ct.level), u1]), ct.level, ct.scale, ct.key_id, noise
+                    self.params, np.stack([self.times_p_plus(c0, u0, ct.level), u1]), ct.level, ct.scale, ct.key_id, noise
                 )
                 continue
             if method == "hybrid":
@@ -511,12 +511,11 @@ class Evaluator:
 
     # -- double hoisting: values over Q·P --------------------------------------------
 
-    def _times_p_plus(self, c: np.ndarray, u: np.ndarray, level: int) -> np.ndarray:
-        """P·c + u over Q_level·P for c over Q_level: P·c vanishes mod every special prime."""
+    def times_p_plus(self, c: np.ndarray, u: np.ndarray, level: int) -> np.ndarray:
+        """P·c + u over Q_level·P for c over Q_level: P·c vanishes mod every special prime
+        (the c0 of a double-hoisted rotation, and the `ks_add_ext` piece)."""
         moduli = self.params.moduli_at(level)
-        P = 1
-        for p in self.params.special_moduli:
-            P *= p
+        P = product(self.params.special_moduli)
         q = np.array(moduli, dtype=np.uint64)
         scaled = mul_const_mod(c, np.array([P % m for m in moduli], dtype=np.uint64), moduli)
         L = len(moduli)
@@ -524,7 +523,7 @@ class Evaluator:
 
     def _lift_extended(self, ct: Ciphertext) -> ExtendedCiphertext:
         zeros = np.zeros((len(self.params.special_moduli), self.params.N), dtype=np.uint64)
-        data = np.stack([self._times_p_plus(p, np.concatenate([np.zeros_like(p), zeros]), ct.level) for p in ct.data])
+        data = np.stack([self.times_p_plus(p, np.concatenate([np.zeros_like(p), zeros]), ct.level) for p in ct.data])
         return ExtendedCiphertext(self.params, data, ct.level, ct.scale, ct.key_id, ct.noise)
 
     def rotate_extended(self, ct: Ciphertext, k: int, *, keyswitch: str | None = None) -> ExtendedCiphertext:
