@@ -100,6 +100,7 @@ class UnitKind(str, enum.Enum):
     AUT = "aut"
     MUL = "mul"
     ADD = "add"
+    BCONV = "bconv"  # a dedicated base-conversion array (Osiris §IV-C); F1-like targets run BCONV on "mul"
 
 
 class _Frozen(BaseModel):
