@@ -99,6 +99,7 @@ PERTURB = {
     "memory.latency_ns": _set("memory", "latency_ns", 400.0),
     "energy.pj_per_byte_onchip": _set("energy", "pj_per_byte_onchip", 3.0),
     "energy.pj_per_byte_offchip": _set("energy", "pj_per_byte_offchip", 40.0),
+    "pipelining.mode": _set("pipelining", "mode", "limb-interleaved"),
 }
 
 UNMODELED = {
