@@ -62,6 +62,7 @@ __all__ = [
     "Energy",
     "Area",
     "Pipelining",
+    "Lowering",
     "Unmodeled",
     "RegisterFile",
     "ScratchpadBanks",
@@ -245,6 +246,20 @@ class Pipelining(_Frozen):
         return self.mode == "limb-interleaved"
 
 
+class Lowering(_Frozen):
+    """Lowering choices a target asks for (``[lowering]``).
+
+    ``plaintexts``: how a plaintext constant (a matrix diagonal, a polynomial coefficient
+    vector) reaches the units. ``stored`` (default): every limb is loaded, in NTT form.
+    ``of-limb`` (on-the-fly limb extension, ARK; Osiris §V): one limb is loaded in
+    coefficient form and every limb is generated on chip by an NTT that reads it centered
+    (`fhec.passes.lower`, "OF-Limb"): one load instead of one per limb, one NTT per limb
+    more. Only plaintexts whose coefficients provably fit one limb take this path.
+    """
+
+    plaintexts: Literal["stored", "of-limb"] = "stored"
+
+
 class Unmodeled(_Frozen):
     """Machine facts that no part of fhec reads yet: the ``[unmodeled]`` table.
 
@@ -313,6 +328,7 @@ class Target(_Frozen):
     energy: Energy | None = None
     area: Area | None = None
     pipelining: Pipelining = Pipelining()
+    lowering: Lowering = Lowering()
     unmodeled: Unmodeled = Unmodeled()
 
     @model_validator(mode="before")
