@@ -63,6 +63,7 @@ __all__ = [
     "Area",
     "Pipelining",
     "Lowering",
+    "Ordering",
     "Unmodeled",
     "RegisterFile",
     "ScratchpadBanks",
@@ -260,6 +261,19 @@ class Lowering(_Frozen):
     plaintexts: Literal["stored", "of-limb"] = "stored"
 
 
+class Ordering(_Frozen):
+    """HE-level orderings a target asks for (``[ordering]``).
+
+    ``linear_transforms``: ``program`` (default) leaves BSGS matrix-vector products in
+    the order the recipe writes them (giant-step major; F1's hint-reuse ordering still
+    applies); ``giant-step-centric`` (Osiris §V) orders them around the baby-step keys:
+    per baby-step rotation, its n2 diagonal products, while the next key loads
+    (`fhec.passes.he_gsc`).
+    """
+
+    linear_transforms: Literal["program", "giant-step-centric"] = "program"
+
+
 class Unmodeled(_Frozen):
     """Machine facts that no part of fhec reads yet: the ``[unmodeled]`` table.
 
@@ -329,6 +343,7 @@ class Target(_Frozen):
     area: Area | None = None
     pipelining: Pipelining = Pipelining()
     lowering: Lowering = Lowering()
+    ordering: Ordering = Ordering()
     unmodeled: Unmodeled = Unmodeled()
 
     @model_validator(mode="before")
