@@ -402,7 +402,7 @@ class Target(_Frozen):
 
     @property
     def word_bytes(self) -> int:
-        """Bytes per stored word: 4 up to 32-bit words, else 8."""
+        """Bytes per stored word: 4 up to 32-bit words, else ceil(word_bits / 8)."""
         return word_bytes_for(self.word_bits)
 
     def rvec_bytes(self, n: int) -> int:
