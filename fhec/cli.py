@@ -503,6 +503,8 @@ def targets_command(files: tuple[str, ...]) -> None:
         console.print(t)
     for tg in targets:
         console.print(f"[bold]{tg.name}[/bold]: {tg.description}")
+        console.print(f"  pipelining {tg.pipelining.mode}, plaintexts {tg.lowering.plaintexts}, "
+                      f"linear transforms {tg.ordering.linear_transforms}", markup=False)
         unmodeled = tg.unmodeled.summary()
         if unmodeled:
             # these values change no result: say so next to them (docs/targets.md)

@@ -161,6 +161,19 @@ def _order_for_hint_reuse(program: HeProgram, o: Options) -> HeProgram:
     return order_for_hint_reuse(program, capacity)
 
 
+def _order_giant_step_centric(program: HeProgram, o: Options) -> HeProgram:
+    """When the target asks (``[ordering] linear_transforms = "giant-step-centric"``,
+    Osiris §V), order BSGS products around their baby-step keys: each baby-step rotation,
+    then the n2 diagonal products that read it, while the next key loads. Preserves every
+    node and value exactly (a topological reordering); other targets keep the order."""
+    ordering = getattr(o.target, "ordering", None)  # stream targets only
+    if ordering is None or ordering.linear_transforms != "giant-step-centric":
+        return program
+    from fhec.passes.he_gsc import order_giant_step_centric
+
+    return order_giant_step_centric(program)
+
+
 def keyswitch_policy(program: HeProgram, keyswitch: str | None) -> str:
     """The key-switching policy in force: `keyswitch`, else the parameters' method.
     Raises `ParameterError` for an unknown policy."""
@@ -193,10 +206,12 @@ def _expand_key_switches(program: HeProgram, o: Options) -> HeProgram:
 
 def _lower(program: HeProgram, o: Options) -> LoweredProgram:
     """The expanded HE program becomes limb instructions (data-free; loaded rvecs carry
-    their identity). Preserves every residue of every output."""
+    their identity); plaintext constants by OF-Limb when the target asks (``[lowering]
+    plaintexts = "of-limb"``). Preserves every residue of every output."""
     from fhec.passes.lower import lower
 
-    return lower(program, verify=False)
+    lowering = getattr(o.target, "lowering", None)  # stream targets only; ISA machines store plaintexts
+    return lower(program, verify=False, of_limb=lowering is not None and lowering.plaintexts == "of-limb")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -295,6 +310,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("lazy_relinearize", _lazy_relinearize),
     Pass("plan_rotations", _plan_rotations),
     Pass("order_for_hint_reuse", _order_for_hint_reuse),
+    Pass("order_giant_step_centric", _order_giant_step_centric),
     Pass("choose_keyswitch", _choose_keyswitch),
     Pass("expand_key_switches", _expand_key_switches),
     Pass("lower", _lower),

@@ -20,14 +20,15 @@ def _small_program(levels=3, N=2**10):
     return p
 
 
-@pytest.mark.parametrize("target", ["tiny", "f1"])
+@pytest.mark.parametrize("target", ["tiny", "f1", "osiris-tiny", "osiris"])
 @given(data=st.data())
 def test_streams_decrypt_bit_identical_to_eager(target, data):
     """The issue's property: compile for a target, execute its per-unit streams on real
     ciphertexts, and the output limbs equal the eager evaluator's."""
     scheme = data.draw(st.sampled_from(["ckks", "bgv"]))
     # tiny at N = 2^9..2^10 holds 16..32 RVecs, so about a third of these programs spill
-    params = data.draw(ft.params(scheme, max_levels=3, log_n=(9, 10) if target == "tiny" else (10, 10)))
+    # (osiris-tiny likewise, with limb interleaving and OF-Limb plaintexts)
+    params = data.draw(ft.params(scheme, max_levels=3, log_n=(9, 10) if "tiny" in target else (10, 10)))
     program = data.draw(ft.programs(params=params, max_depth=3, max_ops=12))
     inputs = data.draw(ft.inputs_for(program))
     compiled = fhec.compile(program, target=target)

@@ -79,7 +79,7 @@ class Bounds:
 def compute_bound(program: LimbProgram, target: Target) -> tuple[float, str, dict[str, float]]:
     """(cycles, busiest unit kind, per-kind cycles): occupancy over unit count per kind."""
     counts = np.bincount(program.op, minlength=16)
-    per_kind = {k.value: 0.0 for k in UnitKind}
+    per_kind = {k.value: 0.0 for k in UnitKind if target.total_units(k)}  # the kinds this target has
     for op in np.flatnonzero(counts).tolist():
         unit = target.unit_for(op)
         per_kind[unit.kind.value] += counts[op] * target.occupancy_cycles(op, program.N)

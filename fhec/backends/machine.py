@@ -163,7 +163,7 @@ class IsaMachine(_Frozen):
 
     @property
     def word_bytes(self) -> int:
-        """Bytes per stored word: 4 up to 32-bit words, else 8."""
+        """Bytes per stored word: 4 up to 32-bit words, else ceil(word_bits / 8)."""
         return word_bytes_for(self.word_bits)
 
     @property

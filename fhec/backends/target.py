@@ -39,7 +39,7 @@ import math
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -61,6 +61,9 @@ __all__ = [
     "OffChipMemory",
     "Energy",
     "Area",
+    "Pipelining",
+    "Lowering",
+    "Ordering",
     "Unmodeled",
     "RegisterFile",
     "ScratchpadBanks",
@@ -100,6 +103,7 @@ class UnitKind(str, enum.Enum):
     AUT = "aut"
     MUL = "mul"
     ADD = "add"
+    BCONV = "bconv"  # a dedicated base-conversion array (Osiris §IV-C); F1-like targets run BCONV on "mul"
 
 
 class _Frozen(BaseModel):
@@ -220,6 +224,56 @@ class Area(_Frozen):
     memory_mm2_per_gb_s: float = Field(ge=0, le=MAX_AREA_MM2, description="memory interface (PHYs) per GB/s")
 
 
+class Pipelining(_Frozen):
+    """How units hand results to each other: the target's pipelining rule (``[pipelining]``).
+
+    ``whole-limb`` (F1 §3, the default): each unit streams one limb at a time; a unit with
+    transpose stages (F1's four-step NTT, its automorphism unit) must take in a whole limb
+    before its first output chunk leaves, so a consumer waits ``latency + transposes x
+    occupancy`` cycles for it.
+
+    ``limb-interleaved`` (Osiris §IV-B, Fig. 4): units run in lockstep on cross-sections of
+    limbs (p coefficients of one limb, then p of the next limb, ...). A unit's whole-limb
+    buffering then holds the other limbs of its cross-sections in flight (Osiris extends
+    the MDC buffers "by a factor equal to the number of interleaved limbs"), so a consumer
+    may start once the producer's first cross-section is out: after the pipeline depth
+    ``latency`` alone. The fill of the first cross-section group is not charged (docs/targets.md).
+    """
+
+    mode: Literal["whole-limb", "limb-interleaved"] = "whole-limb"
+
+    @property
+    def interleaved(self) -> bool:
+        return self.mode == "limb-interleaved"
+
+
+class Lowering(_Frozen):
+    """Lowering choices a target asks for (``[lowering]``).
+
+    ``plaintexts``: how a plaintext constant (a matrix diagonal, a polynomial coefficient
+    vector) reaches the units. ``stored`` (default): every limb is loaded, in NTT form.
+    ``of-limb`` (on-the-fly limb extension, ARK; Osiris §V): one limb is loaded in
+    coefficient form and every limb is generated on chip by an NTT that reads it centered
+    (`fhec.passes.lower`, "OF-Limb"): one load instead of one per limb, one NTT per limb
+    more. Only plaintexts whose coefficients provably fit one limb take this path.
+    """
+
+    plaintexts: Literal["stored", "of-limb"] = "stored"
+
+
+class Ordering(_Frozen):
+    """HE-level orderings a target asks for (``[ordering]``).
+
+    ``linear_transforms``: ``program`` (default) leaves BSGS matrix-vector products in
+    the order the recipe writes them (giant-step major; F1's hint-reuse ordering still
+    applies); ``giant-step-centric`` (Osiris §V) orders them around the baby-step keys:
+    per baby-step rotation, its n2 diagonal products, while the next key loads
+    (`fhec.passes.he_gsc`).
+    """
+
+    linear_transforms: Literal["program", "giant-step-centric"] = "program"
+
+
 class Unmodeled(_Frozen):
     """Machine facts that no part of fhec reads yet: the ``[unmodeled]`` table.
 
@@ -287,6 +341,9 @@ class Target(_Frozen):
     memory: OffChipMemory
     energy: Energy | None = None
     area: Area | None = None
+    pipelining: Pipelining = Pipelining()
+    lowering: Lowering = Lowering()
+    ordering: Ordering = Ordering()
     unmodeled: Unmodeled = Unmodeled()
 
     @model_validator(mode="before")
@@ -345,7 +402,7 @@ class Target(_Frozen):
 
     @property
     def word_bytes(self) -> int:
-        """Bytes per stored word: 4 up to 32-bit words, else 8."""
+        """Bytes per stored word: 4 up to 32-bit words, else ceil(word_bits / 8)."""
         return word_bytes_for(self.word_bits)
 
     def rvec_bytes(self, n: int) -> int:
@@ -392,9 +449,11 @@ class Target(_Frozen):
 
     def latency_cycles(self, op: LimbOp, n: int) -> int:
         """Cycles from the first input chunk entering the unit to the first output chunk
-        leaving it: latency + transposes * occupancy."""
+        leaving it: latency + transposes * occupancy; under limb interleaving (`Pipelining`)
+        the transposes are hidden behind the other limbs of the cross-section: latency."""
         unit = self.unit_for(op)
-        return unit.latency + unit.transposes * self.occupancy_cycles(op, n)
+        buffered = 0 if self.pipelining.interleaved else unit.transposes
+        return unit.latency + buffered * self.occupancy_cycles(op, n)
 
     def op_cycles(self, op: LimbOp, n: int) -> int:
         """Cycles from the first input chunk in to the last output chunk out."""

@@ -120,13 +120,14 @@ _RVEC_DTYPES: dict[str, Any] = {"rvec_class": np.uint8, "rvec_mod": np.uint16}
 _EMIT_COLUMNS = ("op", "dst", "src0", "src1", "mod", "imm", "he_node")  # the columns `emit` takes
 
 def word_bytes_for(word_bits: int) -> int:
-    """Bytes one word occupies in memory: 4 up to 32-bit words, else 8.
+    """Bytes one word occupies in memory: 4 up to 32-bit words (F1's), else the word packed
+    to whole bytes, ceil(word_bits / 8): a 40-bit word (Osiris §VI) is 5 bytes, a 60-bit one 8.
 
     Raises InternalError unless 1 <= word_bits <= 64.
     """
     if not 1 <= word_bits <= 64:
         raise InternalError(f"word_bits must be in [1, 64], got {word_bits}")
-    return 4 if word_bits <= 32 else 8
+    return 4 if word_bits <= 32 else -(-word_bits // 8)
 
 
 def _readonly(a: Any, dtype: Any, name: str, ndim: int = 1) -> np.ndarray:
@@ -205,7 +206,7 @@ class LimbProgram:
 
     @property
     def word_bytes(self) -> int:
-        """Bytes per stored word (4 or 8, see `word_bytes_for`)."""
+        """Bytes per stored word (see `word_bytes_for`)."""
         return word_bytes_for(self.word_bits)
 
     @property

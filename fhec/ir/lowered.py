@@ -11,7 +11,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from fhec.errors import InternalError
 from fhec.ir.he import Const, HeProgram, HeType
+from fhec.ring import ntt, rns
 from fhec.ir.limb import LimbProgram
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.encryption import encode, encode_scalar
@@ -27,12 +29,35 @@ class ConstRecipe:
     `source` is ("plain", input name), ("value", Python scalar or `Const`) or
     ("monomial", power): the exact polynomial X^power (`Evaluator.multiply_monomial`).
     `extended`: encoded over Q_level·P (a double-hoisted multiply).
+    `of_limb`: the program loads only limb 0 *in coefficient form* and generates every
+    limb on chip (OF-Limb, `fhec.passes.lower`); its one CONST rvec, tag (constant, 0),
+    holds `coefficient_limb` of the encoding.
     """
 
     source: tuple[str, Any]
     level: int
     scale: float | int | None
     extended: bool = False
+    of_limb: bool = False
+
+
+def coefficient_limb(pt: Plaintext) -> np.ndarray:
+    """The one stored limb of an OF-Limb constant (`ConstRecipe.of_limb`): limb 0 of `pt` in
+    coefficient form, after checking that NTTs of it read centered regenerate every limb of
+    `pt` exactly (coefficients in (-q0/2, q0/2]). InternalError otherwise: lowering chose
+    OF-Limb only for plaintexts it proved small enough (`fhec.passes.lower.of_limb_fits`)."""
+    moduli = pt.moduli
+    q0 = moduli[0]
+    seed = ntt.intt(pt.data[0], (q0,))
+    regenerated = ntt.ntt(rns.lift_centered(np.repeat(seed[None], len(moduli), axis=0), (q0,) * len(moduli), moduli),
+                          moduli)
+    if not np.array_equal(regenerated, pt.data):
+        raise InternalError(
+            f"OF-Limb: a plaintext's coefficients exceed q0/2 = {q0 // 2}, so one limb cannot regenerate the others; "
+            "this is a compiler bug (of_limb_fits admitted it): compile for a target without [lowering] plaintexts = "
+            "\"of-limb\" meanwhile"
+        )
+    return seed
 
 
 @dataclass(frozen=True, eq=False)

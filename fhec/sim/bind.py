@@ -9,11 +9,12 @@ each loaded rvec's identity tag.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from fhec.ir.limb import LimbProgram, RVecClass
-from fhec.ir.lowered import LoweredProgram
+from fhec.ir.lowered import LoweredProgram, coefficient_limb
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.keys import KeySet
 
@@ -61,4 +62,16 @@ def bind_lowered(
 ) -> dict[int, np.ndarray]:
     """`loaded_values` of a `LoweredProgram`: its CONST operands encoded from the plain
     inputs, its hints read from `keys` by the key sources its lowering recorded."""
-    return loaded_values(lowered.limb, ciphertexts, keys, lowered.key_sources, lowered.plaintexts(plain_inputs))
+    plaintexts: dict = lowered.plaintexts(plain_inputs)
+    for name, recipe in lowered.constants.items():
+        if recipe.of_limb:  # one stored limb, in coefficient form (OF-Limb)
+            plaintexts[name] = _StoredLimbs(coefficient_limb(plaintexts[name])[None])
+    return loaded_values(lowered.limb, ciphertexts, keys, lowered.key_sources, plaintexts)
+
+
+@dataclass(frozen=True)
+class _StoredLimbs:
+    """The limbs a program loads for one constant, where they are not a `Plaintext`'s
+    (OF-Limb: limb 0 in coefficient form)."""
+
+    data: np.ndarray

@@ -13,12 +13,16 @@ field         FU op on a unit                          LOAD         STORE
 ============  =======================================  ===========  =========
 occupancy     occ = ceil(N / throughput)               xfer         xfer
 read_cycles   occ                                      0            xfer
-latency       latency + transposes * occ               mem latency  xfer
+latency       latency + transposes * occ (*)           mem latency  xfer
 write_cycles  occ                                      xfer         0
 ============  =======================================  ===========  =========
 
+(*) ``latency`` alone when ``[pipelining] mode = "limb-interleaved"`` (Osiris §IV-B):
+the transposes are hidden behind the other limbs of the cross-section.
+
 with xfer = max(1, ceil(N * word bytes / (bandwidth_gb_s / clock_ghz))) and mem
-latency = ceil(latency_ns * clock_ghz). Word bytes are 4 up to 32-bit words, else 8.
+latency = ceil(latency_ns * clock_ghz). Word bytes are 4 up to 32-bit words, else
+ceil(word_bits / 8) (packed to whole bytes).
 ``tests/sim/test_check_timing.py`` compares both derivations on every shipped target.
 """
 
@@ -51,14 +55,17 @@ def checker_timing(target: Target, N: int) -> OpTiming:
     rd = np.zeros(NUM_STREAM_OPS, dtype=np.int64)
     wr = np.zeros(NUM_STREAM_OPS, dtype=np.int64)
     kinds = [""] * NUM_STREAM_OPS
+    # limb interleaving: a unit's whole-limb buffers hold the other limbs of its
+    # cross-sections, so no transpose delays the first cross-section out
+    hidden = target.pipelining.mode == "limb-interleaved"
     for unit in target.cluster.units:
         unit_occ = _ceil(Fraction(N, unit.throughput))
         for op in unit.ops:
             code = int(op)
             occ[code] = rd[code] = wr[code] = unit_occ
-            lat[code] = unit.latency + unit.transposes * unit_occ
+            lat[code] = unit.latency + (0 if hidden else unit.transposes * unit_occ)
             kinds[code] = unit.kind.value
-    word_bytes = 4 if target.word_bits <= 32 else 8
+    word_bytes = 4 if target.word_bits <= 32 else (target.word_bits + 7) // 8
     bytes_per_cycle = _exact(target.memory.bandwidth_gb_s) / _exact(target.clock_ghz)
     xfer = max(1, _ceil(N * word_bytes / bytes_per_cycle))
     load, store = int(StreamOp.LOAD), int(StreamOp.STORE)

@@ -115,7 +115,7 @@ def test_user_path_works(tmp_path):
         ("n_max = 16384", "n_max = 16384\nlanes = 64", r"field 'lanes' is not modeled .*; move it to \[unmodeled\] lanes"),
         ("[scratchpad]\n", "[scratchpad]\nbanks = 16\n", r"field 'scratchpad.banks' is not modeled"),
         ("[energy]\n", "[energy]\npj_per_byte_register_file = 0.2\n", r"field 'energy.pj_per_byte_register_file' is not modeled"),
-        ('kind = "ntt"', 'kind = "fft"', r"field 'cluster.units\[0\].kind': Input should be 'ntt', 'aut', 'mul' or 'add'"),
+        ('kind = "ntt"', 'kind = "fft"', r"field 'cluster.units\[0\].kind': Input should be 'ntt', 'aut', 'mul', 'add' or 'bconv'"),
         ("bandwidth_gb_s = 1024.0", "bandwidth_gb_s = 'fast'", "field 'memory.bandwidth_gb_s': Input should be a valid number"),
     ],
 )

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from pydantic import BaseModel
 
 import fhec
+import fhec.pipeline
 import fhec.backends.target as target_mod
 from fhec.analysis.bounds import lower_bounds
 from fhec.backends.target import Target, Unmodeled, load_target
@@ -99,6 +100,9 @@ PERTURB = {
     "memory.latency_ns": _set("memory", "latency_ns", 400.0),
     "energy.pj_per_byte_onchip": _set("energy", "pj_per_byte_onchip", 3.0),
     "energy.pj_per_byte_offchip": _set("energy", "pj_per_byte_offchip", 40.0),
+    "pipelining.mode": _set("pipelining", "mode", "limb-interleaved"),
+    "lowering.plaintexts": _set("lowering", "plaintexts", "of-limb"),
+    "ordering.linear_transforms": _set("ordering", "linear_transforms", "giant-step-centric"),
 }
 
 UNMODELED = {
@@ -122,17 +126,20 @@ def perturbed(edit) -> Target:
 
 
 @functools.lru_cache(maxsize=None)
-def _limb():
+def _limb(lowering, ordering):
     params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=30, word_bits=32, base_limbs=2, security=None)
     p = fhec.Program("fields", params)
     x, y = p.input("x"), p.input("y")
-    p.output("a", (x * y).rotate(3) + x)
-    return fhec.lower(p).limb
+    p.output("a", (x * y).rotate(3) + x * np.linspace(-0.5, 0.5, params.slots))  # a constant OF-Limb can generate
+    p.output("b", y.linear_transform({k: np.full(params.slots, 0.25) for k in range(9)}))  # BSGS, for GSC
+    options = fhec.pipeline.options_for(TINY.model_copy(update={"lowering": lowering, "ordering": ordering}))
+    return fhec.pipeline.run_prefix("lower", p, options).last.limb
 
 
 def compiled_output(target: Target) -> str:
-    """What the schedulers and the report make of one program on `target`."""
-    limb = _limb()
+    """What the schedulers and the report make of one program on `target` (ordered and
+    lowered as the target's ``[ordering]`` and ``[lowering]`` ask)."""
+    limb = _limb(target.lowering, target.ordering)
     try:
         data = schedule_offchip(limb, target, verify=False)
     except TargetError as e:

@@ -130,10 +130,13 @@ def schedule_offchip(
         verify_limb_program(program)
     check_fits_target(program, target)
     cap_bytes = target.scratchpad.capacity_bytes if capacity_bytes is None else int(capacity_bytes)
-    slots = cap_bytes // program.rvec_bytes
+    # the machine stores its own words: a 32-bit program on a 40-bit target takes 8-byte slots
+    # (the slots `fhec.backends.streams.scratchpad_slots` and the checker count)
+    rvec_bytes = target.rvec_bytes(program.N)
+    slots = cap_bytes // rvec_bytes
     if slots < MIN_SLOTS:
         raise TargetError(
-            f"a scratchpad of {cap_bytes} bytes holds {slots} RVecs of {program.rvec_bytes} bytes at "
+            f"a scratchpad of {cap_bytes} bytes holds {slots} RVecs of {rvec_bytes} bytes at "
             f"N = {program.N}; scheduling needs at least {MIN_SLOTS}. Use a smaller N or a larger scratchpad"
         )
 

@@ -1,0 +1,90 @@
+"""OF-Limb (Osiris §V): plaintext constants generated on chip from one stored limb.
+
+The lowering is a real one: the executed streams must equal the eager evaluator on every
+limb, and only plaintexts whose coefficients fit one limb may take it.
+"""
+
+import numpy as np
+import pytest
+
+import fhec
+from fhec.backends.target import load_target
+from fhec.errors import InternalError
+from fhec.ir.limb import LimbOp, RVecClass
+from fhec.ir.lowered import coefficient_limb
+from fhec.verify_run import run_compiled_checked
+
+OSIRIS_TINY = load_target("osiris-tiny")
+STORED = OSIRIS_TINY.model_copy(update={"lowering": OSIRIS_TINY.lowering.model_copy(update={"plaintexts": "stored"})})
+
+
+def _program(weight: float = 0.5, plain: bool = False, levels: int = 3):
+    params = fhec.CKKSParams(N=2**9, levels=levels, scale_bits=28, word_bits=32, security=None)
+    p = fhec.Program("diag", params)
+    x = p.input("x")
+    n = params.slots
+    w = p.plain("w") if plain else weight * np.cos(np.arange(n))
+    p.output("y", (x * w).rotate(1) + x)
+    return p
+
+
+def _count(compiled, op=None, cls=None):
+    limb = compiled.lowered.limb
+    if op is not None:
+        return int(np.count_nonzero(limb.op == op))
+    return int(np.count_nonzero(limb.rvec_class == cls))
+
+
+def test_one_stored_limb_and_an_ntt_per_limb_instead_of_every_limb():
+    p = _program()
+    of = fhec.compile(p, OSIRIS_TINY)
+    stored = fhec.compile(p, STORED)
+    (recipe,) = of.lowered.constants.values()
+    assert recipe.of_limb
+    limbs = p.params.limbs_at(recipe.level)
+    assert _count(stored, cls=RVecClass.CONST) == limbs
+    assert _count(of, cls=RVecClass.CONST) == 1
+    assert _count(of, op=LimbOp.NTT) == _count(stored, op=LimbOp.NTT) + limbs
+    assert of.report.offchip_bytes["const_compulsory"] * limbs == stored.report.offchip_bytes["const_compulsory"]
+
+
+@pytest.mark.parametrize("target", [OSIRIS_TINY, STORED])
+def test_streams_equal_the_evaluator_on_every_limb(target):
+    p = _program()
+    c = fhec.compile(p, target)
+    c.check()
+    x = np.random.default_rng(0).uniform(-1, 1, p.params.slots)
+    out = run_compiled_checked(c, {"x": x}, seed=1, check=True)  # every limb, bit for bit
+    want = np.roll(x * 0.5 * np.cos(np.arange(p.params.slots)), -1) + x
+    assert np.allclose(out["outputs"]["y"], want, atol=1e-3)
+
+
+def test_plaintexts_too_large_for_one_limb_keep_their_stored_limbs():
+    # 2^28 x 100 > q0/2 (a 32-bit q0): one limb cannot hold the coefficients
+    c = fhec.compile(_program(weight=100.0), OSIRIS_TINY)
+    assert not any(r.of_limb for r in c.lowered.constants.values())
+    c.check()
+    x = np.random.default_rng(1).uniform(-1, 1, c.program.params.slots)
+    run_compiled_checked(c, {"x": x}, seed=1, check=True)
+
+
+def test_plain_inputs_are_unknown_at_compile_time_and_stay_stored():
+    c = fhec.compile(_program(plain=True), OSIRIS_TINY)
+    assert not any(r.of_limb for r in c.lowered.constants.values())
+
+
+def test_a_target_without_the_flag_stores_every_limb():
+    c = fhec.compile(_program(), "tiny")
+    assert not any(r.of_limb for r in c.lowered.constants.values())
+
+
+def test_the_bind_time_check_refuses_a_plaintext_that_does_not_fit():
+    from fhec.schemes.encryption import encode
+
+    params = fhec.CKKSParams(N=2**9, levels=3, scale_bits=28, word_bits=32, security=None)
+    small = encode(params, np.full(params.slots, 0.5), 3, 2.0**28)
+    seed = coefficient_limb(small)
+    assert seed.shape == (params.N,)
+    big = encode(params, np.full(params.slots, 100.0), 3, 2.0**28)
+    with pytest.raises(InternalError, match="OF-Limb"):
+        coefficient_limb(big)
