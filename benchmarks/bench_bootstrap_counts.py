@@ -4,7 +4,7 @@ beside SimFHE's published figures (../shared/notes/simfhe-bootstrapping.md).
 The configuration, as a `fhec.BootstrapConfig`: N = 2^17, 50-bit words, 40 limbs at the start
 of CoeffsToSlots (levels = 39), 20 special primes (dnum = 2 at 40 limbs), DFT factors of
 log-radices [2, 2, 3, 3, 3, 3] (7, 7, 15, 15, 15, 15 diagonals; StC in the reverse order), each
-a BSGS linear transform followed by one rescale, EvalMod by a Chebyshev series of degree 63
+a linear transform (BSGS; "full": every diagonal a baby step) followed by one rescale, EvalMod by a Chebyshev series of degree 63
 plus 2 double angles. The program is `x.bootstrap()` expanded by fhec's own passes (the
 bootstrap recipe, BSGS, Paterson–Stockmeyer, key-switch expansion); its counts come from the
 closed forms of `fhec.analysis.he_counts`, which the tests check against the lowering, so
