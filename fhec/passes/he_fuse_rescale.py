@@ -45,12 +45,17 @@ def _over_q(program: HeProgram, vid: int) -> bool:
     return t.kind is ValueKind.CIPHER and t.parts == 2
 
 
-def _ext_form(program: HeProgram, users, vid: int, reader: int, absorbed: set[int]):
+_MAX_DEPTH = 64
+"""Adds and subtracts under one rescale that are rebuilt over Q·P, at most (deeper sums
+keep their mod-downs: the recursion stays far from Python's limit)."""
+
+
+def _ext_form(program: HeProgram, users, vid: int, reader: int, absorbed: set[int], depth: int = 0):
     """How to compute value `vid` over Q·P for its only reader `reader` (every use of it is
     by `reader`), or None: a hybrid relinearization or a double-hoisted mod-down is a leaf,
     and an add / subtract of such a value and another (over Q·P too, or a ciphertext over Q
     added as P·c) stays over Q·P. Adds what it would absorb to `absorbed`."""
-    if set(users[vid]) != {reader}:
+    if set(users[vid]) != {reader} or depth > _MAX_DEPTH:
         return None
     node = program.node(vid)
     if node.op is HeOp.RELINEARIZE and node.attr("keyswitch", None) == "hybrid":
@@ -60,8 +65,8 @@ def _ext_form(program: HeProgram, users, vid: int, reader: int, absorbed: set[in
     elif node.op in (HeOp.ADD, HeOp.SUB):
         a, b = node.args
         inner: set[int] = set()
-        left = _ext_form(program, users, a, vid, inner)
-        right = _ext_form(program, users, b, vid, inner) if b != a else left
+        left = _ext_form(program, users, a, vid, inner, depth + 1)
+        right = _ext_form(program, users, b, vid, inner, depth + 1) if b != a else left
         if left is not None and right is not None and node.op is HeOp.ADD:
             form = ("add_ext", node, left, right)
         elif left is not None and right is None and _over_q(program, b):
