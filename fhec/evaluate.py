@@ -45,10 +45,13 @@ KEY_MULT           ``keyswitch.key_mult(params, digits, keys.key(source, method)
 MOD_DOWN           ``keyswitch.mod_down`` of both polynomials
 KS_ADD             ``(a0 + u0, a1 + u1)`` for a 3-part a, else ``(a0 + u0, u1)``
 ROTATE_EXT         ``ev.rotate_extended(a, step, keyswitch="hybrid")`` (over Q·P)
-KS_ADD_EXT         ``(P·a0 + u0, u1)`` over Q·P
+KS_ADD_EXT         ``(P·a0 + u0, u1)`` over Q·P (``(P·a0 + u0, P·a1 + u1)`` for a 3-part a)
 MUL_CONST_EXT      ``ev.multiply_extended(a, encode(value, a.level, plain_scale, extended=True))``
 ADD_EXT            ``ev.add_extended(a, b)``
 MOD_DOWN_EXT       ``ev.mod_down(a)``
+RELINEARIZE_EXT    ``ev.relinearize_extended(a)`` (hybrid, over Q·P)
+ADD_EXT_Q          ``ev.add_lifted(a, b, subtract)``: a ± P·b over Q·P
+RESCALE_EXT        ``ev.rescale_extended(a)`` (divided by P·q_l; its ``noise`` attribute, if any, replaces the estimate)
 =================  ====================================================================
 
 Key-switching nodes use the method given to `run_he` (``methods=``: one for all or per
@@ -113,8 +116,8 @@ def make_keys(program, seed=None, keyswitch: str | None = None) -> KeySet:
     program = as_he(program)
     req = key_requirements(program)
     method = keyswitch or program.params.keyswitch  # only the keys the run will use
-    if method == "bv" and any(n.op is HeOp.ROTATE_EXT for n in program.nodes):
-        method = "both"  # double-hoisted rotations are hybrid whatever the default
+    if method == "bv" and any(n.op in (HeOp.ROTATE_EXT, HeOp.RELINEARIZE_EXT) for n in program.nodes):
+        method = "both"  # double-hoisted rotations and merged relinearizations are hybrid whatever the default
     return keygen(program.params, seed=seed, keyswitch=method, **req.keygen_kwargs())
 
 
@@ -229,7 +232,8 @@ def _mod_down(ev: Evaluator, node: HeNode, args: list, kw: dict):
 def _ks_add_ext(ev: Evaluator, node: HeNode, args: list, kw: dict):
     ct, (u, level) = args
     c0 = ev.times_p_plus(ct.data[0], u[0], level)
-    return ExtendedCiphertext(ev.params, np.stack([c0, u[1]]), ct.level, ct.scale, ct.key_id, node.type.noise)
+    c1 = ev.times_p_plus(ct.data[1], u[1], level) if ct.parts == 3 else u[1]
+    return ExtendedCiphertext(ev.params, np.stack([c0, c1]), ct.level, ct.scale, ct.key_id, node.type.noise)
 
 
 def _mul_const_ext(ev: Evaluator, node: HeNode, args: list, kw: dict):
@@ -281,6 +285,10 @@ EXECUTORS: dict[HeOp, Executor] = {
     HeOp.MUL_CONST_EXT: _mul_const_ext,
     HeOp.ADD_EXT: lambda ev, n, a, kw: ev.add_extended(a[0], a[1]),
     HeOp.MOD_DOWN_EXT: lambda ev, n, a, kw: ev.mod_down(a[0]),
+    # a mod-down merged with its rescale (fhec.passes.he_fuse_rescale; hybrid)
+    HeOp.RELINEARIZE_EXT: lambda ev, n, a, kw: ev.relinearize_extended(a[0]),
+    HeOp.ADD_EXT_Q: lambda ev, n, a, kw: ev.add_lifted(a[0], a[1], bool(n.attr("subtract", False))),
+    HeOp.RESCALE_EXT: lambda ev, n, a, kw: _with_noise_hint(ev.rescale_extended(a[0]), n),
 }
 
 

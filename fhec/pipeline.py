@@ -5,6 +5,7 @@
     expand                 high-level ops -> primitives                fhec.passes.he_expand
     cse, dce               merge duplicates, drop dead nodes           fhec.passes.he_cleanup
     lazy_relinearize       sums of products relinearized once          fhec.passes.he_lazy_relin
+    fuse_mod_down_rescale  a mod-down and its rescale: one division    fhec.passes.he_fuse_rescale
     plan_rotations         rotations fit a bounded key set             fhec.passes.he_rotations
       ── what the eager evaluator runs (`fhec.evaluate`) ──
     order_for_hint_reuse   F1 §4.2 key-switch-hint reuse order         fhec.passes.he_order
@@ -141,6 +142,16 @@ def _lazy_relinearize(program: HeProgram, o: Options) -> HeProgram:
     from fhec.passes.he_lazy_relin import lazy_relinearize
 
     return lazy_relinearize(program)
+
+
+def _fuse_mod_down_rescale(program: HeProgram, o: Options) -> HeProgram:
+    """Where a rescale divides the result of a mod-down (a relinearization that asks for
+    hybrid key switching, or a double-hoisted sum over Q·P), divide by P·q_l in one base
+    conversion. Preserves every output's message, level and scale (one rounding instead
+    of two: `fhec.passes.he_fuse_rescale`)."""
+    from fhec.passes.he_fuse_rescale import fuse_mod_down_rescale
+
+    return fuse_mod_down_rescale(program)
 
 
 def _plan_rotations(program: HeProgram, o: Options) -> HeProgram:
@@ -308,6 +319,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("cse", _cse),
     Pass("dce", _dce),
     Pass("lazy_relinearize", _lazy_relinearize),
+    Pass("fuse_mod_down_rescale", _fuse_mod_down_rescale),
     Pass("plan_rotations", _plan_rotations),
     Pass("order_for_hint_reuse", _order_for_hint_reuse),
     Pass("order_giant_step_centric", _order_giant_step_centric),

@@ -218,6 +218,9 @@ SEMANTICS: dict[HeOp, Semantics] = {
     HeOp.MUL_CONST_EXT: lambda p, n, a, env: _mul(p, a[0], _const(p, n.attr("value"))),
     HeOp.ADD_EXT: lambda p, n, a, env: _mod(p, a[0] + a[1]),
     HeOp.MOD_DOWN_EXT: _IDENTITY,
+    HeOp.RELINEARIZE_EXT: _IDENTITY,
+    HeOp.ADD_EXT_Q: lambda p, n, a, env: _mod(p, a[0] - a[1] if n.attr("subtract", False) else a[0] + a[1]),
+    HeOp.RESCALE_EXT: _IDENTITY,
 }
 
 

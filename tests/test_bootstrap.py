@@ -140,7 +140,7 @@ def test_issue_bar_at_n_2_12():
     assert np.array_equal(d["outputs"]["y"], eager_out)
 
 
-@pytest.mark.parametrize("hoisting", ["double", "none"])
+@pytest.mark.parametrize("hoisting", ["double", "full", "none"])
 def test_hoisting_modes_of_the_dft_are_bit_identical(hoisting):
     from fhec.testing import assert_matches_reference
 

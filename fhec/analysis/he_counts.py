@@ -47,7 +47,8 @@ class OpShape:
     element is not 1 (a rotation by a multiple of the row length needs no key switch);
     levels: for LEVEL_DOWN, the divisions by a last prime it performs; level_mul: for
     LEVEL_DOWN, whether it first multiplies by a correction constant; target_limbs: for
-    MOD_RAISE, the limbs of the level it raises to.
+    MOD_RAISE, the limbs of the level it raises to; subtract: for ADD_EXT_Q, whether it
+    subtracts.
     """
 
     L: int
@@ -61,6 +62,7 @@ class OpShape:
     levels: int = 0
     level_mul: bool = False
     target_limbs: int = 0
+    subtract: bool = False
 
 
 def _zero() -> Counter:
@@ -186,8 +188,35 @@ def _mod_down(s: OpShape) -> Counter:
 
 
 def _ks_add_ext(s: OpShape) -> Counter:
-    """(P·t0 + u0, u1) over Q·P: P·t0 and the sum on Q's limbs only."""
-    return Counter({"MUL_CONST": s.L, "ADD": s.L})
+    """(P·t0 + u0, u1) over Q·P (P·t1 + u1 too for a 3-part t): P·t and the sum on Q's
+    limbs only."""
+    k = 2 if s.parts == 3 else 1
+    return Counter({"MUL_CONST": k * s.L, "ADD": k * s.L})
+
+
+def _relinearize_ext(s: OpShape) -> Counter:
+    """A relinearization without its mod-down: the digits of c2 times the key, then
+    (P·c0 + u0, P·c1 + u1) (`_ks_add_ext` of 3 parts)."""
+    K = s.L + s.alpha
+    d = len(digit_sizes(s.L, s.alpha))
+    return (Counter({"MUL": 2 * d * K, "ADD": 2 * (d - 1) * K}) + mod_up_counts(s.L, s.alpha, "hybrid")
+            + _ks_add_ext(s))
+
+
+def _add_ext_q(s: OpShape) -> Counter:
+    """x ± P·c: P·c and the sum (difference) on Q's limbs of both parts."""
+    return Counter({"MUL_CONST": 2 * s.L, ("SUB" if s.subtract else "ADD"): 2 * s.L})
+
+
+def _rescale_ext(s: OpShape) -> Counter:
+    """Both parts divided by P·q_l (`LimbEmitter.rescale_ext`): per part, INTT of the k =
+    α + 1 dropped limbs, their (B/b_i)⁻¹ MUL_CONSTs (skipped when k = 1), a base
+    conversion onto the L − 1 kept limbs (BCONV per term, ADDs to sum them), NTT, and
+    times (P·q_l)⁻¹ plus the conversion (MUL_CONST + ADD) per kept limb."""
+    k, kept = s.alpha + 1, s.L - 1
+    one = Counter({"INTT": k, "MUL_CONST": (k if k > 1 else 0) + kept, "BCONV": kept * k,
+                   "ADD": kept * (k - 1) + kept, "NTT": kept})
+    return +Counter({op: 2 * n for op, n in one.items()})
 
 
 def _rotate_ext(s: OpShape) -> Counter:
@@ -243,6 +272,9 @@ OP_COUNTS: dict[HeOp, Callable[[OpShape], Counter]] = {
     HeOp.MUL_CONST_EXT: _ext_per_part(LimbOp.MUL),
     HeOp.ADD_EXT: _ext_per_part(LimbOp.ADD),
     HeOp.MOD_DOWN_EXT: _mod_down,
+    HeOp.RELINEARIZE_EXT: _relinearize_ext,
+    HeOp.ADD_EXT_Q: _add_ext_q,
+    HeOp.RESCALE_EXT: _rescale_ext,
 }
 """The limb instructions of each primitive HE op, as a function of its `OpShape`."""
 
@@ -283,6 +315,7 @@ def shape_of(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str)
         L=0 if level is None else params.limbs_at(level), parts=arg.parts, other_parts=other, alpha=params.alpha,
         method=method or "hybrid", bgv=params.scheme == "bgv", scalar=scalar, key_switch=key_switch,
         levels=levels, level_mul=level_mul, target_limbs=target_limbs,
+        subtract=node.op is HeOp.ADD_EXT_Q and bool(node.attr("subtract", False)),
     )
 
 

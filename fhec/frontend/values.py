@@ -460,7 +460,9 @@ class Cipher(_Handle):
         `hoisting`: how the baby-step rotations of this vector share their decomposition:
         "single" (one mod-up for all), "double" (also no mod-down per baby step: the
         baby-step products are summed over Q·P and each giant step divides by P once;
-        its rotations use hybrid key switching whatever the default), "none", or
+        its rotations use hybrid key switching whatever the default; the last division
+        is merged with the rescale that follows, `fuse_mod_down_rescale`; with n1
+        spanning every diagonal, all rotations come off one decomposition), "none", or
         None/"auto" (the compile option, `fhec.compile(..., hoisting=...)`, decides
         between single and none). "double" is chosen here, per transform, because it
         changes the algorithm, and with it the exact ciphertext every driver computes.

@@ -72,10 +72,16 @@ class HeOp(enum.Enum):
     # Double hoisting (Bossuat et al. 2021): values kept over Q·P between key switches
     # (`fhec.ir.he_recipes`, linear_transform with hoisting="double"; hybrid only):
     ROTATE_EXT = "rotate_ext"              # a rotation without its mod-down: the result over Q·P (attrs: step)
-    KS_ADD_EXT = "ks_add_ext"              # ct + pair over Q·P: (P·c0 + u0, u1), the piece ROTATE_EXT ends with
+    KS_ADD_EXT = "ks_add_ext"              # ct + pair over Q·P: (P·c0 + u0, u1) from 2 parts (ROTATE_EXT ends with
+                                           #   it), (P·c0 + u0, P·c1 + u1) from 3 (RELINEARIZE_EXT)
     MUL_CONST_EXT = "mul_const_ext"        # Q·P value × constant encoded over Q·P (attrs: value, plain_scale)
     ADD_EXT = "add_ext"                    # Q·P value + Q·P value (attrs: CKKS bound hint, as ADD)
     MOD_DOWN_EXT = "mod_down_ext"          # Q·P value divided by P: back to a ciphertext over Q
+    # Mod-down merged with the rescale that follows it (`fhec.passes.he_fuse_rescale`):
+    RELINEARIZE_EXT = "relinearize_ext"    # 3 parts -> Q·P value (P·c0 + u0, P·c1 + u1): no mod-down (key: relin)
+    ADD_EXT_Q = "add_ext_q"                # Q·P value ± ciphertext over Q: (a0 ± P·c0, a1 ± P·c1) (attrs: subtract)
+    RESCALE_EXT = "rescale_ext"            # CKKS: Q·P value divided by P·q_l in one base conversion: a
+                                           #   ciphertext over Q one level down (mod-down and rescale fused)
 
     def __repr__(self) -> str:
         return f"HeOp.{self.name}"
@@ -86,8 +92,11 @@ KEY_SWITCH_PIECES = frozenset(
     {HeOp.AUTOMORPHISM, HeOp.MOD_UP, HeOp.DIGITS_AUTOMORPHISM, HeOp.KEY_MULT, HeOp.MOD_DOWN, HeOp.KS_ADD,
      HeOp.KS_ADD_EXT}
 )
-EXTENDED_OPS = frozenset({HeOp.ROTATE_EXT, HeOp.KS_ADD_EXT, HeOp.MUL_CONST_EXT, HeOp.ADD_EXT, HeOp.MOD_DOWN_EXT})
+EXTENDED_OPS = frozenset({HeOp.ROTATE_EXT, HeOp.KS_ADD_EXT, HeOp.MUL_CONST_EXT, HeOp.ADD_EXT, HeOp.MOD_DOWN_EXT,
+                          HeOp.RELINEARIZE_EXT, HeOp.ADD_EXT_Q, HeOp.RESCALE_EXT})
 """Ops producing or consuming values over Q·P (`ValueKind.EXTENDED`)."""
+MERGED_OPS = frozenset({HeOp.RELINEARIZE_EXT, HeOp.ADD_EXT_Q, HeOp.RESCALE_EXT})
+"""Ops only `fhec.passes.he_fuse_rescale` introduces (a mod-down merged with its rescale)."""
 KEY_SWITCHING_OPS = frozenset({HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS})
 INPUT_OPS = frozenset({HeOp.INPUT, HeOp.PLAIN_INPUT})
 

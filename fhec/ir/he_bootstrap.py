@@ -108,7 +108,9 @@ def _transform(b, x: int, diagonals: tuple, hoisting: str | None, loc, hints: di
 
     t = b.type_of(x)
     attrs: dict[str, Any] = {"diagonals": diagonals, "plain_scale": ht.plain_scale_for(b.params, t.level, t.scale)}
-    if hoisting:
+    if hoisting == "full":  # double hoisting, every diagonal a baby step: one mod-up, one mod-down
+        attrs.update(hoisting="double", n1=b.params.slots)
+    elif hoisting:
         attrs["hoisting"] = hoisting
     acc = linear_transform_recipe(b, x, attrs, loc)
     return b.emit(HeOp.RESCALE, (acc,), attrs_of(**(hints or {})), loc)
@@ -210,7 +212,9 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     q0 = math.prod(params.moduli_at(0))
     x_bound = b.type_of(x).bound
     input_rel = 2.0 ** b.type_of(x).noise / b.type_of(x).scale
-    ks, hoisting = cfg.keyswitch, cfg.hoisting
+    hoisting = cfg.hoisting
+    # fully hoisted DFTs are hybrid; EvalMod's relinearizations follow, so their mod-downs merge with the rescales
+    ks = cfg.keyswitch or ("hybrid" if hoisting == "full" else None)
     with b.defaults(stage="modraise", keyswitch=ks):
         low, delta = _to_level_zero(b, x, cfg, loc)
         S = float(params.scale_at(top))

@@ -494,6 +494,31 @@ def _mod_down_ext(params, attrs, args, loc):
     return _same(_as_cipher(a, HeOp.MOD_DOWN_EXT))
 
 
+# -- mod-down merged with the rescale that follows it (fhec.passes.he_fuse_rescale) ------
+
+
+def _relinearize_ext(params, attrs, args, loc):
+    _need(keyswitch_method(params, attrs) == "hybrid", "relinearize_ext: a merged mod-down needs hybrid key switching")
+    _need(bool(params.special_moduli), "relinearize_ext: the parameters have no special primes")
+    return _as_extended(_relinearize(params, attrs, args, loc))
+
+
+def _add_ext_q(params, attrs, args, loc):
+    a, c = args
+    _ct(c, HeOp.ADD_EXT_Q, (2,))
+    return _as_extended(_additive(HeOp.ADD_EXT_Q)(params, attrs, (_as_cipher(a, HeOp.ADD_EXT_Q), c), loc))
+
+
+def _rescale_ext(params, attrs, args, loc):
+    """As RESCALE of the value's mod-down, with the merged division's rounding
+    (`fhec.schemes.noise.rescale_ext_noise`); a ``noise`` attribute replaces the estimate."""
+    (a,) = args
+    t = _as_cipher(a, HeOp.RESCALE_EXT)
+    out = _rescale(params, {k: v for k, v in attrs.items() if k != "noise"}, (t,), loc)
+    noise = nz.rescale_ext_noise(params, t.noise, rules.rescale_prime(params, t.level))
+    return replace(out, noise=float(attrs.get("noise", noise)))
+
+
 PRIMITIVE_RULES: dict[HeOp, Rule] = {
     HeOp.INPUT: _input,
     HeOp.PLAIN_INPUT: _plain_input,
@@ -529,12 +554,15 @@ PRIMITIVE_RULES: dict[HeOp, Rule] = {
     HeOp.MUL_CONST_EXT: _mul_const_ext,
     HeOp.ADD_EXT: _add_ext,
     HeOp.MOD_DOWN_EXT: _mod_down_ext,
+    HeOp.RELINEARIZE_EXT: _relinearize_ext,
+    HeOp.ADD_EXT_Q: _add_ext_q,
+    HeOp.RESCALE_EXT: _rescale_ext,
 }
 
 ARITY: dict[HeOp, int] = {
     HeOp.INPUT: 0, HeOp.PLAIN_INPUT: 0, HeOp.ADD: 2, HeOp.SUB: 2, HeOp.MUL: 2,
     HeOp.ADD_PLAIN: 2, HeOp.SUB_PLAIN: 2, HeOp.MUL_PLAIN: 2, HeOp.KS_ADD: 2,
-    HeOp.KS_ADD_EXT: 2, HeOp.ADD_EXT: 2,
+    HeOp.KS_ADD_EXT: 2, HeOp.ADD_EXT: 2, HeOp.ADD_EXT_Q: 2,
 }
 """Number of arguments of each op (1 when not listed)."""
 

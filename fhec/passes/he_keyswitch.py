@@ -27,7 +27,8 @@ representative of −a is minus that of a), so σ_g(decompose(c1)) = decompose(�
 residue for residue, and hoisted rotations are bit-identical to unhoisted ones.
 A double-hoisted rotation (``rotate_ext``, `fhec.ir.he_recipes`) expands the same way but
 ends in ``ks_add_ext``: (P·σ_g(c0) + u0, u1) over Q·P, with no mod_down; its baby steps
-always share their mod_up.
+always share their mod_up. A relinearization merged with its rescale (``relinearize_ext``,
+`fhec.passes.he_fuse_rescale`) ends in ``ks_add_ext`` too: (P·x0 + u0, P·x1 + u1).
 
 ``hoisting="auto"`` hoists where at least two key switches share a source and method;
 ``"single"`` hoists every rotation, ``"none"`` none.
@@ -52,10 +53,13 @@ from fhec.passes.he_rewrite import as_he, copy_node, rebuild
 from fhec.passes.lower import key_switch_source
 from fhec.schemes.keys import RELIN
 
-KEY_SWITCHING = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.ROTATE_EXT)
+KEY_SWITCHING = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.ROTATE_EXT, HeOp.RELINEARIZE_EXT)
 HOISTING = ("auto", "single", "none")
-KS_ADD_OF = {op: HeOp.KS_ADD for op in KEY_SWITCHING} | {HeOp.ROTATE_EXT: HeOp.KS_ADD_EXT}
-"""The piece a key switch ends with: a double-hoisted rotation keeps (P·c0 + u0, u1) over Q·P."""
+EXTENDED_SWITCHES = (HeOp.ROTATE_EXT, HeOp.RELINEARIZE_EXT)
+"""Key switches without a mod-down: their result stays over Q·P (always hybrid)."""
+KS_ADD_OF = {op: HeOp.KS_ADD for op in KEY_SWITCHING} | {op: HeOp.KS_ADD_EXT for op in EXTENDED_SWITCHES}
+"""The piece a key switch ends with: a double-hoisted rotation keeps (P·c0 + u0, u1) over
+Q·P, a relinearization merged with its rescale (P·c0 + u0, P·c1 + u1)."""
 
 
 def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str = "auto") -> HeProgram:
@@ -70,7 +74,7 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
     params = program.params
 
     def method_of(node: HeNode) -> str:
-        if node.op is HeOp.ROTATE_EXT:  # stays over Q·P: hybrid whatever else is chosen
+        if node.op in EXTENDED_SWITCHES:  # stays over Q·P: hybrid whatever else is chosen
             return "hybrid"
         return methods if isinstance(methods, str) else methods[node.id]
 
@@ -104,7 +108,7 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
                 hoisted_digits[(x, method)] = b.emit(HeOp.MOD_UP, (x,), attrs_of(part=1, method=method), node.loc)
             d = b.emit(HeOp.DIGITS_AUTOMORPHISM, (hoisted_digits[(x, method)],), attrs_of(galois=source, step=step), node.loc)
             u = b.emit(HeOp.KEY_MULT, (d,), attrs_of(source=source, step=step, method=method), node.loc)
-            if method == "hybrid" and node.op is not HeOp.ROTATE_EXT:
+            if method == "hybrid" and node.op not in EXTENDED_SWITCHES:
                 u = b.emit(HeOp.MOD_DOWN, (u,), (), node.loc)
             target = b.emit(HeOp.AUTOMORPHISM, (x,), attrs_of(galois=source, step=step), node.loc)
             return b.emit(KS_ADD_OF[node.op], (target, u), (), node.loc)
@@ -119,7 +123,7 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
         d = b.emit(HeOp.MOD_UP, (target,), attrs_of(part=part, method=method), node.loc)
         src = "relin" if source == RELIN else source
         u = b.emit(HeOp.KEY_MULT, (d,), attrs_of(source=src, step=step, method=method), node.loc)
-        if method == "hybrid" and node.op is not HeOp.ROTATE_EXT:
+        if method == "hybrid" and node.op not in EXTENDED_SWITCHES:
             u = b.emit(HeOp.MOD_DOWN, (u,), (), node.loc)
         return b.emit(KS_ADD_OF[node.op], (target, u), (), node.loc)
 

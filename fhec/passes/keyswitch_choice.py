@@ -26,9 +26,10 @@ from fhec.analysis.counts import bv_keyswitch_counts, hybrid_keyswitch_counts
 from fhec.schemes import noise as nz
 from fhec.schemes.precision import check_keyswitch
 
-KEY_SWITCH_OPS = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.ROTATE_EXT)
-FIXED_METHODS = {HeOp.ROTATE_EXT: "hybrid"}
-"""Key switches whose algorithm fixes the method: a double-hoisted rotation stays over Q·P."""
+KEY_SWITCH_OPS = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.ROTATE_EXT, HeOp.RELINEARIZE_EXT)
+FIXED_METHODS = {HeOp.ROTATE_EXT: "hybrid", HeOp.RELINEARIZE_EXT: "hybrid"}
+"""Key switches whose algorithm fixes the method: a double-hoisted rotation and a
+relinearization merged with its rescale stay over Q·P."""
 
 
 def keyswitch_cost(params, level: int, method: str, hint_weight: float = 4.0) -> float:

@@ -70,7 +70,7 @@ def _key_label(source: int | str, method: str) -> str:
 
 def key_switch_source(params, node: HeNode) -> int | str | None:
     """The key a key-switching node needs ("relin" or a Galois element); None if no switch."""
-    if node.op is HeOp.RELINEARIZE:
+    if node.op in (HeOp.RELINEARIZE, HeOp.RELINEARIZE_EXT):
         return RELIN
     if node.op in (HeOp.ROTATE, HeOp.ROTATE_EXT):
         g = galois_for_rotation(params, int(node.attr("step")))
@@ -201,6 +201,12 @@ def _rotate_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     source = key_switch_source(lw.params, node)
     name = lw.key(node, source, "hybrid")
     return em.rotate_ext(a[0], source, name, lw.arg_type(node).level)
+
+
+def _relinearize_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    """A relinearization merged with its rescale, not yet split into pieces (always hybrid)."""
+    name = lw.key(node, RELIN, "hybrid")
+    return em.relinearize_ext(a[0], name, lw.arg_type(node).level)
 
 
 def _mul_monomial(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
@@ -338,6 +344,9 @@ EMITTERS: dict[HeOp, Emitter] = {
     HeOp.MUL_CONST_EXT: _mul_const_ext,
     HeOp.ADD_EXT: lambda lw, em, n, a: em.ext_add(a[0], a[1], n.type.level),
     HeOp.MOD_DOWN_EXT: lambda lw, em, n, a: em.mod_down(a[0], n.type.level),
+    HeOp.RELINEARIZE_EXT: _relinearize_ext,
+    HeOp.ADD_EXT_Q: lambda lw, em, n, a: em.add_ext_q(a[0], a[1], bool(n.attr("subtract", False))),
+    HeOp.RESCALE_EXT: lambda lw, em, n, a: em.rescale_ext(a[0], lw.arg_type(n).level),
 }
 """The lowering rule of every primitive HE op (high-level ops are expanded before)."""
 

@@ -311,14 +311,36 @@ class LimbEmitter:
         """Modulus indices of a value over Q_level·P: Q's prefix, then the special primes."""
         return self._ks_basis_mods(level, "hybrid")
 
-    def ks_add_ext(self, t: np.ndarray, u: np.ndarray, level: int) -> np.ndarray:
-        """(P·t0 + u0, u1) over Q·P: P·t0 on Q's limbs only (it vanishes mod P), so
-        u0's special limbs pass through."""
-        mods, L = self._mods(t.shape[1]), t.shape[1]
+    def times_p_plus(self, t: np.ndarray, u: np.ndarray, subtract: bool = False) -> np.ndarray:
+        """P·t + u (u − P·t with `subtract`) over Q·P for one polynomial t over Q: P·t on
+        Q's limbs only (it vanishes mod P), so u's special limbs pass through
+        (`Evaluator.times_p_plus`)."""
+        mods, L = self._mods(t.shape[0]), t.shape[0]
         P = product(self.params.special_moduli)
-        scaled = self.mul_const(t[0], [P % q for q in self.params.moduli[:L]], mods)
-        c0 = np.concatenate([self.op(LimbOp.ADD, scaled, u[0][:L], mod=mods), u[0][L:]])
-        return np.stack([c0, u[1]])
+        scaled = self.mul_const(t, [P % q for q in self.params.moduli[:L]], mods)
+        low = self.op(LimbOp.SUB, u[:L], scaled, mod=mods) if subtract else self.op(LimbOp.ADD, scaled, u[:L], mod=mods)
+        return np.concatenate([low, u[L:]])
+
+    def ks_add_ext(self, t: np.ndarray, u: np.ndarray, level: int) -> np.ndarray:
+        """(P·t0 + u0, u1) over Q·P for a 2-part t (a rotation's), (P·t0 + u0, P·t1 + u1)
+        for a 3-part t (a relinearization's)."""
+        c1 = self.times_p_plus(t[1], u[1]) if t.shape[0] == 3 else u[1]
+        return np.stack([self.times_p_plus(t[0], u[0]), c1])
+
+    def add_ext_q(self, x: np.ndarray, c: np.ndarray, subtract: bool = False) -> np.ndarray:
+        """x ± P·c over Q·P for a 2-part c over Q."""
+        return np.stack([self.times_p_plus(p, d, subtract) for p, d in zip(c, x)])
+
+    def rescale_ext(self, x: np.ndarray, level: int) -> np.ndarray:
+        """Limb form of `Evaluator.rescale_extended`: every part of a value over Q_level·P
+        divided by P·q_level (rows: Q's limbs, then P's, i.e. the kept limbs, then the dropped)."""
+        L = self.params.limbs_at(level)
+        drop = np.concatenate([[L - 1], self.special_mods()])
+        return np.stack([self.divide_by_dropped(p, self._mods(L - 1), drop, None) for p in x])
+
+    def relinearize_ext(self, a: np.ndarray, key_name: str, level: int) -> np.ndarray:
+        """A whole hybrid relinearization without its mod-down: (P·c0 + u0, P·c1 + u1) over Q·P."""
+        return self.ks_add_ext(a, self.digits_times_hint(a[2], key_name, level, "hybrid"), level)
 
     def rotate_ext(self, a: np.ndarray, g: int, key_name: str, level: int) -> np.ndarray:
         """A whole hybrid rotation without its mod-down: (P·σ_g(c0) + u0, u1) over Q·P."""

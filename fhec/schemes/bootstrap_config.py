@@ -111,7 +111,12 @@ class BootstrapConfig(_Literal):
         keyswitch: the key-switching method of the bootstrap's own key switches ("bv",
             "hybrid"); None: the compile's choice.
         hoisting: "single", "double" or "none" for the DFT transforms' baby steps
-            (`linear_transform`'s modes); None: the compile option decides.
+            (`linear_transform`'s modes); "full": every rotation of a DFT factor off one
+            decomposition of its input and one mod-down per factor, merged with the
+            factor's rescale (double hoisting with no giant steps, SimFHE's "fully
+            hoisted"; it also makes the bootstrap's key switches hybrid unless `keyswitch`
+            says otherwise, so `fuse_mod_down_rescale` merges EvalMod's relinearizations
+            with their rescales); None: the compile option decides.
     """
 
     slots: int | None = None
@@ -122,7 +127,7 @@ class BootstrapConfig(_Literal):
     evalmod: EvalModConfig = EvalModConfig()
     hamming_weight: int | None = Field(default=64, ge=1)
     keyswitch: Literal["bv", "hybrid"] | None = None
-    hoisting: Literal["single", "double", "none"] | None = None
+    hoisting: Literal["single", "double", "full", "none"] | None = None
 
     @model_validator(mode="after")
     def _radices_positive(self) -> "BootstrapConfig":

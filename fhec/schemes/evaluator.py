@@ -511,15 +511,17 @@ class Evaluator:
 
     # -- double hoisting: values over Q·P --------------------------------------------
 
-    def times_p_plus(self, c: np.ndarray, u: np.ndarray, level: int) -> np.ndarray:
-        """P·c + u over Q_level·P for c over Q_level: P·c vanishes mod every special prime
-        (the c0 of a double-hoisted rotation, and the `ks_add_ext` piece)."""
+    def times_p_plus(self, c: np.ndarray, u: np.ndarray, level: int, subtract: bool = False) -> np.ndarray:
+        """P·c + u (u − P·c with `subtract`) over Q_level·P for c over Q_level: P·c
+        vanishes mod every special prime (the c0 of a double-hoisted rotation, and the
+        `ks_add_ext` piece)."""
         moduli = self.params.moduli_at(level)
         P = product(self.params.special_moduli)
         q = np.array(moduli, dtype=np.uint64)
         scaled = mul_const_mod(c, np.array([P % m for m in moduli], dtype=np.uint64), moduli)
         L = len(moduli)
-        return np.concatenate([add_mod(scaled, u[:L], q), u[L:]])
+        low = sub_mod(u[:L], scaled, q) if subtract else add_mod(scaled, u[:L], q)
+        return np.concatenate([low, u[L:]])
 
     def _lift_extended(self, ct: Ciphertext) -> ExtendedCiphertext:
         zeros = np.zeros((len(self.params.special_moduli), self.params.N), dtype=np.uint64)
@@ -570,6 +572,55 @@ class Evaluator:
         self._check_extended(x)
         data = np.stack([divide_by_p(self.params, p, x.level) for p in x.data])
         return Ciphertext(self.params, data, x.level, x.scale, x.key_id, x.noise)
+
+    # -- mod-down merged with the rescale that follows it --------------------------------
+
+    def relinearize_extended(self, ct: Ciphertext) -> ExtendedCiphertext:
+        """A hybrid relinearization of a 3-part product without its mod-down:
+        (P·c0 + u0, P·c1 + u1) over Q·P, which `rescale_extended` divides by P·q_l in one
+        step. Raises `MissingRelinearizationKeyError` without the hybrid relinearization key."""
+        self._check(ct)
+        if ct.parts != 3:
+            raise InvalidArgumentError(f"relinearize_extended takes a 3-part product, not a {ct.parts}-part ciphertext")
+        if not self.keys.has_key(RELIN, "hybrid"):
+            raise MissingRelinearizationKeyError(
+                "a relinearization merged with its rescale needs the hybrid relinearization key, which keygen did "
+                "not generate; call keygen(params, ..., relinearization=True, keyswitch='hybrid')."
+            )
+        key = self.keys.key(RELIN, "hybrid")
+        check_keyswitch(self.params, ct.level, ct.scale, ct.noise, "hybrid", "relinearization")
+        u0, u1 = key_mult(self.params, decompose(self.params, ct.data[2], ct.level, "hybrid"), key, ct.level)
+        data = np.stack([self.times_p_plus(ct.data[0], u0, ct.level), self.times_p_plus(ct.data[1], u1, ct.level)])
+        noise = nz.add_noise(ct.noise, nz.keyswitch_noise(self.params, ct.level, "hybrid"))
+        return ExtendedCiphertext(self.params, data, ct.level, ct.scale, ct.key_id, noise)
+
+    def add_lifted(self, x: ExtendedCiphertext, ct: Ciphertext, subtract: bool = False) -> ExtendedCiphertext:
+        """x + P·ct (x − P·ct with `subtract`) over Q·P (P·ct vanishes mod every special
+        prime): a ciphertext over Q joins a sum that one `rescale_extended` ends."""
+        self._check_extended(x)
+        self._check(ct)
+        if ct.parts != 2 or ct.level != x.level:
+            raise MismatchedParametersError(
+                f"a {ct.parts}-part ciphertext at level {ct.level} cannot join an extended value at level {x.level}"
+            )
+        rules.check_add_scales(self.params, x.scale, ct.scale)
+        data = np.stack([self.times_p_plus(c, d, x.level, subtract) for c, d in zip(ct.data, x.data)])
+        return ExtendedCiphertext(self.params, data, x.level, x.scale, x.key_id, nz.add_noise(x.noise, ct.noise))
+
+    def rescale_extended(self, x: ExtendedCiphertext) -> Ciphertext:
+        """CKKS: divide an extended value by P·q_l in one base conversion from the special
+        primes and the last prime of Q (`divide_by_dropped`): `rescale(mod_down(x))` with one
+        rounding instead of two (`fhec.schemes.noise.rescale_ext_noise`); level − 1,
+        scale / q_l. Raises `LevelExhaustedError` at level 0."""
+        self._check_extended(x)
+        if self.params.scheme != "ckks":
+            raise SchemeMismatchError("rescale is a CKKS operation; BGV ciphertexts use mod_switch().")
+        level, scale = rules.rescale_result(self.params, x.level, x.scale)
+        moduli = self.params.moduli_at(x.level)
+        keep, drop = moduli[:-1], moduli[-1:] + self.params.special_moduli
+        data = np.stack([divide_by_dropped(p, keep, drop, None) for p in x.data])
+        noise = nz.rescale_ext_noise(self.params, x.noise, moduli[-1])
+        return Ciphertext(self.params, data, level, scale, x.key_id, noise)
 
     def key_switch(self, ct: Ciphertext, source, *, keyswitch: str | None = None) -> Ciphertext:
         """Switch a 2-part ciphertext decrypting under s' (source: "relin" for s², or a Galois

@@ -112,6 +112,16 @@ def rescale_noise(params: Params, n: float, prime: int) -> float:
     return _log2_hypot(n - math.log2(prime), rounding_noise(params))
 
 
+def rescale_ext_noise(params: Params, n: float, prime: int) -> float:
+    """Error after dividing a value over Q·P by P·q (a mod-down merged with the rescale
+    that follows it, one base conversion from the k = α + 1 dropped primes). The result
+    is x/(P·q) minus Σ_i [y_i]_{d_i}/d_i (`fhec.ring.rns.divide_by_dropped`): k centered
+    terms, each uniform in (−1/2, 1/2], so the rounding's variance is k/12 where a rescale's
+    (k = 1) is 1/12. The error the value carries (already divided by P) is divided by q."""
+    k = 1 + len(params.special_moduli)
+    return _log2_hypot(n - math.log2(prime), rounding_noise(params) + 0.5 * math.log2(k))
+
+
 # The worst-slot tail, log2(max_i |err_i| / σ), measured on the eager evaluator
 # (`benchmarks/worst_slot.py`, 8 seeds per size, levels=2, base_limbs 1 and 2, fresh /
 # rotate(2) / x*x, hybrid and BV; results in benchmarks/results/worst_slot.txt): with

@@ -78,7 +78,7 @@ def test_modular_costs():
     assert modular_ops(every, N)[0] == modular_multiplies(every, N)  # one cost model for multiplies
 
 
-@pytest.mark.parametrize("hoisting", ["none", "single", "double"])
+@pytest.mark.parametrize("hoisting", ["none", "single", "double", "full"])
 def test_closed_forms_equal_the_lowering_of_a_bootstrap(hoisting):
     """MOD_RAISE, MUL_MONOMIAL and the bootstrap's transforms and series, at a small ring."""
     config = fhec.BootstrapConfig(cts_depth=2, stc_depth=2, evalmod=fhec.EvalModConfig(degree=7, double_angle=1),
@@ -88,7 +88,7 @@ def test_closed_forms_equal_the_lowering_of_a_bootstrap(hoisting):
     p = fhec.Program("boot", params)
     p.output("y", p.input("x", level=0).bootstrap())
     prepared = prepare(p)
-    expanded = expand_key_switches(prepared, "hybrid", hoisting)
+    expanded = expand_key_switches(prepared, "hybrid", "auto" if hoisting == "full" else hoisting)
     assert {HeOp.MOD_RAISE, HeOp.MUL_MONOMIAL} <= {n.op for n in expanded.nodes}
     _assert_counts_match(expanded, "hybrid")
 
@@ -124,4 +124,23 @@ def test_double_hoisted_bootstrap_is_bit_identical_small():
     p = fhec.Program("boot", params)
     p.output("y", p.input("x").level_down(1).bootstrap())
     assert HeOp.ROTATE_EXT in {n.op for n in prepare(p).nodes}
+    assert_matches_reference(p, target="limbs", seed=2)
+
+
+@pytest.mark.slow
+def test_fully_hoisted_bootstrap_is_bit_identical_small():
+    """BootstrapConfig(hoisting="full"): each DFT factor's rotations off one decomposition,
+    its mod-down merged with its rescale, and EvalMod's relinearizations merged with theirs
+    (`fuse_mod_down_rescale`): the limb program matches the eager evaluator on every limb
+    and decrypts to the reference."""
+    from fhec.testing import assert_matches_reference
+
+    config = fhec.BootstrapConfig(hamming_weight=16, hoisting="full", evalmod=fhec.EvalModConfig(
+        K=7, message_ratio_bits=2, arcsine_degree=3, double_angle=2))
+    params = fhec.CKKSParams(N=2**8, levels=config.depth(2**8) + 3, scale_bits=30, word_bits=32, security=None,
+                             bootstrap=config)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x").level_down(1).bootstrap())
+    ops = {n.op for n in prepare(p).nodes}
+    assert {HeOp.ROTATE_EXT, HeOp.RELINEARIZE_EXT, HeOp.RESCALE_EXT} <= ops and HeOp.RELINEARIZE not in ops
     assert_matches_reference(p, target="limbs", seed=2)

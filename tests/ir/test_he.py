@@ -11,6 +11,7 @@ from hypothesis import given
 
 import fhec
 from fhec.passes.he_expand import expand
+from fhec.passes.he_fuse_rescale import fuse_mod_down_rescale
 from fhec.passes.he_keyswitch import expand_key_switches
 import fhec.testing as ft
 from fhec.errors import InternalError
@@ -67,9 +68,11 @@ def test_program_lookups(program):
     assert ir.node(ir.outputs["c"]).type.is_cipher
 
 
-def bootstrap_program():
-    """A bootstrap (BOOTSTRAP; MOD_RAISE and MUL_MONOMIAL in its expansion)."""
-    cfg = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(degree=7, double_angle=1))
+def bootstrap_program(hoisting=None):
+    """A bootstrap (BOOTSTRAP; MOD_RAISE and MUL_MONOMIAL in its expansion; with
+    hoisting="full", the Q·P ops and, after `fuse_mod_down_rescale`, the merged ones)."""
+    cfg = fhec.BootstrapConfig(hamming_weight=4, hoisting=hoisting,
+                               evalmod=fhec.EvalModConfig(degree=15, double_angle=1, arcsine_degree=0))
     params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
     p = fhec.Program("boot", params)
     p.output("y", p.input("x", level=1).bootstrap())
@@ -78,15 +81,16 @@ def bootstrap_program():
 
 def test_every_op_appears_in_the_expanded_programs():
     seen = set()
-    for p in (every_op_program(CKKS), every_op_program(BGV), bootstrap_program()):
-        expanded = expand(p)
+    for p in (every_op_program(CKKS), every_op_program(BGV), bootstrap_program(), bootstrap_program("full")):
+        expanded = fuse_mod_down_rescale(expand(p))
         pieces = expand_key_switches(expanded, "hybrid")
         seen |= {n.op for n in p.ir.nodes} | {n.op for n in expanded.nodes} | {n.op for n in pieces.nodes}
     assert seen == set(HeOp)
 
 
-def test_expanded_bootstrap_round_trips_through_json():
-    expanded = expand(bootstrap_program())  # complex DFT diagonals, a BootstrapConfig in the params
+@pytest.mark.parametrize("hoisting", [None, "full"])
+def test_expanded_bootstrap_round_trips_through_json(hoisting):
+    expanded = fuse_mod_down_rescale(expand(bootstrap_program(hoisting)))  # complex DFT diagonals, a BootstrapConfig
     assert any(isinstance(v, Const) and v.array.dtype == np.complex128
                for n in expanded.nodes for _, v in n.attrs)
     assert HeProgram.from_json(expanded.to_json()) == expanded

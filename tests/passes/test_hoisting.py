@@ -174,7 +174,8 @@ def test_double_hoisting_shares_one_mod_up_and_divides_by_p_once_per_giant_step(
     assert ops["ks_add_ext"] == ops["key_mult"]  # every rotation stays over Q·P
     assert ops["mod_down"] == 0 and len(babies) == 1  # one shared decomposition of the input
     giants = sum(1 for n in expanded.nodes if n.op.value == "mod_up") - 1
-    assert ops["mod_down_ext"] == giants + 1  # one per giant step, one at the end
+    # one per giant step, one at the end, merged with the transform's rescale (fuse_mod_down_rescale)
+    assert ops["mod_down_ext"] == giants and ops["rescale_ext"] == 1
 
 
 def test_double_hoisting_under_bv_parameters_switches_its_rotations_by_hybrid():
