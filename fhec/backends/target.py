@@ -12,8 +12,11 @@ Facts the model does not use yet (vector lanes E, the register file, scratchpad 
 and ports, the on-chip network, register-file energy) live in the separate
 ``[unmodeled]`` table (`Unmodeled`): they are validated and shown by ``fhec targets``,
 but nothing schedules or reports with them, so a value there changes no result.
-Shipped targets live in ``fhec/backends/targets/*.toml`` (``f1``, ``tiny``); their
-TOML comments and ``docs/targets.md`` give the source of every number.
+Shipped targets live in ``fhec/backends/targets/*.toml`` (``f1``, ``osiris``, ``tiny``,
+...); their TOML comments and ``docs/targets.md`` give the source of every number. Three
+optional tables carry a machine's dataflow rules: ``[pipelining]`` (`Pipelining`: whole-limb
+or limb-interleaved hand-over between units), ``[lowering]`` (`Lowering`: stored or OF-Limb
+plaintexts) and ``[ordering]`` (`Ordering`: the giant-step-centric order of BSGS products).
 
 Timing model of one operation on one RVec of N elements on its unit (F1 §3: "All
 FUs are fully pipelined, so they achieve the same throughput of E = 128
@@ -24,7 +27,8 @@ consecutive cycles"):
   (F1 at N = 16K: 128 cycles);
 - latency to first output = ``latency`` + ``transposes`` * occupancy: a unit with a
   transpose stage (F1's NTT has one, §5.2; its automorphism unit two, §5.1, Fig. 6)
-  must take in the whole vector before its first output chunk leaves;
+  must take in the whole vector before its first output chunk leaves; under limb
+  interleaving (`Pipelining`, Osiris) ``latency`` alone;
 - cycles from first input to last output = latency to first output + occupancy.
 
 `load_target` turns every problem with a file (unknown name, unreadable TOML,
