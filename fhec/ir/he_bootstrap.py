@@ -85,7 +85,7 @@ def arcsine_series(degree: int) -> tuple[float, ...]:
 @functools.lru_cache(maxsize=8)
 def _plan(N: int, cfg: BootstrapConfig):
     n = cfg.slot_count(N)
-    cts, stc = bootstrap_transforms(n, cfg.log_radices(N, "cts"), cfg.log_radices(N, "stc"), cfg.packs_halves(N))
+    cts, stc = bootstrap_transforms(n, cfg.log_radices(N, "cts"), cfg.log_radices(N, "stc"), cfg.halves(N))
     return cts, stc, _evalmod_series(cfg)
 
 
@@ -193,14 +193,15 @@ def output_noise(
     A slot error σ_y (relative) of y = u/K after CoeffsToSlots becomes 2π·K·σ_y in
     sin(2πu) (times the EvalMod amplification), which SlotsToCoeffs multiplies by
     q_0/(2πΔ) and sums over n coefficients per slot (√n; n = N/2 unless sparse), for
-    both halves (√2).
+    both halves (√2; one half for a single real slot).
     The sine's own error (without arcsine) adds (2π)²·u³/6 at u ≈ 2^-R/√n·0.6."""
     n = cfg.slot_count(params.N)
     q0 = math.prod(params.moduli_at(0))
     e = cfg.evalmod
     sigma_y = 2.0**y_noise / y_scale
     sigma_u = e.K * sigma_y * 2.0**AMPLIFICATION_BITS
-    noise_rel = math.sqrt(2 * n) * (q0 / delta) * sigma_u
+    halves = 1 if cfg.halves(params.N) == "real" else 2
+    noise_rel = math.sqrt(halves * n) * (q0 / delta) * sigma_u
     u = 0.6 * delta / q0 / math.sqrt(n)
     sine = 0.0 if e.arcsine_degree else (2 * math.pi) ** 2 * u**3 / 6 * (q0 / delta) * math.sqrt(n)
     return math.log2(math.hypot(noise_rel, sine, input_rel) * out_scale)
@@ -242,15 +243,16 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     n = cfg.slot_count(params.N)
     with b.defaults(stage="subsum", keyswitch=ks):
         w = _subsum(b, w, n, loc)
-    packed = cfg.packs_halves(params.N)
+    two = cfg.halves(params.N) == "two"
     with b.defaults(stage="cts", keyswitch=ks):
         for factor in cts:
             w = _transform(b, w, _diagonals(params, factor), hoisting, loc)
         conj = b.emit(HeOp.CONJUGATE, (w,), (), loc)
-        # packed: the last factor multiplied by split_halves, so w + conj(w) holds both
-        # real halves (fhec.schemes.dft); else they are w + conj(w) and −i·(w − conj(w))
+        # full packing: the halves are w + conj(w) and −i·(w − conj(w)); packed: the last
+        # factor multiplied by split_halves, so w + conj(w) holds both (fhec.schemes.dft);
+        # real (n = 1): w + conj(w) is the real half, and the imaginary one is message-free
         halves = [b.emit(HeOp.ADD, (w, conj), (), loc)]
-        if not packed:
+        if two:
             halves.append(_monomial(b, b.emit(HeOp.SUB, (w, conj), (), loc), -1j, loc))
         # The scale-down by S/(2·q_0·K·g) ~ 2^-8/g (g = N/2n: SubSum multiplied the
         # coefficients by g) is a scalar multiply of its own (one level), after the
@@ -263,8 +265,9 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     with b.defaults(stage="evalmod", keyswitch=ks):
         halves = [_evalmod(b, v, cfg, series, loc) for v in halves]
     with b.defaults(stage="stc", keyswitch=ks):
-        # packed: the first factor joins the halves (re + i·im) itself
-        z = halves[0] if packed else b.emit(HeOp.ADD, (halves[0], _monomial(b, halves[1], 1j, loc)), (), loc)
+        # packed: the first factor joins the halves (re + i·im) itself; real: the one
+        # factor only applies the output scaling below
+        z = b.emit(HeOp.ADD, (halves[0], _monomial(b, halves[1], 1j, loc)), (), loc) if two else halves[0]
         first = q0 / delta / (1.0 if cfg.evalmod.arcsine_degree else 2 * math.pi)
         hints = {} if x_bound is None else {"bound": x_bound * _SLACK}
         for i, factor in enumerate(stc):

@@ -148,10 +148,15 @@ class BootstrapConfig(_Literal):
         """n: the slots refreshed at ring degree N (N/2 unless sparse)."""
         return N // 2 if self.slots is None else self.slots
 
-    def packs_halves(self, N: int) -> bool:
-        """Whether the real and imaginary halves of the coefficients share one ciphertext
-        (two halves of a 2n-periodic vector) through EvalMod: n <= N/4, where 2n slots fit."""
-        return 2 * self.slot_count(N) <= N // 2
+    def halves(self, N: int) -> str:
+        """How the real and imaginary halves of the coefficients go through EvalMod (the
+        slots hold w_l = s_l + i·s_{l+n}): "two" ciphertexts for full packing (n = N/2);
+        "packed" into the two halves of one period-2n vector for 2 <= n <= N/4 (EvalMod
+        once); "real" for n = 1, HEAAN's single-real bootstrap: the one slot s_0 + i·s_1
+        of a real value has s_1 = 0, so only the real half is refreshed (EvalMod once,
+        and the imaginary half's noise is dropped)."""
+        n = self.slot_count(N)
+        return "two" if 2 * n > N // 2 else "packed" if n > 1 else "real"
 
     def log_radices(self, N: int, stage: str) -> tuple[int, ...]:
         """The log2 radices of "cts" or "stc" at ring degree N, in the order applied
@@ -163,10 +168,10 @@ class BootstrapConfig(_Literal):
         return split_log(log_n, min(getattr(self, f"{stage}_depth"), log_n)) if log_n else ()
 
     def dft_levels(self, N: int, stage: str) -> int:
-        """Levels of the "cts" or "stc" transforms: one per factor. When the halves are
-        packed, the last CtS factor also separates them and the first StC factor joins
-        them again; at n = 1 there is no factor to fold that into, so it takes a level."""
-        return max(len(self.log_radices(N, stage)), 1 if self.packs_halves(N) else 0)
+        """Levels of the "cts" or "stc" transforms: one per factor (packed halves are split
+        and joined inside the last CtS and the first StC factor). At n = 1 there is no
+        factor, but SlotsToCoeffs still multiplies by q_0/Δ: one level."""
+        return max(len(self.log_radices(N, stage)), 1 if stage == "stc" and self.halves(N) == "real" else 0)
 
     @property
     def evalmod_depth(self) -> int:

@@ -112,22 +112,23 @@ def dft_factors(n: int, log_radices: tuple[int, ...], inverse: bool) -> tuple[Di
 
 @functools.lru_cache(maxsize=16)
 def bootstrap_transforms(n: int, cts_log_radices: tuple[int, ...], stc_log_radices: tuple[int, ...],
-                         pack: bool) -> tuple[tuple[Diagonals, ...], tuple[Diagonals, ...]]:
+                         halves: str) -> tuple[tuple[Diagonals, ...], tuple[Diagonals, ...]]:
     """The CoeffsToSlots and SlotsToCoeffs factors of a bootstrap on n slots
-    (`dft_factors`). With ``pack`` (n <= N/4), `split_halves` is folded into the last
-    CoeffsToSlots factor and `join_halves` into the first SlotsToCoeffs factor, whose
-    diagonals then have period 2n (a factor of their own when n = 1 has none). Read-only."""
+    (`dft_factors`), for `BootstrapConfig.halves`: "two" as they are; "packed"
+    (2 <= n <= N/4) with `split_halves` folded into the last CoeffsToSlots factor and
+    `join_halves` into the first SlotsToCoeffs factor, whose diagonals then have period
+    2n; "real" (n = 1): no CoeffsToSlots factor, and one SlotsToCoeffs factor {0: 1} that
+    carries the bootstrap's output scaling. Read-only."""
     cts, stc = list(dft_factors(n, cts_log_radices, True)), list(dft_factors(n, stc_log_radices, False))
-    if pack:
-        identity = {0: np.ones(n, dtype=np.complex128)}
-        last = tiled(cts.pop() if cts else identity, 2 * n)
+    if halves == "packed":
         split = split_halves(n)
-        cts.append(_prune({k: v * split for k, v in last.items()}))
-        first = tiled(stc.pop(0) if stc else identity, 2 * n)
-        stc.insert(0, _prune(compose(first, join_halves(n), 2 * n)))
-        for factor in (cts[-1], stc[0]):
-            for v in factor.values():
-                v.setflags(write=False)
+        cts.append(_prune({k: v * split for k, v in tiled(cts.pop(), 2 * n).items()}))
+        stc.insert(0, _prune(compose(tiled(stc.pop(0), 2 * n), join_halves(n), 2 * n)))
+    elif halves == "real":
+        stc = [{0: np.ones(1, dtype=np.complex128)}]
+    for factor in cts + stc:
+        for v in factor.values():
+            v.setflags(write=False)
     return tuple(cts), tuple(stc)
 
 
