@@ -125,15 +125,26 @@ def _monomial(b, x: int, unit: complex, loc) -> int:
     return b.emit(HeOp.MUL_MONOMIAL, (x,), attrs_of(power=N // 2 if unit == 1j else 3 * N // 2), loc)
 
 
-def _scaled(b, x: int, c: float, loc) -> int:
-    """x·c, rescaled, with the statistical bound |y| <= 1 and the error as hints: the
-    generic rules assume constants of magnitude 1, which makes them ~8 bits pessimistic
-    through CoeffsToSlots. The error of y is this rescale's rounding, the conjugation's
-    key switch scaled by c, and CoeffsToSlots' own error, which measures about one
-    rounding more (docs/bootstrapping.md, "Precision")."""
+def _scaled(b, x: int, c: float, levels: int, loc) -> int:
+    """x·c, rescaled `levels` times, with the statistical bound |y| <= 1 and the error as
+    hints: the generic rules assume constants of magnitude 1, which makes them ~8 bits
+    pessimistic through CoeffsToSlots. The error of y is this rescale's rounding, the
+    conjugation's key switch scaled by c, and CoeffsToSlots' own error, which measures
+    about one rounding more (docs/bootstrapping.md, "Precision").
+
+    c is encoded as the integer round(c·ps): over one level ps ~ q_l·S_{l-1}/S, which
+    leaves c·ps ~ 2^17 at F1's 28-bit primes for full packing but only 2^17/g after
+    a sparse SubSum (g = N/2n); two levels (ps ~ q_l·q_{l-1}·S_{l-2}/S) give it a prime
+    more of bits, so that its rounding stays below the rescale's."""
     params, t = b.params, b.type_of(x)
-    ps = ht.plain_scale_for(params, t.level, t.scale)
+    if levels == 1:
+        ps = ht.plain_scale_for(params, t.level, t.scale)
+    else:
+        primes = math.prod(rules.rescale_prime(params, t.level - i) for i in range(levels))
+        ps = params.scale_at(t.level - levels) * primes / t.scale
     m = b.emit(HeOp.MUL_CONST, (x,), attrs_of(value=float(c), plain_scale=ps), loc)
+    for _ in range(levels - 1):
+        m = b.emit(HeOp.RESCALE, (m,), (), loc)
     rounding = nz.rounding_noise(params)
     method = params.bootstrap.keyswitch or ht.keyswitch_method(params, {})
     switched = nz.keyswitch_noise(params, t.level, method) + math.log2(c)
@@ -260,7 +271,7 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
         # of their encoding precision, and before the conjugation its key-switch error
         # would not be scaled down with the values.
         c = S / (2 * q0 * cfg.evalmod.K * (params.N // (2 * n)))
-        halves = [_scaled(b, v, c, loc) for v in halves]
+        halves = [_scaled(b, v, c, cfg.scale_down_levels(params.N), loc) for v in halves]
         y_type = b.type_of(halves[0])
     with b.defaults(stage="evalmod", keyswitch=ks):
         halves = [_evalmod(b, v, cfg, series, loc) for v in halves]

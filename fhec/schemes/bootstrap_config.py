@@ -158,6 +158,12 @@ class BootstrapConfig(_Literal):
         n = self.slot_count(N)
         return "two" if 2 * n > N // 2 else "packed" if n > 1 else "real"
 
+    def scale_down_levels(self, N: int) -> int:
+        """Levels of the scale-down before EvalMod: one for full packing; two when sparse,
+        where SubSum has multiplied the values by g = N/2n too, so that one prime leaves
+        the scale-down's constant too few bits (it is encoded as an integer)."""
+        return 1 if self.halves(N) == "two" else 2
+
     def log_radices(self, N: int, stage: str) -> tuple[int, ...]:
         """The log2 radices of "cts" or "stc" at ring degree N, in the order applied
         (empty for n = 1: a one-point DFT is the identity)."""
@@ -185,7 +191,7 @@ class BootstrapConfig(_Literal):
 
     def depth(self, N: int) -> int:
         """Levels one bootstrap consumes above the levels it leaves usable."""
-        return self.dft_levels(N, "cts") + 1 + self.evalmod_depth + self.dft_levels(N, "stc")
+        return self.dft_levels(N, "cts") + self.scale_down_levels(N) + self.evalmod_depth + self.dft_levels(N, "stc")
 
 
 def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> BootstrapConfig | None:
@@ -219,7 +225,8 @@ def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> B
     need = config.depth(N)
     if need > levels:
         raise ParameterError(
-            f"a bootstrap with this BootstrapConfig uses {need} levels (CtS {config.dft_levels(N, 'cts') + 1}, "
+            f"a bootstrap with this BootstrapConfig uses {need} levels (CtS "
+            f"{config.dft_levels(N, 'cts') + config.scale_down_levels(N)}, "
             f"EvalMod {config.evalmod_depth}, StC {config.dft_levels(N, 'stc')}), but the parameters have "
             f"levels={levels}; use levels={need + 3} or more (3 usable after each bootstrap)."
         )
