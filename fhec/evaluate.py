@@ -469,13 +469,16 @@ def check_against_reference(
 
 def random_inputs(program, seed=None) -> dict[str, np.ndarray]:
     """Random full-slot inputs: CKKS uniform in [-B, B] for each input's declared bound B
-    (default 1), BGV uniform in [0, t). Test data, not key material: numpy's generator,
-    seeded by `numpy_seed(seed)`."""
+    (default 1), BGV uniform in [0, t). With a sparse bootstrap of n slots
+    (`BootstrapConfig(slots=n)`), n values repeated with period n, as it requires. Test
+    data, not key material: numpy's generator, seeded by `numpy_seed(seed)`."""
     program = as_he(program)
     params = program.params
     rng = np.random.default_rng(numpy_seed(seed))
     nodes = {**program.inputs, **program.plain_inputs}
     if params.scheme == "ckks":
-        return {n: declared_bound(node.attr_dict) * rng.uniform(-1.0, 1.0, params.slots) for n, node in nodes.items()}
+        period = params.slots if params.bootstrap is None else params.bootstrap.slot_count(params.N)
+        return {n: np.tile(declared_bound(node.attr_dict) * rng.uniform(-1.0, 1.0, period), params.slots // period)
+                for n, node in nodes.items()}
     names = list(nodes)
     return {n: rng.integers(0, params.plain_modulus, params.slots, dtype=np.int64) for n in names}

@@ -211,3 +211,25 @@ def test_drawn_programs_around_a_sparse_bootstrap(case, seed):
 
     p, inputs = case
     assert_matches_reference(p, inputs, target="limbs", seed=seed, rel_bits=8)
+
+
+def test_random_inputs_and_fhec_check_follow_the_period(tmp_path):
+    from click.testing import CliRunner
+
+    from fhec.cli import main
+    from fhec.evaluate import random_inputs
+
+    p, _ = _program(sparse_params(2**6, 4))
+    x = random_inputs(p, seed=0)["x"]
+    assert np.array_equal(x, np.tile(x[:4], 8)) and len(set(x[:4])) == 4
+    path = tmp_path / "sparse.py"
+    path.write_text(
+        "import fhec\n"
+        "cfg = fhec.BootstrapConfig(slots=4, hamming_weight=8, evalmod=fhec.EvalModConfig(K=6, message_ratio_bits=4, "
+        "double_angle=2))\n"
+        "params = fhec.CKKSParams(N=2**6, levels=cfg.depth(2**6) + 2, security=None, bootstrap=cfg)\n"
+        "p = fhec.Program('sparse', params)\n"
+        "p.output('y', p.input('x', level=1).bootstrap() * 2)\n"
+    )
+    result = CliRunner().invoke(main, ["check", str(path), "--seed", "1"])
+    assert result.exit_code == 0 and "OK" in result.output, result.output
