@@ -65,8 +65,9 @@ def test_levels_of_the_transforms():
     one = fhec.BootstrapConfig(slots=1)
     assert one.halves(2**8) == "real"
     assert one.log_radices(2**8, "cts") == () == one.log_radices(2**8, "stc")
-    # n = 1: no DFT factor; the scale-down, EvalMod, and SlotsToCoeffs' output scaling
-    assert one.depth(2**8) == 1 + one.evalmod_depth + 1
+    # n = 1: no DFT factor; the sparse scale-down (two levels), EvalMod, the output scaling
+    assert one.depth(2**8) == 2 + one.evalmod_depth + 1
+    assert cfg.depth(2**8) == 2 + 2 + cfg.evalmod_depth + 2
     assert fhec.BootstrapConfig(slots=128).depth(2**8) == fhec.BootstrapConfig().depth(2**8)
 
 
