@@ -181,7 +181,8 @@ def _bootstrap(p: Params, n: HeNode, a: list, env: dict) -> np.ndarray:
     """The identity; a sparse bootstrap (n slots < N/2) refuses a value that does not
     repeat with period n: its SubSum would average the periods (docs/bootstrapping.md)."""
     (x,) = a
-    slots = p.bootstrap.slot_count(p.N) if p.bootstrap is not None else p.slots
+    cfg = getattr(p, "bootstrap", None)
+    slots = cfg.slot_count(p.N) if cfg is not None else p.slots
     if slots < p.slots:
         periods = x.reshape(-1, slots)
         spread = float(np.max(np.abs(periods - periods[0])))
@@ -260,7 +261,7 @@ def check_bootstrap_inputs(program, inputs: Mapping[str, Any]) -> None:
     not repeat with its period, by evaluating the program in plaintext; nothing to do
     without one. `fhec.evaluate` and `fhec.run` call it before encrypting."""
     program = as_he(program)
-    cfg = program.params.bootstrap
+    cfg = getattr(program.params, "bootstrap", None)  # BGV parameters have none
     if cfg is None or cfg.slot_count(program.params.N) == program.params.slots:
         return
     if any(n.op is HeOp.BOOTSTRAP for n in program.nodes):
