@@ -1,8 +1,13 @@
 """The BOOTSTRAP recipe: CKKS bootstrapping as HE-IR primitives (docs/bootstrapping.md).
 
 One BOOTSTRAP node (the identity on values) expands, with the parameters'
-`fhec.BootstrapConfig`, into four stages, each node tagged with its stage (``stage``
-attribute: "modraise", "cts", "evalmod", "stc"; `HeBuilder.defaults`) so that reports can split the cost:
+`fhec.BootstrapConfig`, into four stages (five with sparse packing), each node tagged with
+its stage (``stage`` attribute: "modraise", "subsum", "cts", "evalmod", "stc";
+`HeBuilder.defaults`) so that reports can split the cost. Below for full packing (n = N/2
+slots); sparse packing (n < N/2, docs/bootstrapping.md "Sparse slots") adds SubSum after
+ModRaise (log2(N/2n) rotations onto the subring in X^(N/2n)), uses the n-point DFT, packs
+both coefficient halves into one period-2n vector (one EvalMod; n = 1: the real half
+only), and scales down over two levels:
 
 1. **ModRaise.** The input is brought to level 0 at scale Δ = q_0 / 2^R (R =
    ``message_ratio_bits``: LEVEL_DOWN from a higher level, or an exact integer multiply at
