@@ -234,3 +234,15 @@ def test_random_inputs_and_fhec_check_follow_the_period(tmp_path):
     )
     result = CliRunner().invoke(main, ["check", str(path), "--seed", "1"])
     assert result.exit_code == 0 and "OK" in result.output, result.output
+
+
+@pytest.mark.slow
+def test_f1_non_packed_preset_precision():
+    """F1's setting (one slot at N = 2^14, 28-bit scale): 10.1 bits measured on 0.9
+    (docs/bootstrapping.md). A one-level scale-down gave 0.8: the constant 2^-21 left ~2^4
+    as an integer."""
+    params = fhec.CKKSParams.preset("f1-ckks-bootstrap")
+    p = fhec.Program("f1", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    out = fhec.evaluate(p, {"x": 0.9}, seed=1)["y"]
+    assert _mean_bits(out, 0.9) >= 9.5
