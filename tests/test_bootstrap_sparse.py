@@ -170,6 +170,18 @@ def test_limb_run_and_tiny_are_bit_identical(n):
     assert_matches_reference(p, {"x": x}, target="tiny", seed=2, rel_bits=8)
 
 
+@pytest.mark.parametrize("hoisting", ["full", "double", "none"])
+def test_hoisting_modes_are_bit_identical(hoisting):
+    from fhec.testing import assert_matches_reference
+
+    cfg = fhec.BootstrapConfig(slots=4, hamming_weight=8, hoisting=hoisting, evalmod=fhec.EvalModConfig(
+        K=4, degree=15, message_ratio_bits=4, double_angle=2))
+    params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
+    p = fhec.Program("sparse", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    assert_matches_reference(p, {"x": _periodic(params, 1)}, target="limbs", seed=1, rel_bits=8)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 128])
 def test_compiled_f1_is_bit_identical(n):
