@@ -72,7 +72,7 @@ from fhec.ir.he_types import declared_bound, estimated_bits, is_int_scalar
 from fhec.passes.he_rotations import key_requirements
 from fhec.passes.he_rewrite import as_he
 from fhec.pipeline import PREPARED, run_prefix
-from fhec.reference import normalize_inputs, reference
+from fhec.reference import check_bootstrap_inputs, normalize_inputs, reference
 from fhec.schemes.ciphertext import Ciphertext, ExtendedCiphertext, Plaintext
 from fhec.schemes.encryption import decrypt, encode, encode_scalar, encrypt, encryption_sampler
 from fhec.schemes.evaluator import Evaluator
@@ -370,9 +370,11 @@ def evaluate(program, inputs: Mapping[str, Any], seed=None) -> dict[str, np.ndar
     mod t (BGV) slot vector. `seed`: None (default) for OS randomness; an int or bytes
     to reproduce keys and ciphertexts (`fhec.run` and `Compiled.run` derive the same).
 
-    Raises the errors of `reference` (missing inputs, no outputs...), and the
-    evaluator's (`NoiseBudgetExhaustedError` for a BGV result whose noise overflowed).
+    Raises the errors of `reference` (missing inputs, no outputs, a sparse bootstrap of a
+    value that is not periodic...), and the evaluator's (`NoiseBudgetExhaustedError` for a
+    BGV result whose noise overflowed).
     """
+    check_bootstrap_inputs(program, inputs)
     prepared = prepare(program)
     keys = make_keys(prepared, seed)
     cts = encrypt_inputs(prepared, keys, inputs, seed)
@@ -467,13 +469,16 @@ def check_against_reference(
 
 def random_inputs(program, seed=None) -> dict[str, np.ndarray]:
     """Random full-slot inputs: CKKS uniform in [-B, B] for each input's declared bound B
-    (default 1), BGV uniform in [0, t). Test data, not key material: numpy's generator,
-    seeded by `numpy_seed(seed)`."""
+    (default 1), BGV uniform in [0, t). With a sparse bootstrap of n slots
+    (`BootstrapConfig(slots=n)`), n values repeated with period n, as it requires. Test
+    data, not key material: numpy's generator, seeded by `numpy_seed(seed)`."""
     program = as_he(program)
     params = program.params
     rng = np.random.default_rng(numpy_seed(seed))
     nodes = {**program.inputs, **program.plain_inputs}
     if params.scheme == "ckks":
-        return {n: declared_bound(node.attr_dict) * rng.uniform(-1.0, 1.0, params.slots) for n, node in nodes.items()}
+        period = params.slots if params.bootstrap is None else params.bootstrap.slot_count(params.N)
+        return {n: np.tile(declared_bound(node.attr_dict) * rng.uniform(-1.0, 1.0, period), params.slots // period)
+                for n, node in nodes.items()}
     names = list(nodes)
     return {n: rng.integers(0, params.plain_modulus, params.slots, dtype=np.int64) for n in names}

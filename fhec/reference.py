@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from fhec.errors import InternalError, InvalidPlaintextError, MissingInputError
+from fhec.errors import BootstrapError, InternalError, InvalidPlaintextError, MissingInputError
 from fhec.validate import as_1d_array, as_mapping
 from fhec.frontend import constants
 from fhec.ir.he import Const, HeNode, HeOp, HeProgram
@@ -176,6 +176,27 @@ def _no_plain_meaning(p: Params, n: HeNode, a: list, env: dict) -> np.ndarray:
 
 _IDENTITY: Semantics = lambda p, n, a, env: a[0]  # noqa: E731
 
+
+def _bootstrap(p: Params, n: HeNode, a: list, env: dict) -> np.ndarray:
+    """The identity; a sparse bootstrap (n slots < N/2) refuses a value that does not
+    repeat with period n: its SubSum would average the periods (docs/bootstrapping.md)."""
+    (x,) = a
+    cfg = getattr(p, "bootstrap", None)
+    slots = cfg.slot_count(p.N) if cfg is not None else p.slots
+    if slots < p.slots:
+        periods = x.reshape(-1, slots)
+        spread = float(np.max(np.abs(periods - periods[0])))
+        if spread > 1e-9 * max(1.0, float(np.max(np.abs(x)))):
+            raise BootstrapError(
+                f"bootstrap() with BootstrapConfig(slots={slots}) refreshes {slots} slots that repeat every {slots}, "
+                f"but this value differs by {spread:.3g} between slot j and slot j + {slots}·i: the bootstrap would "
+                f"return the average over the {p.slots // slots} periods. Replicate the values "
+                f"(np.tile(v, {p.slots // slots}) for an input) or use slots=None (full packing).",
+                n.loc,
+            )
+    return x
+
+
 SEMANTICS: dict[HeOp, Semantics] = {
     HeOp.INPUT: lambda p, n, a, env: env[n.attr("name")],
     HeOp.PLAIN_INPUT: lambda p, n, a, env: env[n.attr("name")],
@@ -200,7 +221,7 @@ SEMANTICS: dict[HeOp, Semantics] = {
     HeOp.ROTATE: lambda p, n, a, env: _rotate(p, a[0], n.attr("step")),
     HeOp.SWAP_ROWS: lambda p, n, a, env: _swap_rows(a[0]),
     HeOp.SUM_SLOTS: lambda p, n, a, env: _window_sum(p, a[0], n.attr("n"), n.attr("stride", 1)),
-    HeOp.BOOTSTRAP: _IDENTITY,
+    HeOp.BOOTSTRAP: _bootstrap,
     HeOp.MOD_RAISE: _no_plain_meaning,
     HeOp.LINEAR_TRANSFORM: lambda p, n, a, env: _linear_transform(p, a[0], n.attr("diagonals")),
     HeOp.POLYNOMIAL: lambda p, n, a, env: _polynomial(p, a[0], n),
@@ -232,6 +253,19 @@ def reference_values(program: HeProgram, inputs: Mapping[str, Any]) -> dict[int,
     for n in program.nodes:
         values[n.id] = SEMANTICS[n.op](params, n, [values[a] for a in n.args], env)
     return values
+
+
+def check_bootstrap_inputs(program, inputs: Mapping[str, Any]) -> None:
+    """Raise `BootstrapError` (naming the line) when a sparse bootstrap of `program` (a
+    `fhec.Program` or an unexpanded `HeProgram`) would get a value on `inputs` that does
+    not repeat with its period, by evaluating the program in plaintext; nothing to do
+    without one. `fhec.evaluate` and `fhec.run` call it before encrypting."""
+    program = as_he(program)
+    cfg = getattr(program.params, "bootstrap", None)  # BGV parameters have none
+    if cfg is None or cfg.slot_count(program.params.N) == program.params.slots:
+        return
+    if any(n.op is HeOp.BOOTSTRAP for n in program.nodes):
+        reference_values(program, inputs)
 
 
 def reference(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:

@@ -1,9 +1,9 @@
 """Cost per stage of a compiled program whose HE nodes carry a ``stage`` attribute.
 
 The bootstrap expansion (`fhec.ir.he_bootstrap`) tags every node it emits with its stage
-("modraise", "cts", "evalmod", "stc"), the key-switch expansion passes the tag on to the
-pieces, and every limb instruction names its HE node: so each instruction, stream entry
-and load or store has a stage. Per stage this module reports
+("modraise", "subsum" when sparse, "cts", "evalmod", "stc"), the key-switch expansion
+passes the tag on to the pieces, and every limb instruction names its HE node: so each
+instruction, stream entry and load or store has a stage. Per stage this module reports
 
 * ``cycles``: from the stage's first functional-unit entry to the end of its last (the
   stages of one bootstrap run one after the other, so these spans barely overlap);

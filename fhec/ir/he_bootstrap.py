@@ -1,8 +1,13 @@
 """The BOOTSTRAP recipe: CKKS bootstrapping as HE-IR primitives (docs/bootstrapping.md).
 
 One BOOTSTRAP node (the identity on values) expands, with the parameters'
-`fhec.BootstrapConfig`, into four stages, each node tagged with its stage (``stage``
-attribute: "modraise", "cts", "evalmod", "stc"; `HeBuilder.defaults`) so that reports can split the cost:
+`fhec.BootstrapConfig`, into four stages (five with sparse packing), each node tagged with
+its stage (``stage`` attribute: "modraise", "subsum", "cts", "evalmod", "stc";
+`HeBuilder.defaults`) so that reports can split the cost. Below for full packing (n = N/2
+slots); sparse packing (n < N/2, docs/bootstrapping.md "Sparse slots") adds SubSum after
+ModRaise (log2(N/2n) rotations onto the subring in X^(N/2n)), uses the n-point DFT, packs
+both coefficient halves into one period-2n vector (one EvalMod; n = 1: the real half
+only), and scales down over two levels:
 
 1. **ModRaise.** The input is brought to level 0 at scale Δ = q_0 / 2^R (R =
    ``message_ratio_bits``: LEVEL_DOWN from a higher level, or an exact integer multiply at
@@ -48,10 +53,11 @@ from fhec.ir.he_types import IRTypeError
 from fhec.schemes import noise as nz
 from fhec.schemes import rules
 from fhec.schemes.bootstrap_config import BootstrapConfig
-from fhec.schemes.dft import dft_factors
+from fhec.schemes.dft import bootstrap_transforms
 
-STAGES = ("modraise", "cts", "evalmod", "stc")
-"""The stages of a bootstrap, in order; each expanded node's ``stage`` attribute."""
+STAGES = ("modraise", "subsum", "cts", "evalmod", "stc")
+"""The stages of a bootstrap, in order; each expanded node's ``stage`` attribute ("subsum"
+only with sparse packing)."""
 
 _SLACK = 1.0 + 2.0**-8
 """Relative slack on the bounds of values that approximate a known bounded function."""
@@ -83,8 +89,8 @@ def arcsine_series(degree: int) -> tuple[float, ...]:
 
 @functools.lru_cache(maxsize=8)
 def _plan(N: int, cfg: BootstrapConfig):
-    cts = dft_factors(N, cfg.log_radices(N, "cts"), True)
-    stc = dft_factors(N, cfg.log_radices(N, "stc"), False)
+    n = cfg.slot_count(N)
+    cts, stc = bootstrap_transforms(n, cfg.log_radices(N, "cts"), cfg.log_radices(N, "stc"), cfg.halves(N))
     return cts, stc, _evalmod_series(cfg)
 
 
@@ -92,12 +98,14 @@ def _plan(N: int, cfg: BootstrapConfig):
 
 
 def _diagonals(params, factor: dict, scale: complex = 1.0) -> tuple:
+    """The factor's diagonals on every slot: a sparse bootstrap's (period n or 2n) repeat."""
     slots = params.slots
     out = []
     for k, vec in sorted(factor.items()):
-        v = np.asarray(vec) * scale
-        if v.shape != (slots,):
+        v = np.asarray(vec)
+        if v.ndim != 1 or slots % v.shape[0]:
             raise IRTypeError(f"a DFT diagonal of {v.shape} values for {slots} slots")
+        v = np.tile(v, slots // v.shape[0]) * scale
         out.append((int(k), False, Const(v.astype(np.complex128))))
     return tuple(out)
 
@@ -122,20 +130,44 @@ def _monomial(b, x: int, unit: complex, loc) -> int:
     return b.emit(HeOp.MUL_MONOMIAL, (x,), attrs_of(power=N // 2 if unit == 1j else 3 * N // 2), loc)
 
 
-def _scaled(b, x: int, c: float, loc) -> int:
-    """x·c, rescaled, with the statistical bound |y| <= 1 and the error as hints: the
-    generic rules assume constants of magnitude 1, which makes them ~8 bits pessimistic
-    through CoeffsToSlots. The error of y is this rescale's rounding, the conjugation's
-    key switch scaled by c, and CoeffsToSlots' own error, which measures about one
-    rounding more (docs/bootstrapping.md, "Precision")."""
+def _scaled(b, x: int, c: float, levels: int, loc) -> int:
+    """x·c, rescaled `levels` times, with the statistical bound |y| <= 1 and the error as
+    hints: the generic rules assume constants of magnitude 1, which makes them ~8 bits
+    pessimistic through CoeffsToSlots. The error of y is this rescale's rounding, the
+    conjugation's key switch scaled by c, and CoeffsToSlots' own error, which measures
+    about one rounding more (docs/bootstrapping.md, "Precision").
+
+    c is encoded as the integer round(c·ps): over one level ps ~ q_l·S_{l-1}/S, which
+    leaves c·ps ~ 2^17 at F1's 28-bit primes for full packing but only 2^17/g after
+    a sparse SubSum (g = N/2n); two levels (ps ~ q_l·q_{l-1}·S_{l-2}/S) give it a prime
+    more of bits, so that its rounding stays below the rescale's."""
     params, t = b.params, b.type_of(x)
-    ps = ht.plain_scale_for(params, t.level, t.scale)
+    if levels == 1:
+        ps = ht.plain_scale_for(params, t.level, t.scale)
+    else:
+        primes = math.prod(rules.rescale_prime(params, t.level - i) for i in range(levels))
+        ps = params.scale_at(t.level - levels) * primes / t.scale
     m = b.emit(HeOp.MUL_CONST, (x,), attrs_of(value=float(c), plain_scale=ps), loc)
+    for _ in range(levels - 1):
+        m = b.emit(HeOp.RESCALE, (m,), (), loc)
     rounding = nz.rounding_noise(params)
     method = params.bootstrap.keyswitch or ht.keyswitch_method(params, {})
     switched = nz.keyswitch_noise(params, t.level, method) + math.log2(c)
     noise = math.log2(math.sqrt(2 * 4.0**rounding + 4.0**switched))
     return b.emit(HeOp.RESCALE, (m,), attrs_of(bound=1.0, noise=noise), loc)
+
+
+def _subsum(b, w: int, n: int, loc) -> int:
+    """Sparse packing: the partial trace onto the subring in X^(N/2n), by log2(N/2n)
+    rotations w ← w + rot(w, n·2^k). Slot j then holds the sum of slots j + n·i: for a
+    raised t = m + q_0·I, g·Decode(t') with t' the coefficients of t at multiples of
+    g = N/2n (the others cancel), g·m' + q_0·g·I' with m' = m for a period-n message.
+    No level; the identity for n = N/2."""
+    step = n
+    while step < b.params.slots:
+        w = b.emit(HeOp.ADD, (w, b.emit(HeOp.ROTATE, (w,), attrs_of(step=step), loc)), (), loc)
+        step *= 2
+    return w
 
 
 def _to_level_zero(b, x: int, cfg: BootstrapConfig, loc) -> tuple[int, float]:
@@ -176,14 +208,16 @@ def output_noise(
 
     A slot error σ_y (relative) of y = u/K after CoeffsToSlots becomes 2π·K·σ_y in
     sin(2πu) (times the EvalMod amplification), which SlotsToCoeffs multiplies by
-    q_0/(2πΔ) and sums over n = N/2 coefficients per slot (√n), for both halves (√2).
+    q_0/(2πΔ) and sums over n coefficients per slot (√n; n = N/2 unless sparse), for
+    both halves (√2; one half for a single real slot).
     The sine's own error (without arcsine) adds (2π)²·u³/6 at u ≈ 2^-R/√n·0.6."""
-    n = params.N // 2
+    n = cfg.slot_count(params.N)
     q0 = math.prod(params.moduli_at(0))
     e = cfg.evalmod
     sigma_y = 2.0**y_noise / y_scale
     sigma_u = e.K * sigma_y * 2.0**AMPLIFICATION_BITS
-    noise_rel = math.sqrt(2 * n) * (q0 / delta) * sigma_u
+    halves = 1 if cfg.halves(params.N) == "real" else 2
+    noise_rel = math.sqrt(halves * n) * (q0 / delta) * sigma_u
     u = 0.6 * delta / q0 / math.sqrt(n)
     sine = 0.0 if e.arcsine_degree else (2 * math.pi) ** 2 * u**3 / 6 * (q0 / delta) * math.sqrt(n)
     return math.log2(math.hypot(noise_rel, sine, input_rel) * out_scale)
@@ -222,24 +256,34 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
         # |slot| <= sum |t_i| / S with |t_i| <= q_0 (1 + h) / 2: loose, but a true bound
         raised_bound = params.N * q0 * (1 + h) / 2 / S
         w = b.emit(HeOp.MOD_RAISE, (low,), attrs_of(level=top, scale=S, bound=raised_bound), loc)
+    n = cfg.slot_count(params.N)
+    with b.defaults(stage="subsum", keyswitch=ks):
+        w = _subsum(b, w, n, loc)
+    two = cfg.halves(params.N) == "two"
     with b.defaults(stage="cts", keyswitch=ks):
         for factor in cts:
             w = _transform(b, w, _diagonals(params, factor), hoisting, loc)
         conj = b.emit(HeOp.CONJUGATE, (w,), (), loc)
-        re = b.emit(HeOp.ADD, (w, conj), (), loc)
-        im = _monomial(b, b.emit(HeOp.SUB, (w, conj), (), loc), -1j, loc)
-        # The scale-down by S/(2·q_0·K) ~ 2^-8 is a scalar multiply of its own (one level),
-        # after the conjugation: folded into the last factor's diagonals it would cost as
-        # many bits of their encoding precision, and before the conjugation its key-switch
-        # error would not be scaled down with the values.
-        c = S / (2 * q0 * cfg.evalmod.K)
-        re, im = (_scaled(b, v, c, loc) for v in (re, im))
-        y_type = b.type_of(re)
+        # full packing: the halves are w + conj(w) and −i·(w − conj(w)); packed: the last
+        # factor multiplied by split_halves, so w + conj(w) holds both (fhec.schemes.dft);
+        # real (n = 1): w + conj(w) is the real half, and the imaginary one is message-free
+        halves = [b.emit(HeOp.ADD, (w, conj), (), loc)]
+        if two:
+            halves.append(_monomial(b, b.emit(HeOp.SUB, (w, conj), (), loc), -1j, loc))
+        # The scale-down by S/(2·q_0·K·g) ~ 2^-8/g (g = N/2n: SubSum multiplied the
+        # coefficients by g) is a scalar multiply of its own (one level), after the
+        # conjugation: folded into the last factor's diagonals it would cost as many bits
+        # of their encoding precision, and before the conjugation its key-switch error
+        # would not be scaled down with the values.
+        c = S / (2 * q0 * cfg.evalmod.K * (params.N // (2 * n)))
+        halves = [_scaled(b, v, c, cfg.scale_down_levels(params.N), loc) for v in halves]
+        y_type = b.type_of(halves[0])
     with b.defaults(stage="evalmod", keyswitch=ks):
-        re = _evalmod(b, re, cfg, series, loc)
-        im = _evalmod(b, im, cfg, series, loc)
+        halves = [_evalmod(b, v, cfg, series, loc) for v in halves]
     with b.defaults(stage="stc", keyswitch=ks):
-        z = b.emit(HeOp.ADD, (re, _monomial(b, im, 1j, loc)), (), loc)
+        # packed: the first factor joins the halves (re + i·im) itself; real: the one
+        # factor only applies the output scaling below
+        z = b.emit(HeOp.ADD, (halves[0], _monomial(b, halves[1], 1j, loc)), (), loc) if two else halves[0]
         first = q0 / delta / (1.0 if cfg.evalmod.arcsine_degree else 2 * math.pi)
         hints = {} if x_bound is None else {"bound": x_bound * _SLACK}
         for i, factor in enumerate(stc):

@@ -8,9 +8,12 @@ Cheon–Han–Kim–Kim–Song (Eurocrypt 2018) with the improvements of Chen–
 
 * ModRaise: the level-0 ciphertext, read as a ciphertext over the whole chain, encrypts
   t = m + q_0·I with a small integer polynomial I;
-* CoeffsToSlots: the inverse of the decoding DFT, as ``len(cts_log_radices)`` sparse
-  linear transforms (one level each), then conjugation splits the real and imaginary
-  halves of the coefficient vector;
+* SubSum (sparse packing, ``slots`` = n < N/2 only): log2(N/(2n)) rotations project t
+  onto the subring in X^(N/2n), whose 2n coefficients the n slots decode;
+* CoeffsToSlots: the inverse of the n-point decoding DFT, as ``len(cts_log_radices)``
+  sparse linear transforms (one level each), then conjugation splits the real and
+  imaginary halves of the coefficient vector (for n <= N/4 into the two halves of a
+  2n-periodic vector, so that EvalMod runs once);
 * EvalMod: t/q_0 ↦ (t mod q_0)/q_0 by a Chebyshev series of cos(2π(u − 1/4)/2^r) on
   u ∈ [−K, K], r double-angle steps, and optionally a Taylor arcsine;
 * SlotsToCoeffs: the decoding DFT, as ``len(stc_log_radices)`` sparse transforms.
@@ -97,10 +100,14 @@ class BootstrapConfig(_Literal):
     """How a CKKS parameter set bootstraps (see the module docstring).
 
     Attributes:
-        slots: slots the bootstrap refreshes: None or N/2 (full packing). Sparse packing
-            (fewer slots, cheaper transforms) is not built; other values are refused.
-        cts_depth / stc_depth: levels of CoeffsToSlots / SlotsToCoeffs; the log2(slots)
-            butterfly stages are split as evenly as possible among them.
+        slots: n, the slots the bootstrap refreshes: None (or N/2) for full packing, or a
+            power of two 1 <= n < N/2 for sparse packing. A sparsely packed value must be
+            periodic with period n (slot j equals slot j + n: the message lies in the
+            subring the n slots decode, e.g. ``np.tile(v, N // 2 // n)``); the result is
+            periodic too. ``fhec.reference`` refuses a bootstrap of a value that is not.
+        cts_depth / stc_depth: levels of CoeffsToSlots / SlotsToCoeffs; the log2(n)
+            butterfly stages are split as evenly as possible among them (at most one
+            stage per level, so fewer levels when log2(n) is smaller).
         cts_log_radices / stc_log_radices: explicit split instead (log2 of each factor's
             radix, in the order applied; they must sum to log2(slots)), e.g. SimFHE's
             (2, 2, 3, 3, 3, 3) for 2^16 slots. Overrides the depth.
@@ -119,7 +126,7 @@ class BootstrapConfig(_Literal):
             with their rescales); None: the compile option decides.
     """
 
-    slots: int | None = None
+    slots: int | None = Field(default=None, ge=1)
     cts_depth: int = Field(default=3, ge=1, le=17)
     stc_depth: int = Field(default=3, ge=1, le=17)
     cts_log_radices: tuple[int, ...] | None = None
@@ -137,12 +144,40 @@ class BootstrapConfig(_Literal):
                 raise ValueError(f"{name}={radices!r} must be a non-empty tuple of positive log2 radices")
         return self
 
+    def slot_count(self, N: int) -> int:
+        """n: the slots refreshed at ring degree N (N/2 unless sparse)."""
+        return N // 2 if self.slots is None else self.slots
+
+    def halves(self, N: int) -> str:
+        """How the real and imaginary halves of the coefficients go through EvalMod (the
+        slots hold w_l = s_l + i·s_{l+n}): "two" ciphertexts for full packing (n = N/2);
+        "packed" into the two halves of one period-2n vector for 2 <= n <= N/4 (EvalMod
+        once); "real" for n = 1, HEAAN's single-real bootstrap: the one slot s_0 + i·s_1
+        of a real value has s_1 = 0, so only the real half is refreshed (EvalMod once,
+        and the imaginary half's noise is dropped)."""
+        n = self.slot_count(N)
+        return "two" if 2 * n > N // 2 else "packed" if n > 1 else "real"
+
+    def scale_down_levels(self, N: int) -> int:
+        """Levels of the scale-down before EvalMod: one for full packing; two when sparse,
+        where SubSum has multiplied the values by g = N/2n too, so that one prime leaves
+        the scale-down's constant too few bits (it is encoded as an integer)."""
+        return 1 if self.halves(N) == "two" else 2
+
     def log_radices(self, N: int, stage: str) -> tuple[int, ...]:
-        """The log2 radices of "cts" or "stc" at ring degree N, in the order applied."""
+        """The log2 radices of "cts" or "stc" at ring degree N, in the order applied
+        (empty for n = 1: a one-point DFT is the identity)."""
         given = getattr(self, f"{stage}_log_radices")
         if given is not None:
             return given
-        return split_log(int(math.log2(N // 2)), getattr(self, f"{stage}_depth"))
+        log_n = int(math.log2(self.slot_count(N)))
+        return split_log(log_n, min(getattr(self, f"{stage}_depth"), log_n)) if log_n else ()
+
+    def dft_levels(self, N: int, stage: str) -> int:
+        """Levels of the "cts" or "stc" transforms: one per factor (packed halves are split
+        and joined inside the last CtS and the first StC factor). At n = 1 there is no
+        factor, but SlotsToCoeffs still multiplies by q_0/Δ: one level."""
+        return max(len(self.log_radices(N, stage)), 1 if stage == "stc" and self.halves(N) == "real" else 0)
 
     @property
     def evalmod_depth(self) -> int:
@@ -156,7 +191,7 @@ class BootstrapConfig(_Literal):
 
     def depth(self, N: int) -> int:
         """Levels one bootstrap consumes above the levels it leaves usable."""
-        return len(self.log_radices(N, "cts")) + 1 + self.evalmod_depth + len(self.log_radices(N, "stc"))
+        return self.dft_levels(N, "cts") + self.scale_down_levels(N) + self.evalmod_depth + self.dft_levels(N, "stc")
 
 
 def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> BootstrapConfig | None:
@@ -170,27 +205,29 @@ def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> B
         return None
     if not isinstance(config, BootstrapConfig):
         raise ParameterError(f"bootstrap={config!r} must be a fhec.BootstrapConfig (or None).")
-    slots = N // 2
-    if config.slots is not None and config.slots != slots:
+    slots = config.slot_count(N)
+    if not 1 <= slots <= N // 2 or slots & (slots - 1):
         raise ParameterError(
-            f"BootstrapConfig(slots={config.slots}): only full packing (slots = N/2 = {slots}) is built; "
-            f"leave slots=None."
+            f"BootstrapConfig(slots={config.slots}): the slots of a bootstrap are a power of two from 1 to "
+            f"N/2 = {N // 2}; use slots=None for full packing or a power of two up to {N // 2}."
         )
     log_slots = int(math.log2(slots))
     for stage in ("cts", "stc"):
         radices = config.log_radices(N, stage)
         if sum(radices) != log_slots:
             raise ParameterError(
-                f"BootstrapConfig: {stage}_log_radices={radices} sum to {sum(radices)}, but N/2 = 2^{log_slots} slots "
-                f"need log2 radices summing to {log_slots}."
+                f"BootstrapConfig: {stage}_log_radices={radices} sum to {sum(radices)}, but {slots} = 2^{log_slots} "
+                f"slots need log2 radices summing to {log_slots}" + (" (leave them None for one slot)." if slots == 1
+                                                                    else ".")
             )
     if config.hamming_weight is not None and config.hamming_weight > N:
         raise ParameterError(f"BootstrapConfig(hamming_weight={config.hamming_weight}) exceeds N = {N}.")
     need = config.depth(N)
     if need > levels:
         raise ParameterError(
-            f"a bootstrap with this BootstrapConfig uses {need} levels (CtS {len(config.log_radices(N, 'cts')) + 1}, "
-            f"EvalMod {config.evalmod_depth}, StC {len(config.log_radices(N, 'stc'))}), but the parameters have "
+            f"a bootstrap with this BootstrapConfig uses {need} levels (CtS "
+            f"{config.dft_levels(N, 'cts') + config.scale_down_levels(N)}, "
+            f"EvalMod {config.evalmod_depth}, StC {config.dft_levels(N, 'stc')}), but the parameters have "
             f"levels={levels}; use levels={need + 3} or more (3 usable after each bootstrap)."
         )
     return config

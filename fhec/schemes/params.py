@@ -540,7 +540,8 @@ class CKKSParams(_CommonParams):
         """A named parameter set shipped with fhec (`fhec.schemes.presets.PRESETS`):
         "bootstrap-toy" (N = 2^12, insecure, for tests), "lattigo-n16" (N = 2^16, like
         Lattigo's default bootstrapping set, 128-bit with h = 192), "f1-ckks-bootstrap"
-        (F1's Table 3 setting, insecure). `changes` override fields of the literal (every
+        (F1's Table 3 setting: non-packed, one slot; insecure), "f1-ckks-bootstrap-packed"
+        (the same chain fully packed; insecure). `changes` override fields of the literal (every
         check applies to the result). Raises `ParameterError` for an unknown name."""
         from fhec.schemes.presets import preset_literal
 

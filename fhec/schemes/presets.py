@@ -8,7 +8,8 @@ ordinary constructor, so every check (security included) applies to presets too.
 |---|---|---|---|
 | ``bootstrap-toy`` | 2^12 | **None: insecure** | small enough for tests and examples |
 | ``lattigo-n16`` | 2^16 | 128 (h = 192) | the shape of Lattigo's default set N16QP1546H192H32 |
-| ``f1-ckks-bootstrap`` | 2^14 | **None: insecure** | F1's CKKS bootstrapping setting (Table 3): L_max = 24 limbs of 32-bit words |
+| ``f1-ckks-bootstrap`` | 2^14 | **None: insecure** | F1's CKKS bootstrapping (Table 3): non-packed (one slot), L_max = 24 limbs of 32-bit words |
+| ``f1-ckks-bootstrap-packed`` | 2^14 | **None: insecure** | the same chain, fully packed (2^13 slots): not what F1 runs |
 
 docs/bootstrapping.md ("Named parameter sets") gives the derivation of each field.
 """
@@ -55,10 +56,21 @@ def _lattigo_n16() -> dict[str, Any]:
 
 
 def _f1() -> dict[str, Any]:
-    # F1 §7 / Table 3: HEAAN's CKKS bootstrapping with L_max = 24 at N = 2^14, 32-bit words.
-    # fhec builds fully packed bootstrapping only (F1 runs the non-packed variant); its
-    # log Q of about 24·28 = 670 bits exceeds the HE standard's 438 at N = 2^14, and F1
-    # states no security for it: security=None.
+    # F1 §7 / Table 3: HEAAN's non-packed CKKS bootstrapping with L_max = 24 at N = 2^14,
+    # 32-bit words. Non-packed is one slot (HEAAN's single-real bootstrap: SubSum, the real
+    # half, EvalMod; no DFT). With one slot a coefficient is as large as the value, so the
+    # message ratio is 2^4 with a degree-3 arcsine (measured 10-11 bits at this 28-bit scale,
+    # docs/bootstrapping.md). log Q of about 24·28 = 670 bits exceeds the HE standard's 438
+    # at N = 2^14, and F1 states no security for it: security=None.
+    config = BootstrapConfig(slots=1, hamming_weight=64,
+                             evalmod=EvalModConfig(degree=31, double_angle=2, arcsine_degree=3, message_ratio_bits=4))
+    return dict(N=2**14, levels=23, scale_bits=28, word_bits=32, special_primes=6, security=None, bootstrap=config)
+
+
+def _f1_packed() -> dict[str, Any]:
+    # F1's chain (N = 2^14, 24 limbs of 32-bit words) with fully packed bootstrapping (2^13
+    # slots, CtS and StC in 2 levels each): a comparison point, not the computation of F1's
+    # Table 3.
     config = BootstrapConfig(cts_depth=2, stc_depth=2, hamming_weight=64,
                              evalmod=EvalModConfig(degree=31, double_angle=2, arcsine_degree=0, message_ratio_bits=6))
     return dict(N=2**14, levels=23, scale_bits=28, word_bits=32, special_primes=6, security=None, bootstrap=config)
@@ -72,8 +84,10 @@ PRESETS: dict[str, Preset] = {
         Preset("lattigo-n16", "N = 2^16, 24 levels, sparse secret h = 192, 128-bit (published estimate)",
                "Lattigo's default bootstrapping set N16QP1546H192H32 (Osiris Table II sets III/IV start from it)",
                _lattigo_n16),
-        Preset("f1-ckks-bootstrap", "N = 2^14, 24 limbs of 32-bit words; INSECURE (security=None)",
-               "F1 (MICRO 2021) §7 and Table 3: CKKS bootstrapping, L_max = 24", _f1),
+        Preset("f1-ckks-bootstrap", "N = 2^14, 24 limbs of 32-bit words, one slot; INSECURE (security=None)",
+               "F1 (MICRO 2021) §7 and Table 3: non-packed CKKS bootstrapping (HEAAN), L_max = 24", _f1),
+        Preset("f1-ckks-bootstrap-packed", "N = 2^14, 24 limbs of 32-bit words, 2^13 slots; INSECURE (security=None)",
+               "F1's chain with fully packed bootstrapping (a comparison point for F1 Table 3)", _f1_packed),
     )
 }
 """The shipped parameter sets by name (module doc)."""

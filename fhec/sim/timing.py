@@ -81,8 +81,8 @@ class Report(BaseModel):
         compile_seconds: pass name -> seconds spent in it (`fhec.pipeline`).
         compile_passes: per pass, in order: name, seconds, and the size of its output
             (HE nodes, limb instructions, events or stream entries).
-        stages: for a program with a bootstrap, stage ("modraise", "cts", "evalmod",
-            "stc") -> cycles, offchip_bytes, modular_multiplies, instructions
+        stages: for a program with a bootstrap, stage ("modraise", "subsum" when sparse,
+            "cts", "evalmod", "stc") -> cycles, offchip_bytes, modular_multiplies, instructions
             (`fhec.analysis.stages`); empty otherwise.
     """
 

@@ -93,6 +93,29 @@ def test_closed_forms_equal_the_lowering_of_a_bootstrap(hoisting):
     _assert_counts_match(expanded, "hybrid")
 
 
+@pytest.mark.parametrize("slots", [1, 4])
+def test_closed_forms_equal_the_lowering_of_a_sparse_bootstrap(slots):
+    """Sparse packing (`BootstrapConfig(slots=n)`): every node equals the lowering, and the
+    SubSum stage is log2(N/2n) rotations at the top level (`rotation_counts`) plus their
+    additions."""
+    from fhec.analysis.counts import rotation_counts
+
+    N = 2**6
+    config = fhec.BootstrapConfig(slots=slots, cts_depth=2, stc_depth=2,
+                                  evalmod=fhec.EvalModConfig(degree=7, double_angle=1, message_ratio_bits=4))
+    params = fhec.CKKSParams(N=N, levels=config.depth(N) + 1, scale_bits=40, word_bits=60, special_primes=3,
+                             security=None, min_precision_bits=None, bootstrap=config)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x", level=0).bootstrap())
+    expanded = expand_key_switches(prepare(p), "hybrid", "none")
+    _assert_counts_match(expanded, "hybrid")
+    subsum = sum((node_limb_counts(expanded, n, "hybrid") for n in expanded.nodes
+                  if n.attr("stage", None) == "subsum"), Counter())
+    L, steps = params.max_limbs, (N // (2 * slots)).bit_length() - 1
+    want = Counter(rotation_counts(L, params.special_primes, steps)) + Counter(ADD=steps * 2 * L)
+    assert +subsum == +want
+
+
 @pytest.mark.parametrize("expanded", [False, True])
 def test_closed_forms_equal_the_lowering_of_double_hoisting(expanded):
     """The Q·P ops of double hoisting: rotate_ext (whole or in pieces), mul_const_ext,

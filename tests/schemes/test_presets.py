@@ -28,6 +28,9 @@ def test_presets_match_their_sources():
     assert lattigo.levels - lattigo.bootstrap.depth(lattigo.N) == 8
     f1 = fhec.CKKSParams.preset("f1-ckks-bootstrap")
     assert (f1.N, f1.max_limbs, f1.word_bits) == (2**14, 24, 32)  # F1 Table 3: L_max = 24, 32-bit words
+    assert f1.bootstrap.slot_count(f1.N) == 1  # F1 runs non-packed bootstrapping
+    packed = fhec.CKKSParams.preset("f1-ckks-bootstrap-packed")
+    assert packed.max_limbs == 24 and packed.bootstrap.slot_count(packed.N) == packed.slots
 
 
 def test_preset_overrides_and_unknown_names():
