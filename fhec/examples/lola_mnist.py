@@ -79,14 +79,21 @@ SMALL = Shape(side=12, pad=1, kernel=5, stride=2, maps=2, hidden=16, classes=4)
 
 
 def weights(shape: Shape, seed: int = 2019) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fixed (seeded) conv, dense1, dense2 weights, scaled so every value stays below 1 for
-    pixels in [-1, 1]: each output sums its fan-in terms of at most 1/fan-in."""
+    """Fixed (seeded) conv, dense1, dense2 weights, as large as the value bounds allow so
+    that the scores stay well above the noise of N = 2^14 key switching: each map's conv
+    weights sum to 1 in absolute value, and a dense layer's weights are at most 1/(m·T),
+    the number of products the hybrid method sums into one slot (`hybrid_diagonals`),
+    so that every value provably stays within [-1, 1] for pixels in [-1, 1]."""
     rng = np.random.default_rng(seed)
-    k2 = shape.kernel**2
-    conv = rng.uniform(-1, 1, (shape.maps, k2)) / k2
-    dense1 = rng.uniform(-1, 1, (shape.hidden, shape.conv_outputs)) / shape.conv_outputs
-    dense2 = rng.uniform(-1, 1, (shape.classes, shape.hidden)) / shape.hidden
-    return conv, dense1, dense2
+    conv = rng.uniform(-1, 1, (shape.maps, shape.kernel**2))
+    conv /= np.abs(conv).sum(axis=1, keepdims=True)
+
+    def dense(rows, cols):
+        m, blocks = hybrid_shape(rows, cols)
+        w = rng.uniform(-1, 1, (rows, cols))
+        return w / np.abs(w).max() / (m * blocks)
+
+    return conv, dense(shape.hidden, shape.conv_outputs), dense(shape.classes, shape.hidden)
 
 
 def conv_vectors(shape: Shape, conv: np.ndarray, slots: int) -> list[np.ndarray]:
@@ -101,6 +108,13 @@ def conv_vectors(shape: Shape, conv: np.ndarray, slots: int) -> list[np.ndarray]
     return vecs
 
 
+def hybrid_shape(rows: int, cols: int) -> tuple[int, int]:
+    """(m, T) of the hybrid method for a rows x cols layer: rows padded to m, a power of
+    two, and T = ceil((cols + m) / m) blocks of m slots summed."""
+    m = 1 << max(0, math.ceil(math.log2(rows)))
+    return m, -(-(cols + m) // m)
+
+
 def hybrid_diagonals(w: np.ndarray, slots: int) -> tuple[dict[int, np.ndarray], int, int]:
     """The hybrid diagonal method for ``w @ a`` (rows padded to m, a power of two): the
     diagonals ``{s: d_s}`` (steps s in [-m, 0)) such that y = sum_s d_s ⊙ rotate(a, s)
@@ -111,8 +125,7 @@ def hybrid_diagonals(w: np.ndarray, slots: int) -> tuple[dict[int, np.ndarray], 
     so every slot i < T·m is read once and no sum wraps around the ring.
     """
     rows, cols = w.shape
-    m = 1 << max(0, math.ceil(math.log2(rows)))
-    blocks = -(-(cols + m) // m)
+    m, blocks = hybrid_shape(rows, cols)
     if blocks * m > slots:
         raise ValueError(f"a {rows} x {cols} layer needs {blocks * m} slots; the ring has {slots}")
     i = np.arange(blocks * m)
@@ -133,10 +146,12 @@ def _dense_plain(x, w: np.ndarray, slots: int):
     return x.linear_transform(diagonals, hoisting="single").sum_slots(blocks, stride=m)
 
 
-def _dense_encrypted(p: fhec.Program, name: str, x, w: np.ndarray, slots: int, bounds: dict):
+def _dense_encrypted(p: fhec.Program, name: str, x, w: np.ndarray, slots: int):
     """The hybrid method with encrypted diagonals, by BSGS written out: the model owner
     sends diagonal s = g·n1 + b - m pre-rotated by -g·n1, so each giant step is one
-    rotation of a sum of baby-step products."""
+    rotation of a sum of baby-step products. A weight ciphertext may hold any value
+    within its bound, so each output (a sum of m·T products) stays within [-1, 1] only
+    with weights of at most 1 / (m·T)."""
     diagonals, m, blocks = hybrid_diagonals(w, slots)
     n1 = 1 << (math.ceil(math.log2(m)) + 1) // 2
     base = x.rotate(-m)
@@ -147,7 +162,7 @@ def _dense_encrypted(p: fhec.Program, name: str, x, w: np.ndarray, slots: int, b
         for b in range(n1):
             if (g + b - m) not in diagonals:
                 continue
-            d = p.input(f"{name}_diag{g + b}", bound=bounds[name])
+            d = p.input(f"{name}_diag{g + b}", bound=1.0 / (m * blocks))
             term = baby[b] * d
             inner = term if inner is None else inner + term
         if inner is None:
@@ -171,11 +186,10 @@ def lola_mnist(shape: Shape = MNIST, N: int = 2**14, encrypted_weights: bool = F
     p = fhec.Program(f"lola_mnist_{kind}_{shape.side}x{shape.side}_N{N}", params)
     windows = [p.input(f"window_{i}") for i in range(shape.kernel**2)]
     if encrypted_weights:
-        bounds = {"dense1": 1.0 / (shape.conv_outputs + 16), "dense2": 1.0 / (shape.hidden + 16)}
         ws = [p.input(f"conv_w_{i}", bound=1.0 / shape.kernel**2) for i in range(shape.kernel**2)]
         c = sum((x * w for x, w in zip(windows[1:], ws[1:])), windows[0] * ws[0])
-        h = _dense_encrypted(p, "dense1", c * c, dense1, slots, bounds)
-        p.output("scores", _dense_encrypted(p, "dense2", h * h, dense2, slots, bounds))
+        h = _dense_encrypted(p, "dense1", c * c, dense1, slots)
+        p.output("scores", _dense_encrypted(p, "dense2", h * h, dense2, slots))
         return p
     vecs = conv_vectors(shape, conv, slots)
     c = sum((x * v for x, v in zip(windows[1:], vecs[1:])), windows[0] * vecs[0])
