@@ -111,6 +111,7 @@ def _import_example(path: Path):
     name = f"_fhec_suite_{path.stem}_{zlib.crc32(str(path).encode()):08x}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses (and pickling) look their module up by name
     sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
