@@ -79,6 +79,7 @@ def load_module(path: str):
     spec = importlib.util.spec_from_loader(mod_name, loader)
     module = importlib.util.module_from_spec(spec)
     module.__file__ = path
+    sys.modules[mod_name] = module  # dataclasses defined in the file look their module up by name
     directory = os.path.dirname(os.path.abspath(path))
     sys.path.insert(0, directory)
     try:
