@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import fhec
-from lola_mnist import hybrid_diagonals, hybrid_shape
+from lola_mnist import dense_layer, hybrid_bound, unit_bound
 
 
 @dataclass(frozen=True)
@@ -104,12 +104,10 @@ def lola_cifar(shape: CifarShape = CIFAR, N: int = 2**14, security: int | None =
     dense = rng.uniform(-1, 1, (shape.classes, w2.shape[0]))
     g = shape.group_maps(slots)
     groups = [range(a, min(a + g, shape.conv1[0])) for a in range(0, shape.conv1[0], g)]
-    # Scale the next layers so that the compiler's static bound (m·T products per slot
-    # in each block, summed over the blocks) stays within 1 (as lola_mnist.weights does).
-    m2, t2 = hybrid_shape(w2.shape[0], len(groups[0]) * p1)
-    w2 /= np.abs(w2).max() * m2 * t2 * len(groups)
-    m3, t3 = hybrid_shape(shape.classes, w2.shape[0])
-    dense /= np.abs(dense).max() * m3 * t3
+    # Scale the next layers to a compiler bound of 1 (as lola_mnist.weights does); the
+    # second convolution's bound is the sum of its groups' bounds.
+    w2 /= sum(hybrid_bound(w2[:, g.start * p1:g.stop * p1]) for g in groups)
+    dense = unit_bound(dense)
 
     p = fhec.Program(f"lola_cifar_{shape.side}x{shape.side}_N{N}", params)
     windows = [p.input(f"window_{i}") for i in range(shape.windows)]
@@ -122,12 +120,9 @@ def lola_cifar(shape: CifarShape = CIFAR, N: int = 2**14, security: int | None =
                 v[j * p1:(j + 1) * p1] = w1[m, i]
             vecs.append(v)
         conv = sum((x * v for x, v in zip(windows[1:], vecs[1:])), windows[0] * vecs[0])
-        block = w2[:, maps.start * p1:maps.stop * p1]
-        diagonals, m, blocks = hybrid_diagonals(block, slots)
-        part = (conv * conv).linear_transform(diagonals, hoisting="single").sum_slots(blocks, stride=m)
+        part = dense_layer(conv * conv, w2[:, maps.start * p1:maps.stop * p1])
         hidden = part if hidden is None else hidden + part
-    diagonals, m, blocks = hybrid_diagonals(dense, slots)
-    p.output("scores", (hidden * hidden).linear_transform(diagonals, hoisting="single").sum_slots(blocks, stride=m))
+    p.output("scores", dense_layer(hidden * hidden, dense))
     return p
 
 

@@ -81,19 +81,15 @@ SMALL = Shape(side=12, pad=1, kernel=5, stride=2, maps=2, hidden=16, classes=4)
 def weights(shape: Shape, seed: int = 2019) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fixed (seeded) conv, dense1, dense2 weights, as large as the value bounds allow so
     that the scores stay well above the noise of N = 2^14 key switching: each map's conv
-    weights sum to 1 in absolute value, and a dense layer's weights are at most 1/(m·T),
-    the number of products the hybrid method sums into one slot (`hybrid_diagonals`),
-    so that every value provably stays within [-1, 1] for pixels in [-1, 1]."""
+    weights sum to 1 in absolute value, and each dense layer is scaled to a compiler
+    bound of 1 (`unit_bound`), so that every value provably stays within [-1, 1] for
+    pixels in [-1, 1]."""
     rng = np.random.default_rng(seed)
     conv = rng.uniform(-1, 1, (shape.maps, shape.kernel**2))
     conv /= np.abs(conv).sum(axis=1, keepdims=True)
-
-    def dense(rows, cols):
-        m, blocks = hybrid_shape(rows, cols)
-        w = rng.uniform(-1, 1, (rows, cols))
-        return w / np.abs(w).max() / (m * blocks)
-
-    return conv, dense(shape.hidden, shape.conv_outputs), dense(shape.classes, shape.hidden)
+    dense1 = unit_bound(rng.uniform(-1, 1, (shape.hidden, shape.conv_outputs)))
+    dense2 = unit_bound(rng.uniform(-1, 1, (shape.classes, shape.hidden)))
+    return conv, dense1, dense2
 
 
 def conv_vectors(shape: Shape, conv: np.ndarray, slots: int) -> list[np.ndarray]:
@@ -141,9 +137,25 @@ def hybrid_diagonals(w: np.ndarray, slots: int) -> tuple[dict[int, np.ndarray], 
     return diagonals, m, blocks
 
 
-def _dense_plain(x, w: np.ndarray, slots: int):
-    diagonals, m, blocks = hybrid_diagonals(w, slots)
-    return x.linear_transform(diagonals, hoisting="single").sum_slots(blocks, stride=m)
+def hybrid_bound(w: np.ndarray) -> float:
+    """The bound the compiler derives for `dense_layer` of `w` on a vector bounded by 1:
+    the largest per-slot sum of |diagonal| entries (`linear_transform` bounds each slot
+    by its row of diagonals) times the T blocks `sum_slots` adds (it knows no more)."""
+    m, blocks = hybrid_shape(*w.shape)
+    diagonals, _, _ = hybrid_diagonals(w, m * blocks)
+    return blocks * float(sum(np.abs(d) for d in diagonals.values()).max())
+
+
+def unit_bound(w: np.ndarray) -> np.ndarray:
+    """`w` scaled so that `hybrid_bound` is 1: each layer keeps values within [-1, 1]."""
+    return w / hybrid_bound(w)
+
+
+def dense_layer(x, w: np.ndarray, hoisting: str = "single"):
+    """``w @ x`` for a plaintext matrix by the hybrid method: rows of the result in slots
+    0..rows-1, partial sums beyond them (which a following `dense_layer` never reads)."""
+    diagonals, m, blocks = hybrid_diagonals(w, x.program.params.slots)
+    return x.linear_transform(diagonals, hoisting=hoisting).sum_slots(blocks, stride=m)
 
 
 def _dense_encrypted(p: fhec.Program, name: str, x, w: np.ndarray, slots: int):
@@ -173,17 +185,20 @@ def _dense_encrypted(p: fhec.Program, name: str, x, w: np.ndarray, slots: int):
 
 
 def lola_mnist(shape: Shape = MNIST, N: int = 2**14, encrypted_weights: bool = False,
-               security: int | None = 128) -> fhec.Program:
+               security: int | None = 128, hoisting: str = "single", params=None) -> fhec.Program:
     """The LoLa-MNIST network (module doc) as a Program: 25 conv-representation image
     inputs (``window_i``) and, with `encrypted_weights`, ciphertext weight inputs
-    (``conv_w_i``, ``dense1_diag_k``, ``dense2_diag_k``, packed as `packed_weights`
-    gives them). Output ``scores``: class k in slot k."""
+    (``conv_w_i``, then each dense layer's diagonals ``dense1_diagK``, pre-rotated for
+    their giant step). Output ``scores``: class k in slot k. `hoisting`: of the dense
+    layers' BSGS (plaintext weights); `params` replaces F1's parameters (N, security and
+    the level count then come from it)."""
     levels = 6 if encrypted_weights else 5
-    params = fhec.CKKSParams(N=N, levels=levels, scale_bits=28, word_bits=32, security=security)
+    if params is None:
+        params = fhec.CKKSParams(N=N, levels=levels, scale_bits=28, word_bits=32, security=security)
     slots = params.slots
     conv, dense1, dense2 = weights(shape)
     kind = "encrypted" if encrypted_weights else "plain"
-    p = fhec.Program(f"lola_mnist_{kind}_{shape.side}x{shape.side}_N{N}", params)
+    p = fhec.Program(f"lola_mnist_{kind}_{shape.side}x{shape.side}_N{params.N}", params)
     windows = [p.input(f"window_{i}") for i in range(shape.kernel**2)]
     if encrypted_weights:
         ws = [p.input(f"conv_w_{i}", bound=1.0 / shape.kernel**2) for i in range(shape.kernel**2)]
@@ -193,8 +208,8 @@ def lola_mnist(shape: Shape = MNIST, N: int = 2**14, encrypted_weights: bool = F
         return p
     vecs = conv_vectors(shape, conv, slots)
     c = sum((x * v for x, v in zip(windows[1:], vecs[1:])), windows[0] * vecs[0])
-    h = _dense_plain(c * c, dense1, slots)
-    p.output("scores", _dense_plain(h * h, dense2, slots))
+    h = dense_layer(c * c, dense1, hoisting)
+    p.output("scores", dense_layer(h * h, dense2, hoisting))
     return p
 
 
