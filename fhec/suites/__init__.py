@@ -146,7 +146,7 @@ def suite_rows(suite: str, rows: list[SuiteRow] | None = None) -> list[SuiteRow]
     given = [r for r in (example_rows() if rows is None else rows) if r.suite == suite]
     order = {(p.name, p.variant): i for i, p in enumerate(x for x in PAPER_ROWS if x.suite == suite)}
     have = {(r.name, r.variant) for r in given}
-    placeholders = [SuiteRow(p.suite, p.name, p.variant, "–", p.paper_ms, p.paper_source, None, p.missing)
+    placeholders = [SuiteRow(p.suite, p.name, p.variant, "none", p.paper_ms, p.paper_source, None, p.missing)
                     for p in PAPER_ROWS if p.suite == suite and (p.name, p.variant) not in have]
     return sorted(given + placeholders, key=lambda r: order.get((r.name, r.variant), len(order)))
 
@@ -181,10 +181,15 @@ RESULT_KEYS = ("name", "variant", "target", "fhec_ms", "paper_ms", "ratio", "N",
 
 
 def _binding(report) -> str:
-    """The binding resource: the busiest unit kind for a compute bound, HBM for a
-    bandwidth bound, else the bound's name."""
-    return {"compute": f"compute ({report.busiest_kind})", "bandwidth": "off-chip bandwidth"}.get(
-        report.binding_bound, report.binding_bound)
+    """The binding resource, named from the bound closest to the schedule
+    (`fhec.analysis.bounds`): the busiest unit kind, the off-chip channel, or the chain
+    of dependent operations."""
+    return {
+        "compute": f"compute ({report.busiest_kind})",
+        "bandwidth": "off-chip bandwidth",
+        "load-aware": "off-chip loads, then the work waiting on them",
+        "dependency": "dependency chain",
+    }.get(report.binding_bound, report.binding_bound)
 
 
 def run_row(row: SuiteRow) -> dict:
@@ -230,7 +235,7 @@ def run_suite(suite: str, rows: list[SuiteRow] | None = None, progress: Callable
     results = []
     for row in suite_rows(suite, rows):
         if progress is not None:
-            progress(f"{row.name}{f' ({row.variant})' if row.variant else ''} on {row.target} ...")
+            progress(f"{row.name}{f' ({row.variant})' if row.variant else ''}: {row.needs or f'on {row.target} ...'}")
         results.append(run_row(row))
     return results
 
@@ -269,7 +274,7 @@ def benchmark_rows(suite: str, rows: list[SuiteRow] | None = None) -> list[dict]
     (each with ``group``), for a ``benchmarks/bench_suite_*.py`` module."""
     from rich.console import Console
 
-    console = Console()
+    console = Console(width=max(Console().width, 200))  # the table has 13 columns; never fold them to 80
     results = run_suite(suite, rows, progress=lambda s: console.print(f"[dim]{s}[/dim]"))
     console.print(suite_table(suite, results))
     return [{"group": f"suite {suite}", **r} for r in results]
