@@ -56,8 +56,13 @@ PAPER_ROWS: tuple[PaperRow, ...] = (
 ) + tuple(
     PaperRow("osiris", name, variant, ms, "Osiris Table III")
     for name, times in (("MLP", (0.124, 0.125, 0.130)), ("LoLa", (0.0955, 0.0967, 0.0979)),
-                        ("LeNet", (0.676, 0.663, 0.780)))
+                        ("LeNet", (0.676, 0.663, 0.780)), ("HELR-1024", (2.67, 2.61, 2.46)),
+                        ("ResNet-20", (101.0, 96.3, 92.4)))
     for variant, ms in zip(("NH", "SH", "DH"), times)
+) + tuple(
+    PaperRow("osiris", "Bootstrap", variant, ms, "Osiris Table III",
+             "in the 'Osiris Table III' section (benchmarks/bench_osiris.py)")
+    for variant, ms in zip(("NH", "SH", "DH"), (3.00, 2.82, 2.70))
 )
 """Every row of F1 Table 3 and the Osiris Table III rows fhec's suite covers (1 TB/s)."""
 
