@@ -67,3 +67,18 @@ def test_hybrid_diagonals_compute_the_matrix_product():
         y = sum(d * np.roll(a, -s) for s, d in diagonals.items())
         out = sum(np.roll(y, -t * m) for t in range(blocks))
         np.testing.assert_allclose(out[:rows], w @ a[:cols], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, target", [
+    ("lola_mnist.py", "f1"),
+    ("db_lookup.py", "f1"),
+    ("osiris_nets.py", "osiris"),
+    pytest.param("lola_cifar.py", "f1", marks=pytest.mark.slow),
+    pytest.param("private_lookup.py", "f1", marks=pytest.mark.slow),
+])
+def test_suite_examples_run_bit_identically_on_their_target(name, target):
+    """`fhec run`: compile, execute the streams, and compare every limb with the eager
+    evaluator and the decryption with the reference."""
+    r = CliRunner().invoke(main, ["run", str(EXAMPLES / name), "--target", target, "--seed", "1"])
+    assert r.exit_code == 0, r.output
+    assert f"{name} on {target}: OK" in r.output
