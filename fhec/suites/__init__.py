@@ -86,10 +86,6 @@ class SuiteRow:
     needs: str | None = None
     note: str = ""
 
-    @property
-    def key(self) -> tuple[str, str, str | None]:
-        return (self.suite, self.name, self.variant)
-
     @staticmethod
     def from_dict(d: dict, module: str) -> "SuiteRow":
         """Validate one ``suite_rows()`` dict of example `module`; `SuiteError` names the
