@@ -5,7 +5,7 @@ Table 3): a 5 x 5 convolution of stride 2 with 5 maps over the 28 x 28 image (ze
 to 29 x 29, as CryptoNets and LoLa do: 5 x 13 x 13 = 845 outputs), the square activation,
 a dense layer 845 -> 100, the square, and a dense layer 100 -> 10.
 
-Layouts, as LoLa lays them out:
+Layouts (LoLa's for the input and the convolution, the hybrid method for the dense layers):
 - the input arrives in LoLa's *convolution representation*: one ciphertext per kernel
   position (25), slot 169·m + j holding the pixel that position j of map m reads (the
   client packs it; the 169 values are repeated for each of the 5 maps);
@@ -28,7 +28,7 @@ product, which LoLa's integer BFV weights do not need, so the unencrypted varian
 one level higher (5); the encrypted one starts at F1's 6 and ends at level 1.
 
 The paper-size programs use N = 2^14: 8,192 CKKS slots, the 8,192 slots LoLa's MNIST
-network packs (LoLa's BFV ring of 8,192 has 8,192 slots; CKKS needs 2N slots), and F1's
+network packs (LoLa's BFV ring N = 8,192 has 8,192 slots; a CKKS ring has N/2), and F1's
 largest ring (n_max = 16,384). 128-bit secure by the HE standard (log QP within 438).
 The module's program is the same network, smaller (a 12 x 12 image, 2 maps, 16 hidden
 units, 4 classes) at N = 2^10 (INSECURE, security=None) so that `fhec check` is quick.
