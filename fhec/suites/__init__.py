@@ -28,7 +28,7 @@ from fhec.errors import FhecError, SuiteError, TargetError
 SUITES = ("f1", "osiris")
 """The suite names `fhec bench --suite` accepts (a benchmark module per suite)."""
 
-SUITE_MODULES = ("lola_mnist", "lola_cifar", "helr", "db_lookup", "bootstrap", "osiris_nets")
+SUITE_MODULES = ("lola_mnist", "lola_cifar", "helr", "db_lookup", "bootstrap", "osiris_nets", "resnet20")
 """Example modules (``fhec/examples/NAME.py``) whose ``suite_rows()`` give the rows."""
 
 
