@@ -1,12 +1,21 @@
 """LoLa-CIFAR: LoLa's CIFAR-10 network on an encrypted image (CKKS), small here, F1's size in the suite.
 
 After LoLa (Brutzkus, Elisha, Gilad-Bachrach, ICML 2019), ported to CKKS as F1 does (F1
-§7, Table 3, starting level L = 8, unencrypted weights): a convolution of the 3 x 32 x 32
-image with 83 maps of 8 x 8 windows at stride 2 (83 x 13 x 13 outputs), the square, a
-convolution with 163 maps of 6 x 6 windows at stride 2 (163 x 4 x 4 = 2,608 outputs),
-the square, and a dense layer 2,608 -> 10. (The layer sizes are LoLa's CIFAR network as
-fhec's authors recall it; the LoLa paper was not at hand when this was written, so check
-them against its §5 before quoting this row.)
+§7, Table 3, starting level L = 8, unencrypted weights). LoLa's released network
+(microsoft/CryptoNets, CifarCryptoNet/LolaCifarCryptoNet.cs; BFV at N = 16,384) is: a
+convolution of the 3 x 32 x 32 image, zero-padded by 1, with 83 maps of 3 x 8 x 8 windows
+at stride 2 (83 x 14 x 14), the square, a convolution with 163 maps of 83 x 6 x 6 windows
+at stride 2 with padding 2, applied as a dense layer (163 x 7 x 7 = 7,987 outputs), the
+square, and a dense layer 7,987 -> 10.
+
+fhec's program is smaller, for memory: the first convolution without the padding (83 x
+13 x 13) and the second down to 163 x 4 x 4 = 2,608 outputs (6 x 6 windows at stride 2,
+no padding). At LoLa's sizes the hybrid method below needs the second convolution as
+10 blocks of 4,096 diagonals of 8,192 slots (40,960 plaintext vectors, about 6 GB while
+tracing), beyond the 4 GB a process may take on the machine this was written on; this
+program's 16,384 diagonals peak at 2.5 GB. The deviation scales the plaintext traffic
+of that layer by about 2.5, not the order of magnitude between fhec's time and F1's
+(docs/suites.md).
 
 Layouts, as in `lola_mnist.py`: the image arrives in LoLa's convolution representation,
 one ciphertext per window position (8 x 8 x 3 = 192), slot 169·j + i holding the pixel
@@ -66,7 +75,7 @@ class CifarShape:
 
 
 CIFAR = CifarShape(side=32, channels=3, conv1=(83, 8, 2), conv2=(163, 6, 2), classes=10)
-"""LoLa's CIFAR-10 network (module doc)."""
+"""LoLa's CIFAR-10 network without its paddings (module doc: 83 x 13 x 13, then 163 x 4 x 4)."""
 SMALL = CifarShape(side=12, channels=3, conv1=(4, 4, 2), conv2=(6, 3, 2), classes=3)
 """The same network, small enough for `fhec check` at N = 2^10."""
 
@@ -131,8 +140,8 @@ def suite_rows() -> list[dict]:
     return [{
         "suite": "f1", "name": "LoLa-CIFAR unencrypted weights", "variant": None, "target": "f1", "paper_ms": 241.0,
         "paper_source": "F1 Table 3", "build": lola_cifar, "needs": None,
-        "note": "CKKS port; layer sizes as recalled (see the module doc); convolutions and dense layer by the "
-                "hybrid diagonal method with BSGS, far fewer rotations than LoLa's representations",
+        "note": "CKKS port; LoLa's layers without their paddings (83x13x13, 163x4x4: memory, see the module doc); "
+                "convolutions by the hybrid diagonal method with BSGS, far fewer rotations than LoLa's layouts",
     }]
 
 
