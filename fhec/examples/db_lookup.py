@@ -40,22 +40,6 @@ COUNTRIES = 47
 """Entries of HElib's countries_dataset.csv (European countries and their capitals)."""
 
 
-def power(x, e: int):
-    """x^e by repeated squaring, depth ceil(log2 e): the product of the squarings x^(2^k)
-    for the bits k of e, multiplied as a balanced tree."""
-    squares, factors, k = x, [], 0
-    while e:
-        if e & 1:
-            factors.append(squares)
-        e >>= 1
-        if e:
-            squares = squares * squares
-            k += 1
-    while len(factors) > 1:
-        factors = [a * b for a, b in zip(factors[::2], factors[1::2])] + factors[len(factors) // 2 * 2:]
-    return factors[0]
-
-
 def db_lookup(entries: int = COUNTRIES, N: int = 2**14, plain_modulus: int = 65537, levels: int = 17,
               security: int | None = None) -> fhec.Program:
     """The lookup (module doc) over `entries` encrypted key-value pairs: inputs ``query``,
@@ -67,7 +51,7 @@ def db_lookup(entries: int = COUNTRIES, N: int = 2**14, plain_modulus: int = 655
     found = None
     for i in range(entries):
         key, value = p.input(f"key_{i}"), p.input(f"value_{i}", level=1)
-        mask = 1 - power(key - query, t - 1)
+        mask = 1 - (key - query) ** (t - 1)  # Fermat: 1 unless key = query; log2(t - 1) levels
         hit = mask * value
         found = hit if found is None else found + hit
     p.output("value", found)
