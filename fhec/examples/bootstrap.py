@@ -47,6 +47,6 @@ def suite_rows() -> list[dict]:
     return [{
         "suite": "f1", "name": "CKKS bootstrapping", "variant": None, "target": "f1", "paper_ms": 1.30,
         "paper_source": "F1 Table 3", "build": f1_bootstrap, "needs": None,
-        "note": "the f1-ckks-bootstrap preset; F1 runs HEAAN's non-packed bootstrapping, fhec's preset "
-                "states how its slots and stages differ (docs/bootstrapping.md)",
+        "note": "the f1-ckks-bootstrap preset: non-packed (one slot) bootstrapping as HEAAN's and F1's; its "
+                "parameters and their sources are in docs/bootstrapping.md",
     }]
