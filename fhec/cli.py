@@ -16,6 +16,7 @@
     fhec targets [FILE.toml]          the shipped targets (or check a target file)
     fhec report DIR/report.json       print a saved report
     fhec bench [--quick] [NAMES]      run benchmarks/ (from a source checkout)
+    fhec bench --suite f1|osiris      a paper's suite beside the paper's times (fhec.suites)
     fhec examples [copy DIR]          the shipped example programs / write them into DIR
     fhec --version                    the installed version
 
@@ -78,6 +79,7 @@ def load_module(path: str):
     spec = importlib.util.spec_from_loader(mod_name, loader)
     module = importlib.util.module_from_spec(spec)
     module.__file__ = path
+    sys.modules[mod_name] = module  # dataclasses defined in the file look their module up by name
     directory = os.path.dirname(os.path.abspath(path))
     sys.path.insert(0, directory)
     try:
@@ -548,15 +550,26 @@ def report_command(report_json: str) -> None:
 @main.command(name="bench")
 @click.argument("only", nargs=-1)
 @click.option("--quick", is_flag=True, help="Smaller sizes only.")
-def bench_command(only: tuple[str, ...], quick: bool) -> None:
+@click.option("--suite", default=None, metavar="NAME",
+              help="Run one paper's suite (f1, osiris: benchmarks/bench_suite_NAME.py) and print it beside the paper.")
+def bench_command(only: tuple[str, ...], quick: bool, suite: str | None) -> None:
     """Run the benchmarks of a source checkout (benchmarks/run.py; needs fhec[bench] for
-    the SEAL comparison) and rewrite docs/benchmarks.md. ONLY: substrings of module names."""
+    the SEAL comparison) and rewrite docs/benchmarks.md. ONLY: substrings of module names.
+    --suite NAME runs exactly the module benchmarks/bench_suite_NAME.py (fhec.suites),
+    which keeps the other modules' last results in docs/benchmarks.md."""
     import runpy
     from pathlib import Path
 
     runner = Path("benchmarks/run.py")
     if not runner.exists():
         _fail(ProgramNotFoundError("no benchmarks/run.py here: run `fhec bench` from the root of an fhec checkout"))
+    if suite is not None:
+        suites = sorted(p.stem.removeprefix("bench_suite_") for p in runner.parent.glob("bench_suite_*.py"))
+        if only:
+            _fail(InvalidArgumentError("--suite runs one suite; drop the module names, or drop --suite"))
+        if suite not in suites:
+            _fail(InvalidArgumentError(f"no suite {suite!r} in benchmarks/; choose one of {', '.join(suites) or '(none)'}"))
+        only = (f"bench_suite_{suite}",)
     sys.argv = [str(runner), *only, *(["--quick"] if quick else [])]
     runpy.run_path(str(runner), run_name="__main__")
 

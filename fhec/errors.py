@@ -216,3 +216,8 @@ class SecretKeyError(FhecError):
 class PlotDataError(FhecError):
     """A plot needs data the report does not carry (a report read back from JSON has no
     streams); the message says which plots still work and how to get the others."""
+
+
+class SuiteError(FhecError):
+    """A benchmark suite (`fhec.suites`) is unknown, or an example's ``suite_rows()`` gives a
+    malformed row (the message names the module and the key)."""

@@ -105,7 +105,8 @@ def test_files_without_programs_are_skipped_in_a_batch(write):
     assert run("check", "--seed", "0", helper).exit_code == 2
 
 
-@pytest.mark.parametrize("name", ["logistic_regression.py", "private_lookup.py", "lola_mnist.py"])
+@pytest.mark.parametrize("name", ["logistic_regression.py", "private_lookup.py", "lola_mnist.py", "lola_cifar.py", "osiris_nets.py",
+                                  "db_lookup.py"])
 def test_examples_pass_check(name):
     r = run("check", "--seed", "0", str(EXAMPLES / name))
     assert r.exit_code == 0, r.output

@@ -31,3 +31,22 @@ for step in range(4):
         y = y.bootstrap()
     y = (y * y) * 0.5 + 0.25
 p.output("y", y)
+
+
+def f1_bootstrap() -> fhec.Program:
+    """One bootstrap at F1's CKKS setting (preset "f1-ckks-bootstrap": N = 2^14, L_max = 24
+    limbs of 32-bit words): a ciphertext at level 1, as F1 §7 bootstraps it, refreshed."""
+    params = fhec.CKKSParams.preset("f1-ckks-bootstrap")
+    q = fhec.Program("f1_ckks_bootstrap", params)
+    q.output("y", q.input("x", level=1).bootstrap())
+    return q
+
+
+def suite_rows() -> list[dict]:
+    """F1 Table 3's CKKS bootstrapping row (`fhec.suites`)."""
+    return [{
+        "suite": "f1", "name": "CKKS bootstrapping", "variant": None, "target": "f1", "paper_ms": 1.30,
+        "paper_source": "F1 Table 3", "build": f1_bootstrap, "needs": None,
+        "note": "the f1-ckks-bootstrap preset: non-packed (one slot) bootstrapping as HEAAN's and F1's; its "
+                "parameters and their sources are in docs/bootstrapping.md",
+    }]

@@ -10,17 +10,19 @@ with Fermat's little theorem: for a prime t, (q - k)^(t-1) ≡ 1 mod t unless q 
 and the answer is the masked sum  sum_i eq_i * v_i,  which `sum_slots()` leaves in every
 slot (rotations within each row, then the row swap).
 
-t = 257 keeps the exponent small: x^256 is 8 squarings (depth 8), plus one level for
-the plaintext mask: levels = 9. Batching needs t ≡ 1 mod 2N, so N <= 128: far below the
-HE standard's smallest ring (N = 1024), hence `security=None` — a functional toy; a
-real deployment needs N >= 2^13 with a t ≡ 1 mod 2N such as 65537 (16 squarings).
+Batching needs a prime t ≡ 1 mod 2N; at N = 2^10, the smallest ring accelerators such as
+F1 accept, t = 12289 (= 6·2048 + 1) is the smallest, so x^12288 takes 14 levels (13
+squarings and one product, `x ** k`), plus one for the plaintext mask: levels = 15. Its
+modulus is beyond the HE standard's bound for N = 1024, hence `security=None` — a
+functional toy; a deployment needs N >= 2^14 with t = 65537 (16 squarings), the size
+of `db_lookup.py` (F1's DB lookup).
 
 Run:  fhec examples copy ex && fhec check ex/private_lookup.py
 """
 
 import fhec
 
-params = fhec.BGVParams(N=2**7, levels=9, plain_modulus=257, security=None)
+params = fhec.BGVParams(N=2**10, levels=15, plain_modulus=12289, security=None)
 t = params.plain_modulus
 
 p = fhec.Program("private_lookup", params)
@@ -28,5 +30,5 @@ query = p.input("query")
 keys = p.plain("keys")
 values = p.plain("values")
 diff = query - keys
-eq = 1 - diff.polynomial([0] * (t - 1) + [1])  # (q - k)^(t-1) by 8 squarings
+eq = 1 - diff ** (t - 1)  # Fermat: (q - k)^(t-1) is 1 unless q = k
 p.output("value", (eq * values).sum_slots())

@@ -1,0 +1,136 @@
+"""fhec.suites and `fhec bench --suite`: row discovery, the runner's statuses, and the CLI on a
+tiny fake suite (no paper-size compile here; `fhec bench --suite f1` runs those)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import fhec
+from fhec.cli import main
+from fhec.errors import SuiteError
+from fhec.suites import PAPER_ROWS, SuiteRow, run_row, suite_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FAKE_SUITE = '''"""A fake suite: one tiny program on f1, one on a missing target, one that needs bootstrapping."""
+import fhec
+from fhec.suites import SuiteRow, benchmark_rows
+
+
+def tiny():
+    params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None)
+    p = fhec.Program("tiny", params)
+    x = p.input("x")
+    p.output("y", x * x + x)
+    return p
+
+
+ROWS = [
+    SuiteRow("f1", "LoLa-MNIST unencrypted weights", None, "f1", 0.17, "F1 Table 3", tiny),
+    SuiteRow("f1", "DB lookup", None, "no-such-target", 4.36, "F1 Table 3", tiny),
+    SuiteRow("f1", "CKKS bootstrapping", None, "f1", 1.30, "F1 Table 3", None, needs="needs bootstrapping"),
+]
+
+
+def run(quick=False):
+    return benchmark_rows("f1", rows=ROWS)
+'''
+
+OTHER = '''"""Another benchmark module."""
+
+
+def run(quick=False):
+    return [{"group": "other", "name": "x", "fhec_us": 1.0}]
+'''
+
+
+def _tiny():
+    params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None)
+    p = fhec.Program("tiny", params)
+    x = p.input("x")
+    p.output("y", x * x + x)
+    return p
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    """A directory shaped like an fhec checkout: benchmarks/run.py, the fake suite, docs/."""
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "docs").mkdir()
+    shutil.copy(ROOT / "benchmarks" / "run.py", tmp_path / "benchmarks" / "run.py")
+    (tmp_path / "benchmarks" / "bench_suite_fake.py").write_text(FAKE_SUITE)
+    (tmp_path / "benchmarks" / "bench_other.py").write_text(OTHER)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["fhec"])
+    return tmp_path
+
+
+def test_bench_suite_prints_the_table_and_writes_its_own_section(checkout):
+    r = CliRunner().invoke(main, ["bench", "--suite", "fake"])
+    assert r.exit_code == 0, r.output
+    assert "fhec bench --suite f1" in r.output  # the rich table's title
+    assert "needs the no-such-target target" in r.output and "needs bootstrapping" in r.output
+    results = json.loads((checkout / "benchmarks" / "results" / "latest.json").read_text())
+    assert list(results["modules"]) == ["bench_suite_fake"]  # exactly the suite's module ran
+    rows = {row["name"]: row for row in results["modules"]["bench_suite_fake"]["rows"]}
+    # The one row that ran gives the compiled program's time, beside the paper's.
+    report = fhec.compile(_tiny(), "f1").report
+    ran = rows["LoLa-MNIST unencrypted weights"]
+    assert ran["status"] == "ok" and ran["fhec_ms"] == pytest.approx(report.time_us / 1000)
+    assert ran["ratio"] == pytest.approx(ran["fhec_ms"] / 0.17) and ran["cycles"] == report.cycles
+    assert ran["keys_MiB"] >= 0 and ran["ciphertexts_MiB"] > 0
+    # Rows that cannot run give no number, only their reason; paper rows nobody built show.
+    for name in ("DB lookup", "CKKS bootstrapping", "BGV bootstrapping", "Logistic regression"):
+        assert rows[name]["fhec_ms"] is None and rows[name]["status"] != "ok", name
+    assert rows["BGV bootstrapping"]["status"].startswith("not built: needs BGV bootstrapping")
+    assert len(rows) == sum(1 for p in PAPER_ROWS if p.suite == "f1")
+    # A later benchmarks/run.py of another module keeps the suite's section.
+    assert CliRunner().invoke(main, ["bench", "other"]).exit_code == 0
+    doc = (checkout / "docs" / "benchmarks.md").read_text()
+    assert "## suite f1" in doc and "## other" in doc and "needs the no-such-target target" in doc
+
+
+def test_bench_suite_refuses_an_unknown_suite_and_module_names(checkout):
+    r = CliRunner().invoke(main, ["bench", "--suite", "nope"])
+    assert r.exit_code == 2 and "error: no suite 'nope' in benchmarks/; choose one of fake" in r.output
+    r = CliRunner().invoke(main, ["bench", "--suite", "fake", "other"])
+    assert r.exit_code == 2 and "--suite runs one suite" in r.output
+    assert not (checkout / "docs" / "benchmarks.md").exists()
+
+
+def test_shipped_examples_give_every_f1_row_in_the_papers_order():
+    rows = suite_rows("f1")
+    assert [r.name for r in rows] == [p.name for p in PAPER_ROWS if p.suite == "f1"]
+    for r in rows:
+        assert r.build is not None or r.needs, r.name
+    built = {r.name for r in rows if r.build is not None}
+    assert {"LoLa-MNIST unencrypted weights", "LoLa-MNIST encrypted weights", "DB lookup",
+            "CKKS bootstrapping"} <= built
+
+
+def test_malformed_rows_and_unknown_suites_are_refused():
+    good = {"suite": "f1", "name": "x", "target": "f1", "build": _tiny}
+    assert SuiteRow.from_dict(good, "m").build is _tiny
+    with pytest.raises(SuiteError, match="suite 'f2' is not one of f1, osiris"):
+        SuiteRow.from_dict({**good, "suite": "f2"}, "m")
+    with pytest.raises(SuiteError, match=r"m.suite_rows\(\): a row lacks \['target'\]"):
+        SuiteRow.from_dict({k: v for k, v in good.items() if k != "target"}, "m")
+    with pytest.raises(SuiteError, match="unknown keys \\['colour'\\]"):
+        SuiteRow.from_dict({**good, "colour": 1}, "m")
+    with pytest.raises(SuiteError, match="no build function and no 'needs'"):
+        SuiteRow.from_dict({**good, "build": None}, "m")
+    with pytest.raises(SuiteError, match="no suite 'f3'"):
+        suite_rows("f3", rows=[])
+
+
+def test_a_row_whose_program_fails_reports_the_error_and_no_time():
+    def broken():
+        raise fhec.errors.ProgramError("this program is broken")
+
+    out = run_row(SuiteRow("f1", "x", None, "f1", 1.0, "", broken))
+    assert out["status"] == "error: this program is broken" and out["fhec_ms"] is None
