@@ -26,7 +26,9 @@ only), and scales down over two levels:
    cos(2π(u − 1/4)/2^r) on y ∈ [−1, 1], then r double angles c ↦ 2c² − 1, which gives
    cos(2π(u − 1/4)) = sin(2πu) ≈ 2π·m/q_0 (method "sin": the series of sin(2πu) itself);
    optionally a Taylor arcsine turns it into arcsin(sin 2πu)/(2π) = m/q_0 exactly for
-   |m/q_0| < 1/4.
+   |m/q_0| < 1/4. With ``scale_primes`` = 2 (composite scaling) EvalMod runs at a scale
+   of two primes (`HeBuilder.composite`): the scale-down lands y on it, every product is
+   rescaled by two primes, and one rescale at the end returns to the one-prime chain.
 4. **SlotsToCoeffs.** The halves recombine as re + i·im and the decoding DFT's factors
    (the first also multiplying by q_0/Δ, and by 1/(2π) without arcsine) give the slots
    Decode(m)/Δ: the input's values, at level top − depth.

@@ -34,7 +34,8 @@ How it is evaluated (Bossuat et al., Eurocrypt 2021, §4; Lattigo's and OpenFHE'
 
 With a domain, ``u = α·x + β`` costs one level when α is not an integer (the +1 of the
 depth bound). Everything keeps the builder's auto invariant (every value at one level
-has that level's scale), with three places where one rescale serves several terms (CKKS;
+has that level's scale: `HeBuilder.canonical_scale`, a chain of two-prime scales inside
+`HeBuilder.composite`, where a level step is two primes), with three places where one rescale serves several terms (CKKS;
 each falls back to the plain rule when the unrescaled value could exceed the modulus):
 
 * a leaf's terms c_i·B_i are multiplied at per-term plain scales onto one product scale,
