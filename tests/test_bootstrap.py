@@ -172,10 +172,11 @@ def test_issue_bar_bit_identical_at_n_2_12():
         assert all(np.array_equal(d["outputs"][k], eager_out[k]) for k in eager_out)
 
 
-@pytest.mark.parametrize("target", ["limbs", "tiny"])
+@pytest.mark.parametrize("target", ["limbs", pytest.param("tiny", marks=pytest.mark.slow)])
 def test_composite_scaling_is_bit_identical_small(target):
     """EvalMod at a two-prime scale is one algorithm for the evaluator, the limb program
-    and the compiled streams (every limb), at a size CI affords."""
+    and the compiled streams (every limb), at a size CI affords (the limb program; the
+    tiny compile is slow-marked)."""
     from fhec.testing import assert_matches_reference
 
     cfg = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(
