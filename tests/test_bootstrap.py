@@ -202,15 +202,21 @@ def test_hoisting_modes_of_the_dft_are_bit_identical(hoisting):
 TINY_CONFIG = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(
     K=4, degree=15, double_angle=2, arcsine_degree=7, message_ratio_bits=2))
 TINY = fhec.CKKSParams(N=2**5, levels=TINY_CONFIG.depth(2**5) + 2, security=None, bootstrap=TINY_CONFIG)
+TINY_COMPOSITE_CONFIG = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(
+    K=4, degree=15, double_angle=2, arcsine_degree=7, message_ratio_bits=2, scale_primes=2))
+TINY_COMPOSITE = fhec.CKKSParams(N=2**5, levels=TINY_COMPOSITE_CONFIG.depth(2**5) + 2, security=None,
+                                 bootstrap=TINY_COMPOSITE_CONFIG)
 
 
 @st.composite
 def around_a_bootstrap(draw):
-    """A program with random work before and after a bootstrap, and its inputs."""
-    p = fhec.Program("drawn", TINY)
+    """A program with random work before and after a bootstrap (EvalMod at a one- or a
+    two-prime scale), and its inputs."""
+    params = draw(st.sampled_from([TINY, TINY_COMPOSITE]))
+    p = fhec.Program("drawn", params)
     x, w = p.input("x", level=draw(st.integers(2, 3))), p.input("w", level=2)
     before = {
-        "rotate": lambda v: v.rotate(draw(st.integers(1, TINY.slots - 1))),
+        "rotate": lambda v: v.rotate(draw(st.integers(1, params.slots - 1))),
         "scale": lambda v: v * draw(st.floats(-1, 1, allow_nan=False)),
         "add": lambda v: (v + w) * 0.5,
         "square": lambda v: v * v,
@@ -220,7 +226,7 @@ def around_a_bootstrap(draw):
     after = {"square": lambda v: v * v, "times_w": lambda v: v * w, "rotate": lambda v: v.rotate(3) + v * 0}
     p.output("y", after[draw(st.sampled_from(sorted(after)))](y))
     p.output("w", w + w)  # w is used even when no step above drew it
-    vec = st.lists(st.floats(-1, 1, allow_nan=False), min_size=TINY.slots, max_size=TINY.slots)
+    vec = st.lists(st.floats(-1, 1, allow_nan=False), min_size=params.slots, max_size=params.slots)
     return p, {"x": np.array(draw(vec)), "w": np.array(draw(vec))}
 
 
