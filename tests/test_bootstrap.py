@@ -172,14 +172,18 @@ def test_issue_bar_bit_identical_at_n_2_12():
         assert all(np.array_equal(d["outputs"][k], eager_out[k]) for k in eager_out)
 
 
-@pytest.mark.parametrize("target", ["limbs", pytest.param("tiny", marks=pytest.mark.slow)])
-def test_composite_scaling_is_bit_identical_small(target):
+@pytest.mark.parametrize("target, hoisting", [
+    ("limbs", None),
+    ("limbs", "full"),  # EvalMod's relinearizations merged with the first of their two rescales
+    pytest.param("tiny", None, marks=pytest.mark.slow),
+])
+def test_composite_scaling_is_bit_identical_small(target, hoisting):
     """EvalMod at a two-prime scale is one algorithm for the evaluator, the limb program
     and the compiled streams (every limb), at a size CI affords (the limb program; the
     tiny compile is slow-marked)."""
     from fhec.testing import assert_matches_reference
 
-    cfg = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(
+    cfg = fhec.BootstrapConfig(hamming_weight=4, hoisting=hoisting, evalmod=fhec.EvalModConfig(
         K=4, degree=15, double_angle=2, arcsine_degree=3, message_ratio_bits=2, scale_primes=2))
     params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
     p = fhec.Program("boot", params)
