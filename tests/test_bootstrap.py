@@ -172,23 +172,28 @@ def test_issue_bar_bit_identical_at_n_2_12():
         assert all(np.array_equal(d["outputs"][k], eager_out[k]) for k in eager_out)
 
 
-@pytest.mark.parametrize("target, hoisting", [
-    ("limbs", None),
-    ("limbs", "full"),  # EvalMod's relinearizations merged with the first of their two rescales
-    pytest.param("tiny", None, marks=pytest.mark.slow),
+@pytest.mark.parametrize("target, hoisting, slots", [
+    ("limbs", None, None),
+    ("limbs", "full", None),  # EvalMod's relinearizations merged with the first of their two rescales
+    ("limbs", None, 4),  # sparse packing: a two-level scale-down onto the two-prime scale
+    pytest.param("tiny", None, None, marks=pytest.mark.slow),
 ])
-def test_composite_scaling_is_bit_identical_small(target, hoisting):
+def test_composite_scaling_is_bit_identical_small(target, hoisting, slots):
     """EvalMod at a two-prime scale is one algorithm for the evaluator, the limb program
     and the compiled streams (every limb), at a size CI affords (the limb program; the
     tiny compile is slow-marked)."""
     from fhec.testing import assert_matches_reference
 
-    cfg = fhec.BootstrapConfig(hamming_weight=4, hoisting=hoisting, evalmod=fhec.EvalModConfig(
-        K=4, degree=15, double_angle=2, arcsine_degree=3, message_ratio_bits=2, scale_primes=2))
-    params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
+    N = 2**5 if slots is None else 2**6
+    cfg = fhec.BootstrapConfig(slots=slots, cts_depth=2, stc_depth=2, hamming_weight=4, hoisting=hoisting,
+                               evalmod=fhec.EvalModConfig(K=4, degree=15, double_angle=2, arcsine_degree=3,
+                                                          message_ratio_bits=2 if slots is None else 4, scale_primes=2))
+    params = fhec.CKKSParams(N=N, levels=cfg.depth(N) + 1, security=None, bootstrap=cfg)
     p = fhec.Program("boot", params)
     p.output("y", p.input("x", level=1).bootstrap())
-    assert_matches_reference(p, target=target, seed=1, rel_bits=8)
+    period = params.slots if slots is None else slots  # a sparse bootstrap refreshes period-n messages
+    x = np.tile(np.random.default_rng(1).uniform(-1, 1, period), params.slots // period)
+    assert_matches_reference(p, {"x": x}, target=target, seed=1, rel_bits=8)
 
 
 @pytest.mark.parametrize("hoisting", ["double", "full", "none"])
