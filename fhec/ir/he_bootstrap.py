@@ -26,7 +26,9 @@ only), and scales down over two levels:
    cos(2π(u − 1/4)/2^r) on y ∈ [−1, 1], then r double angles c ↦ 2c² − 1, which gives
    cos(2π(u − 1/4)) = sin(2πu) ≈ 2π·m/q_0 (method "sin": the series of sin(2πu) itself);
    optionally a Taylor arcsine turns it into arcsin(sin 2πu)/(2π) = m/q_0 exactly for
-   |m/q_0| < 1/4.
+   |m/q_0| < 1/4. With ``scale_primes`` = 2 (composite scaling) EvalMod runs at a scale
+   of two primes (`HeBuilder.composite`): the scale-down lands y on it, every product is
+   rescaled by two primes, and one rescale at the end returns to the one-prime chain.
 4. **SlotsToCoeffs.** The halves recombine as re + i·im and the decoding DFT's factors
    (the first also multiplying by q_0/Δ, and by 1/(2π) without arcsine) give the slots
    Decode(m)/Δ: the input's values, at level top − depth.
@@ -39,6 +41,7 @@ double angle, and the input's own bound (times 1 + 2^-8) for the result.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from typing import Any
@@ -131,29 +134,30 @@ def _monomial(b, x: int, unit: complex, loc) -> int:
 
 
 def _scaled(b, x: int, c: float, levels: int, loc) -> int:
-    """x·c, rescaled `levels` times, with the statistical bound |y| <= 1 and the error as
-    hints: the generic rules assume constants of magnitude 1, which makes them ~8 bits
-    pessimistic through CoeffsToSlots. The error of y is this rescale's rounding, the
-    conjugation's key switch scaled by c, and CoeffsToSlots' own error, which measures
-    about one rounding more (docs/bootstrapping.md, "Precision").
+    """x·c, rescaled `levels` times onto the canonical scale there (`HeBuilder.
+    canonical_scale`: with composite scaling, EvalMod's two-prime scale, so the product's
+    plain scale is ~2^60), with the statistical bound |y| <= 1 and the error as hints:
+    the generic rules assume constants of magnitude 1, which makes them ~8 bits
+    pessimistic through CoeffsToSlots. The error of y is this rescale's rounding, and,
+    scaled by c (and by the ratio of y's scale to the one-prime scale), the
+    conjugation's key switch and CoeffsToSlots' own error, which measures about one
+    rounding (docs/bootstrapping.md, "Precision").
 
     c is encoded as the integer round(c·ps): over one level ps ~ q_l·S_{l-1}/S, which
     leaves c·ps ~ 2^17 at F1's 28-bit primes for full packing but only 2^17/g after
     a sparse SubSum (g = N/2n); two levels (ps ~ q_l·q_{l-1}·S_{l-2}/S) give it a prime
     more of bits, so that its rounding stays below the rescale's."""
     params, t = b.params, b.type_of(x)
-    if levels == 1:
-        ps = ht.plain_scale_for(params, t.level, t.scale)
-    else:
-        primes = math.prod(rules.rescale_prime(params, t.level - i) for i in range(levels))
-        ps = params.scale_at(t.level - levels) * primes / t.scale
+    primes = math.prod(rules.rescale_prime(params, t.level - i) for i in range(levels))
+    ps = b.canonical_scale(t.level - levels) * primes / t.scale
     m = b.emit(HeOp.MUL_CONST, (x,), attrs_of(value=float(c), plain_scale=ps), loc)
     for _ in range(levels - 1):
         m = b.emit(HeOp.RESCALE, (m,), (), loc)
     rounding = nz.rounding_noise(params)
     method = params.bootstrap.keyswitch or ht.keyswitch_method(params, {})
     switched = nz.keyswitch_noise(params, t.level, method) + math.log2(c)
-    noise = math.log2(math.sqrt(2 * 4.0**rounding + 4.0**switched))
+    ratio = b.canonical_scale(t.level - levels) / params.scale_at(t.level - levels)
+    noise = math.log2(math.sqrt(4.0**rounding + ratio**2 * (4.0**rounding + 4.0**switched)))
     return b.emit(HeOp.RESCALE, (m,), attrs_of(bound=1.0, noise=noise), loc)
 
 
@@ -194,13 +198,16 @@ def _to_level_zero(b, x: int, cfg: BootstrapConfig, loc) -> tuple[int, float]:
     return x, float(t.scale) * c
 
 
-AMPLIFICATION_BITS = 2.5
+AMPLIFICATION_BITS = {1: 2.5, 2: 0.0}
 """log2 of the factor by which EvalMod's own noise (double angles, products) adds to the
-propagated CoeffsToSlots error, fitted to measurements (docs/bootstrapping.md)."""
+propagated CoeffsToSlots error, per `scale_primes`, fitted to measurements
+(docs/bootstrapping.md): at a one-prime scale EvalMod's roundings dominate; at a
+two-prime scale they vanish and only the propagated error is left."""
 
 
 def output_noise(
-    params, cfg: BootstrapConfig, y_noise: float, y_scale: float, delta: float, out_scale: float, input_rel: float
+    params, cfg: BootstrapConfig, y_noise: float, y_scale: float, delta: float, out_scale: float, input_rel: float,
+    exit_scale: float | None = None,
 ) -> float:
     """The estimated error (log2 std, slot units at `out_scale`) of a bootstrap's result:
     the input's own relative error `input_rel` (it passes through), plus what the
@@ -209,18 +216,65 @@ def output_noise(
     A slot error σ_y (relative) of y = u/K after CoeffsToSlots becomes 2π·K·σ_y in
     sin(2πu) (times the EvalMod amplification), which SlotsToCoeffs multiplies by
     q_0/(2πΔ) and sums over n coefficients per slot (√n; n = N/2 unless sparse), for
-    both halves (√2; one half for a single real slot).
-    The sine's own error (without arcsine) adds (2π)²·u³/6 at u ≈ 2^-R/√n·0.6."""
+    both halves (√2; one half for a single real slot). With composite scaling, the
+    rescale back to the one-prime scale `exit_scale` adds one rounding to m/q_0 (to
+    sin 2πu without the arcsine). The sine's own error, or the arcsine's truncation
+    (`_sine_error`), adds at u ≈ 2^-R/√n·0.6."""
     n = cfg.slot_count(params.N)
     q0 = math.prod(params.moduli_at(0))
     e = cfg.evalmod
     sigma_y = 2.0**y_noise / y_scale
-    sigma_u = e.K * sigma_y * 2.0**AMPLIFICATION_BITS
+    sigma_u = e.K * sigma_y * 2.0 ** AMPLIFICATION_BITS[e.scale_primes]
+    if exit_scale is not None:
+        exit_rel = 2.0 ** nz.rounding_noise(params) / exit_scale
+        sigma_u = math.hypot(sigma_u, exit_rel / (1.0 if e.arcsine_degree else 2 * math.pi))
     halves = 1 if cfg.halves(params.N) == "real" else 2
     noise_rel = math.sqrt(halves * n) * (q0 / delta) * sigma_u
     u = 0.6 * delta / q0 / math.sqrt(n)
-    sine = 0.0 if e.arcsine_degree else (2 * math.pi) ** 2 * u**3 / 6 * (q0 / delta) * math.sqrt(n)
+    sine = _sine_error(e.arcsine_degree, u) * (q0 / delta) * math.sqrt(n)
     return math.log2(math.hypot(noise_rel, sine, input_rel) * out_scale)
+
+
+def _sine_error(arcsine_degree: int, u: float) -> float:
+    """The error in m/q_0 of EvalMod's exact-arithmetic result at u = m/q_0: without the
+    arcsine, sin(2πu)/(2π) = u − (2π)²u³/6 + ...; with it, the first term its Taylor
+    series leaves out, C(2k, k)/(4^k (2k + 1))·s^(2k+1)/(2π) with 2k + 1 = degree + 2 and
+    s = sin(2πu). (Negligible at N = 2^12; at N = 2^5 a coefficient averages only 16 slots,
+    u is ~0.04 and a degree-3 arcsine leaves ~2^-17.)"""
+    if not arcsine_degree:
+        return (2 * math.pi) ** 2 * u**3 / 6
+    k = (arcsine_degree + 1) // 2
+    s = math.sin(2 * math.pi * u)
+    return math.comb(2 * k, k) / (4**k * (2 * k + 1)) * s ** (2 * k + 1) / (2 * math.pi)
+
+
+def _composite(b, cfg: BootstrapConfig, top: int):
+    """The scales EvalMod runs at, from y's level `top` down to the level its last step
+    lands on (`HeBuilder.composite`). With scale_primes = p > 1 the bottom scale is
+    s_{bottom−p+1}·q_{bottom−p+2}···q_bottom, so that the p − 1 rescales of
+    `_to_one_prime` land exactly on the one-prime canonical scale (every level above
+    follows from it). p = 1: the chain's own scales (no change)."""
+    p = cfg.evalmod.scale_primes
+    if p == 1:
+        return contextlib.nullcontext()
+    params = b.params
+    bottom = top - p * cfg.evalmod_steps
+    primes = (rules.rescale_prime(params, j) for j in range(bottom - p + 2, bottom + 1))
+    return b.composite(bottom, params.scale_at(bottom - p + 1) * math.prod(float(q) for q in primes), top, p)
+
+
+def _to_one_prime(b, v: int, cfg: BootstrapConfig, top: int, loc) -> int:
+    """Composite scaling's exit (inside `_composite`): EvalMod's result on the bottom
+    composite level, rescaled by p − 1 primes onto the one-prime canonical scale there."""
+    p = cfg.evalmod.scale_primes
+    if p == 1:
+        return v
+    bottom = top - p * cfg.evalmod_steps
+    if b.type_of(v).level > bottom:  # a series that used fewer steps than its bound
+        v = b.level_down(v, bottom, None, loc)
+    for _ in range(p - 1):
+        v = b.emit(HeOp.RESCALE, (v,), (), loc)
+    return v
 
 
 def _evalmod(b, y: int, cfg: BootstrapConfig, series: tuple, loc) -> int:
@@ -276,10 +330,16 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
         # of their encoding precision, and before the conjugation its key-switch error
         # would not be scaled down with the values.
         c = S / (2 * q0 * cfg.evalmod.K * (params.N // (2 * n)))
-        halves = [_scaled(b, v, c, cfg.scale_down_levels(params.N), loc) for v in halves]
+        down = cfg.scale_down_levels(params.N)
+        y_level = b.type_of(halves[0]).level - down
+        with _composite(b, cfg, y_level):
+            halves = [_scaled(b, v, c, down, loc) for v in halves]
         y_type = b.type_of(halves[0])
     with b.defaults(stage="evalmod", keyswitch=ks):
-        halves = [_evalmod(b, v, cfg, series, loc) for v in halves]
+        with _composite(b, cfg, y_level):
+            halves = [_evalmod(b, v, cfg, series, loc) for v in halves]
+            halves = [_to_one_prime(b, v, cfg, y_level, loc) for v in halves]
+        exit_scale = b.type_of(halves[0]).scale if cfg.evalmod.scale_primes > 1 else None
     with b.defaults(stage="stc", keyswitch=ks):
         # packed: the first factor joins the halves (re + i·im) itself; real: the one
         # factor only applies the output scaling below
@@ -289,7 +349,8 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
         for i, factor in enumerate(stc):
             if i == len(stc) - 1:
                 out_scale = params.scale_at(b.type_of(z).level - 1)
-                hints["noise"] = output_noise(params, cfg, y_type.noise, y_type.scale, delta, out_scale, input_rel)
+                hints["noise"] = output_noise(params, cfg, y_type.noise, y_type.scale, delta, out_scale, input_rel,
+                                              exit_scale)
             z = _transform(b, z, _diagonals(params, factor, first if i == 0 else 1.0), hoisting, loc,
                            hints if i == len(stc) - 1 else None)
     return z

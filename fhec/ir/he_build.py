@@ -16,6 +16,11 @@
 In both modes BGV plaintext factors are aligned automatically (MUL_FACTOR): they are
 invisible in the DSL.
 
+Recipes may run part of their work with *composite scaling* (`HeBuilder.composite`): a
+level step is then several primes, auto rescales divide by all of them, and the canonical
+scale of a level is the composite chain's (about 2^(primes·scale_bits)), so that 32-bit
+words can still evaluate at a ~2^60 scale (a bootstrap's EvalMod, docs/bootstrapping.md).
+
 The builder is mutable scaffolding; what it produces (`HeBuilder.program`) is an
 immutable `HeProgram`. `transaction()` rolls back the nodes of a failed DSL operation.
 """
@@ -88,6 +93,8 @@ class HeBuilder:
         self._types: dict[int, HeType] = {}
         self._next_external = -1
         self._defaults: dict[str, Any] = {}
+        self._step = 1  # primes per auto rescale (`composite`)
+        self._scales: dict[int, float] = {}  # canonical scales inside `composite`
 
     # -- raw emission --------------------------------------------------------------------
 
@@ -132,6 +139,55 @@ class HeBuilder:
             yield
         finally:
             self._defaults = saved
+
+    @contextmanager
+    def composite(self, bottom: int, bottom_scale: float, top: int, primes: int) -> Iterator[None]:
+        """CKKS composite scaling inside the block: a level step is `primes` primes.
+
+        Auto rescales (`after_multiply`) divide by `primes` primes in a row, alignments and
+        constants aim at the composite canonical scales C(l) of the levels bottom,
+        bottom + primes, ..., top: C(bottom) = `bottom_scale` and, going up,
+        C(l + primes) = sqrt(C(l) · q_{l+1} ··· q_{l+primes}), so that a product of two
+        values at C(l + primes) rescaled by those primes lands on C(l) exactly. (Defined
+        upward from the bottom, each step takes a square root, which halves any drift from
+        2^(primes·scale_bits); defined downward, squaring would double it per level.)
+        With primes = 1 and bottom_scale = scale_at(bottom) this is the ordinary chain.
+        """
+        if (top - bottom) % primes or bottom < 0 or top > self.params.top_level:
+            raise ht.IRTypeError(f"composite levels {bottom}..{top} are not a whole number of {primes}-prime steps")
+        scales = {bottom: float(bottom_scale)}
+        for level in range(bottom + primes, top + 1, primes):
+            q = math.prod(float(rules.rescale_prime(self.params, j)) for j in range(level - primes + 1, level + 1))
+            scales[level] = math.sqrt(scales[level - primes] * q)
+        saved = (self._step, self._scales)
+        self._step, self._scales = primes, scales
+        try:
+            yield
+        finally:
+            self._step, self._scales = saved
+
+    @property
+    def step(self) -> int:
+        """Primes an auto rescale divides by: 1, or the composite step (`composite`)."""
+        return self._step
+
+    def canonical_scale(self, level: int) -> float:
+        """The scale auto-mode values at `level` have: the parameters' `scale_at`, or
+        inside `composite` the composite chain's."""
+        if not self._scales:
+            return float(self.params.scale_at(level))
+        if level not in self._scales:
+            raise ht.IRTypeError(f"level {level} is not a level of the composite chain {sorted(self._scales)}")
+        return self._scales[level]
+
+    def plain_scale_for(self, level: int, scale) -> float:
+        """CKKS: the scale a constant multiplying a (level, scale) ciphertext is encoded at
+        so that the product, rescaled by `step` primes, lands on the canonical scale there
+        (`he_types.plain_scale_for` outside `composite`)."""
+        if self._step == 1 or level - self._step not in self._scales:
+            return ht.plain_scale_for(self.params, level, scale)
+        q = math.prod(float(rules.rescale_prime(self.params, j)) for j in range(level - self._step + 1, level + 1))
+        return self._scales[level - self._step] * q / float(scale)
 
     def _with_defaults(self, op: HeOp, attrs: tuple) -> tuple:
         if not self._defaults:
@@ -233,7 +289,7 @@ class HeBuilder:
         product's scale could be reported as an overflow)."""
         if not (self.ckks and (self.auto if auto is None else auto)):
             return
-        if self._types[a].level == 0:
+        if self._types[a].level < self._step:
             p = self.params
             raise LevelExhaustedError(
                 f"this multiply is rescaled into the level below, but its operand is at level 0: the program "
@@ -282,12 +338,14 @@ class HeBuilder:
         """In auto mode, rescale (CKKS) or modulus-switch (BGV) a fresh product."""
         if not (self.auto if auto is None else auto):
             return a
-        return self.emit(HeOp.RESCALE if self.ckks else HeOp.MOD_SWITCH, (a,), (), loc)
+        for _ in range(self._step if self.ckks else 1):
+            a = self.emit(HeOp.RESCALE if self.ckks else HeOp.MOD_SWITCH, (a,), (), loc)
+        return a
 
     def level_down(self, a: int, level: int, scale=None, loc: str | None = None) -> int:
         """LEVEL_DOWN to `level` at `scale` (CKKS default: the level's canonical scale)."""
         if self.ckks:
-            scale = float(self.params.scale_at(level) if scale is None else scale)
+            scale = float(self.canonical_scale(level) if scale is None else scale)
         else:
             scale = None
         return self.emit(HeOp.LEVEL_DOWN, (a,), attrs_of(level=level, scale=scale), loc)
@@ -385,7 +443,7 @@ class HeBuilder:
 
     def _plain_scale(self, a: int):
         t = self._types[a]
-        return ht.plain_scale_for(self.params, t.level, t.scale) if self.ckks else 1
+        return self.plain_scale_for(t.level, t.scale) if self.ckks else 1
 
     def multiply_plain(self, a: int, w: int, loc: str | None, auto: bool | None = None) -> int:
         self._check_level_left(a, loc, auto)

@@ -34,7 +34,8 @@ How it is evaluated (Bossuat et al., Eurocrypt 2021, §4; Lattigo's and OpenFHE'
 
 With a domain, ``u = α·x + β`` costs one level when α is not an integer (the +1 of the
 depth bound). Everything keeps the builder's auto invariant (every value at one level
-has that level's scale), with three places where one rescale serves several terms (CKKS;
+has that level's scale: `HeBuilder.canonical_scale`, a chain of two-prime scales inside
+`HeBuilder.composite`, where a level step is two primes), with three places where one rescale serves several terms (CKKS;
 each falls back to the plain rule when the unrescaled value could exceed the modulus):
 
 * a leaf's terms c_i·B_i are multiplied at per-term plain scales onto one product scale,
@@ -63,7 +64,6 @@ from typing import Any, Callable, Union
 
 from fhec.ir.he import HeOp, attrs_of
 from fhec.ir.he_types import IRTypeError
-from fhec.ir import he_types as ht
 from fhec.schemes import ranges
 
 BASES = ("power", "chebyshev")
@@ -306,7 +306,7 @@ class _Emitter:
         S = b.type_of(ta).scale * b.type_of(th).scale
         limit = ranges.value_limit(b.params, level, S, max(t1.noise, b.type_of(ta).noise) + 2)
         bounds = (hint, t1.bound, b.type_of(ta).bound, b.type_of(th).bound)
-        if level == 0 or t1.level < level or None in bounds or 2 * bounds[2] * bounds[3] + bounds[1] >= limit:
+        if level < b.step or t1.level < level or None in bounds or 2 * bounds[2] * bounds[3] + bounds[1] >= limit:
             return None
         m = b.emit(HeOp.RELINEARIZE, (b.emit(HeOp.MUL, (ta, th), (), loc),), (), loc)
         m = b.emit(HeOp.ADD, (m, m), (), loc)
@@ -354,14 +354,14 @@ class _Emitter:
 
         def product_scale(low: int) -> float | None:
             """The common product scale at `low`, or None when the sum would not fit."""
-            s_low = params.scale_at(low)
-            target = s_low * ht.plain_scale_for(params, low, s_low)
-            ok = low > 0 and total is not None and total < ranges.value_limit(params, low, target, noise + 1)
+            s_low = b.canonical_scale(low)
+            target = s_low * b.plain_scale_for(low, s_low)
+            ok = low >= b.step and total is not None and total < ranges.value_limit(params, low, target, noise + 1)
             return target if ok else None
 
         low = min(b.type_of(v).level for v, _ in items)
-        if land is not None and 0 <= land < low - 1 and product_scale(land + 1) is not None:
-            low = land + 1
+        if land is not None and 0 <= land and land + b.step < low and product_scale(land + b.step) is not None:
+            low = land + b.step
         target = product_scale(low)
         if target is None:
             return [self.scaled(v, c) for v, c in items]

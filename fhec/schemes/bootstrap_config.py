@@ -72,6 +72,15 @@ class EvalModConfig(_Literal):
             scale q_0 / 2^R before ModRaise, so |m/q_0| <= 2^-R for |x| <= 1 (R >= 2 keeps
             it below 1/4, where the arcsine inverts the sine). Larger: smaller sine error,
             but the EvalMod error is multiplied by 2^R (docs/bootstrapping.md).
+        scale_primes: primes per EvalMod level. 1: EvalMod's values sit on the chain's
+            one-prime scales (~2^scale_bits), as every other value. 2: *composite
+            scaling*: EvalMod runs at a scale of two primes (~2^(2·scale_bits)), every
+            product rescaled by both, and one more rescale brings the result back to the
+            one-prime scale; it uses 2·(its levels) + 1 primes. With 32-bit words a 2^30
+            scale leaves EvalMod's rounding at ~2^-24 relative; SlotsToCoeffs multiplies
+            it by about √N·2^R, which caps the result near 11 bits at N = 2^12
+            (docs/bootstrapping.md, "Precision"). Default 1: presets with 50–60-bit primes
+            do not need it.
     """
 
     method: Literal["cos", "sin"] = "cos"
@@ -80,6 +89,7 @@ class EvalModConfig(_Literal):
     double_angle: int = Field(default=3, ge=0, le=8)
     arcsine_degree: int = Field(default=7, ge=0, le=15)
     message_ratio_bits: int = Field(default=2, ge=1, le=40)
+    scale_primes: int = Field(default=1, ge=1, le=2)
 
     @model_validator(mode="after")
     def _consistent(self) -> "EvalModConfig":
@@ -180,14 +190,22 @@ class BootstrapConfig(_Literal):
         return max(len(self.log_radices(N, stage)), 1 if stage == "stc" and self.halves(N) == "real" else 0)
 
     @property
-    def evalmod_depth(self) -> int:
-        """Levels EvalMod uses: the series and the arcsine, ceil(log2(d + 1)) each (the
-        Paterson–Stockmeyer bound of `fhec.ir.he_polynomial`), and one per double angle."""
+    def evalmod_steps(self) -> int:
+        """Rescale steps EvalMod takes: the series and the arcsine, ceil(log2(d + 1)) each
+        (the Paterson–Stockmeyer bound of `fhec.ir.he_polynomial`), and one per double
+        angle."""
         e = self.evalmod
-        depth = math.ceil(math.log2(e.degree + 1)) + e.double_angle
+        steps = math.ceil(math.log2(e.degree + 1)) + e.double_angle
         if e.arcsine_degree:
-            depth += math.ceil(math.log2(e.arcsine_degree + 1))
-        return depth
+            steps += math.ceil(math.log2(e.arcsine_degree + 1))
+        return steps
+
+    @property
+    def evalmod_depth(self) -> int:
+        """Levels (primes) EvalMod uses: `scale_primes` per step, and with composite
+        scaling the scale_primes − 1 rescales that bring the result back to one prime."""
+        p = self.evalmod.scale_primes
+        return self.evalmod_steps * p + p - 1
 
     def depth(self, N: int) -> int:
         """Levels one bootstrap consumes above the levels it leaves usable."""

@@ -34,11 +34,14 @@ class Preset:
 
 
 def _toy() -> dict[str, Any]:
-    # The bootstrap configuration of the boot tests (tests/test_bootstrap.py): a very sparse
-    # secret (h = 16) keeps |I| small, so K = 7 and a message ratio of 2^2 suffice, and a
-    # degree-3 arcsine removes the sine's cubic error. Its depth plus 3 usable levels.
+    # A very sparse secret (h = 16) keeps |I| small, so K = 7 and a message ratio of 2^2
+    # suffice, and a degree-3 arcsine removes the sine's cubic error. EvalMod runs at a
+    # two-prime scale (composite scaling): at one 30-bit prime per level its rounding caps
+    # the result near 10.8 bits, at two it gives ~13.9 (docs/bootstrapping.md, "Precision").
+    # Its depth plus 3 usable levels.
     config = BootstrapConfig(hamming_weight=16,
-                             evalmod=EvalModConfig(K=7, message_ratio_bits=2, arcsine_degree=3, double_angle=2))
+                             evalmod=EvalModConfig(K=7, message_ratio_bits=2, arcsine_degree=3, double_angle=2,
+                                                   scale_primes=2))
     return dict(N=2**12, levels=config.depth(2**12) + 3, scale_bits=30, word_bits=32, special_primes=3,
                 security=None, bootstrap=config)
 

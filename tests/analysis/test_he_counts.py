@@ -116,6 +116,18 @@ def test_closed_forms_equal_the_lowering_of_a_sparse_bootstrap(slots):
     assert +subsum == +want
 
 
+def test_closed_forms_equal_the_lowering_of_a_composite_bootstrap():
+    """EvalMod at a two-prime scale: its double rescales and ~2^60 constants count as lowered."""
+    config = fhec.BootstrapConfig(cts_depth=2, stc_depth=2, hamming_weight=4, evalmod=fhec.EvalModConfig(
+        K=4, degree=7, double_angle=1, arcsine_degree=3, scale_primes=2))
+    params = fhec.CKKSParams(N=2**6, levels=config.depth(2**6) + 1, scale_bits=30, word_bits=32, special_primes=3,
+                             security=None, min_precision_bits=None, bootstrap=config)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    expanded = expand_key_switches(prepare(p), "hybrid", "single")
+    _assert_counts_match(expanded, "hybrid")
+
+
 @pytest.mark.parametrize("expanded", [False, True])
 def test_closed_forms_equal_the_lowering_of_double_hoisting(expanded):
     """The Q·P ops of double hoisting: rotate_ext (whole or in pieces), mul_const_ext,

@@ -23,6 +23,16 @@ def test_default_split_and_depth():
     assert split_log(16, 6) == (3, 3, 3, 3, 2, 2)
 
 
+def test_composite_scaling_doubles_evalmod_levels_plus_the_exit():
+    one = fhec.EvalModConfig(K=7, arcsine_degree=3, double_angle=2)
+    two = fhec.EvalModConfig(K=7, arcsine_degree=3, double_angle=2, scale_primes=2)
+    assert fhec.BootstrapConfig(evalmod=one).evalmod_depth == 5 + 2 + 2
+    # two primes per step, and one rescale back to the one-prime scale
+    assert fhec.BootstrapConfig(evalmod=two).evalmod_depth == 2 * 9 + 1
+    with pytest.raises(ParameterError, match="scale_primes"):
+        fhec.EvalModConfig(scale_primes=3)
+
+
 def test_simfhe_radices_are_expressible():
     cfg = fhec.BootstrapConfig(cts_log_radices=(2, 2, 3, 3, 3, 3), stc_log_radices=(3, 3, 3, 3, 2, 2),
                                hamming_weight=None, evalmod=fhec.EvalModConfig(degree=63, double_angle=2))
