@@ -30,8 +30,9 @@ How this program lays that out:
 * **Scale.** Convolution weights are normalized so that every row of a layer's matrix
   has an absolute sum below 1, and the residual sum is halved, so every ReLU input stays
   in [-1, 1] for pixels in [-1, 1] (batch normalization folded into the weights).
-* **Average pooling and the dense layer** are one more `linear_transform` (64 x 10 x 64
-  positions, summed by the diagonals).
+* **Average pooling** sums each channel's pixels by rotate-and-add (`sum_slots` over the
+  rows, then the columns, of the interleaved image); **the dense layer** (64 -> 10) is one
+  more `linear_transform`.
 
 Deviations from the paper's formulation: the ReLU coefficients (above); full packing
 (2^15 slots, as Table II's n = 2^15) because sparse-slot bootstrapping is not built; the
@@ -209,16 +210,18 @@ class _Builder:
         return self.relu(y + shortcut)
 
     def head(self, x, src: Layout):
-        """Global average pooling and the dense layer as one matrix: class t's score lands
-        in slot t."""
-        dense = normalized(self.rng.standard_normal((self.net.classes, src.channels)))
-        positions = src.side * src.side
-        matrix = np.zeros((self.net.classes, self.slots))
-        c, i, j = np.meshgrid(np.arange(src.channels), np.arange(src.side), np.arange(src.side), indexing="ij")
-        slots = src.slot(c, i, j).reshape(src.channels, -1)
-        for t in range(self.net.classes):
-            matrix[t, slots] = (dense[t] / positions)[:, None]
-        return self._refresh(x, 1).linear_transform(matrix, hoisting=self.net.hoisting)
+        """Global average pooling by rotate-and-add over the rows and columns of each
+        channel's interleaved image (the sum lands on the channel's first pixel), then the
+        dense layer (1/positions folded in) as diagonals: class t's score in slot t."""
+        g, s = src.gap, src.plane_side
+        pooled = self._refresh(x, 1).sum_slots(src.side, stride=g * s).sum_slots(src.side, stride=g)
+        dense = normalized(self.rng.standard_normal((self.net.classes, src.channels))) / (src.side * src.side)
+        t, c = np.meshgrid(np.arange(self.net.classes), np.arange(src.channels), indexing="ij")
+        steps = (src.slot(c, 0, 0) - t) % self.slots
+        diagonals: dict[int, np.ndarray] = {}
+        for step, row, weight in zip(steps.ravel(), t.ravel(), dense.ravel()):
+            diagonals.setdefault(int(step), np.zeros(self.slots))[row] = weight
+        return pooled.linear_transform(diagonals, hoisting=self.net.hoisting)
 
     def build(self) -> fhec.Program:
         net, p = self.net, self.program

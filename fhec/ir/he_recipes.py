@@ -37,6 +37,8 @@ Recipes (default algorithms; later passes may choose others, e.g. BSGS or hoisti
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -102,16 +104,34 @@ def bsgs_split(steps, row: int) -> int:
     j = lo + (k - lo) mod n1 and giant steps k - j) of the signed `steps`; ties go to the
     larger n1. An n1 spanning every step is the diagonal method (every rotation a baby
     step of the input, which hoisting can share)."""
-    signed = sorted({signed_step(int(k), row) for k in steps})
-    lo, span = signed[0], signed[-1] - signed[0] + 1
-    best, best_cost = span, None
-    for n1 in range(span, 0, -1):
-        babies = {(k - lo) % n1 + lo for k in signed}
-        giants = {k - ((k - lo) % n1 + lo) for k in signed}
-        cost = len(babies - {0}) + len(giants - {0})
-        if best_cost is None or cost < best_cost:
-            best, best_cost = n1, cost
-    return best
+    return _best_split(tuple(sorted({signed_step(int(k), row) for k in steps})))
+
+
+_SPLIT_CHUNK = 1 << 21
+"""Elements (candidate n1 x steps) `_best_split` scores at once."""
+
+
+@functools.lru_cache(maxsize=256)
+def _best_split(signed: tuple[int, ...]) -> int:
+    """`bsgs_split` of sorted distinct signed steps, scoring every n1 at once in numpy (a
+    bootstrap's transforms repeat in every bootstrap, hence the cache). With d = k − lo,
+    the baby step of k is lo + d mod n1 and its giant step n1·floor(d / n1), so the cost
+    of n1 is the distinct remainders (less one when the baby step 0 occurs, i.e. some
+    remainder equals −lo) plus the distinct quotients less one (quotient 0 always occurs:
+    the smallest step has d = 0)."""
+    d = np.asarray(signed, dtype=np.int64) - signed[0]
+    lo, span = signed[0], int(d[-1]) + 1
+    candidates = np.arange(span, 0, -1, dtype=np.int64)  # ties go to the larger n1: first in this order
+    costs = np.empty(span, dtype=np.int64)
+    step = max(1, _SPLIT_CHUNK // len(d))
+    for start in range(0, span, step):
+        n1 = candidates[start:start + step, None]
+        q = d[None, :] // n1  # non-decreasing along each row, since d is sorted
+        r = np.sort(d[None, :] - q * n1, axis=1)
+        giants = np.count_nonzero(np.diff(q, axis=1), axis=1)
+        babies = 1 + np.count_nonzero(np.diff(r, axis=1), axis=1) - np.any(r == -lo, axis=1)
+        costs[start:start + step] = babies + giants
+    return int(candidates[int(np.argmin(costs))])
 
 
 def _rotate_slots(params, vec, step: int):
