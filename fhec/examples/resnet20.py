@@ -121,7 +121,9 @@ def conv_diagonals(weights: np.ndarray, src: Layout, dst: Layout, stride: int, s
     values = np.broadcast_to(w, valid.shape)[valid]
     keys, inverse = np.unique(steps, return_inverse=True)
     diag = np.zeros((len(keys), slots))
-    np.add.at(diag, (inverse, out), values)
+    # each (diagonal, output slot) pair receives one weight: the step fixes the plane
+    # difference and the row and column offsets, and with them (c_in, tap) for a given output
+    diag[inverse, out] = values
     return {int(key): diag[n] for n, key in enumerate(keys)}
 
 
@@ -249,19 +251,26 @@ def build(params: fhec.CKKSParams, hoisting: str | None = None, *, channels=(16,
     return _Builder(net, name).build()
 
 
-def set_iv() -> fhec.CKKSParams:
+def set_iv(word_bits: int = 40) -> fhec.CKKSParams:
     """Osiris Table II set IV: N = 2^16, L_eff = 9 levels after a bootstrap, α = 5 special
     primes of 40 bits, dnum = 2 at L_eff, q_0 of 48 bits split into two primes, 36-bit
     scale, h = 1024; the bootstrap is Lattigo's default (lattigo-n16) shape. fhec's words
-    are 40 bits (every prime below 2^40)."""
+    are 40 bits (every prime below 2^40). `word_bits` below 40 (F1's 32, for the f1-64k
+    what-if) lowers the scale to word_bits − 4 bits, with the same limb counts.
+
+    `min_precision_bits=None`: fhec's worst-case noise estimate grows by several bits per
+    bootstrapped ReLU (see `small`) and calls the 19-ReLU output imprecise; this program is
+    compiled for its cost, and its small variant is the one checked."""
     config = fhec.CKKSParams.preset("lattigo-n16").bootstrap.model_copy(update={"hamming_weight": 1024})
-    return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + 9, scale_bits=36, word_bits=40,
-                           special_primes=5, base_limbs=2, security=None, bootstrap=config)
+    return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + 9, scale_bits=min(36, word_bits - 4),
+                           word_bits=word_bits, special_primes=5, base_limbs=2, security=None, bootstrap=config,
+                           min_precision_bits=None)
 
 
-def full(variant: str = "SH") -> fhec.Program:
-    """ResNet-20 at Osiris's set IV with the NH / SH / DH convolutions."""
-    return build(set_iv(), HOISTING[variant], name=f"resnet20-{variant}")
+def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3) -> fhec.Program:
+    """ResNet-20 at Osiris's set IV with the NH / SH / DH convolutions (`blocks` < 3: a
+    shallower network of the same layers, for profiling)."""
+    return build(set_iv(word_bits), HOISTING[variant], blocks=blocks, name=f"resnet20-{variant}")
 
 
 def small_params() -> fhec.CKKSParams:

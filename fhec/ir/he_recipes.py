@@ -44,7 +44,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from fhec.ir.he import Const, HeOp, HeType, attrs_of, sorted_keys
+from fhec.ir.he import Const, HeOp, HeType, RotatedConst, attrs_of, sorted_keys
 from fhec.ir.he_polynomial import polynomial_recipe
 from fhec.ir.he_types import IRTypeError, row_length
 
@@ -134,14 +134,6 @@ def _best_split(signed: tuple[int, ...]) -> int:
     return int(candidates[int(np.argmin(costs))])
 
 
-def _rotate_slots(params, vec, step: int):
-    """rot(vec, step) on plaintext slots: slot t receives slot t + step, cyclically within
-    a CKKS vector or within each BGV row."""
-    row = row_length(params)
-    rows = vec.reshape(-1, row)
-    return np.roll(rows, -step, axis=1).reshape(-1)
-
-
 def bsgs_groups(steps, row: int, n1: int | None = None) -> tuple[int, int, dict[int, list[int]]]:
     """(n1, lo, giant step g -> baby steps j) of the signed diagonal `steps`: k = g + j
     with j = lo + (k − lo) mod n1 (lo the smallest signed step), n1 by `bsgs_split`
@@ -167,7 +159,7 @@ def _giant_groups(params, diagonals, n1: int | None) -> dict[int, list[tuple[int
         k = signed_step(step, row)
         j = (k - lo) % n1 + lo
         g = k - j
-        diag = Const(_rotate_slots(params, vec.array, -g)) if g % row else vec
+        diag = RotatedConst(vec, -g, row) if g % row else vec
         giants.setdefault(g, []).append((j, diag, vec))
     return {g: sorted(terms, key=lambda t: t[0]) for g, terms in sorted(giants.items())}
 
