@@ -119,18 +119,36 @@ class Const:
         object.__setattr__(self, "array", arr)
 
     def __eq__(self, other: object) -> bool:
+        if self is other or _same_rotation(self, other):
+            return True
         return (
             isinstance(other, Const)
+            and hash(self) == hash(other)  # cached: most unequal constants stop here
             and self.array.dtype == other.array.dtype
             and self.array.shape == other.array.shape
             and bool(np.array_equal(self.array, other.array))
         )
 
     def __hash__(self) -> int:
-        return hash((self.array.dtype.str, self.array.shape, self.array.tobytes()))
+        # cached: the passes hash a constant once per use (CSE keys, lowering's constant
+        # recipes), and hashing reads every byte (a 2^15-slot diagonal: 256 KB)
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.array.dtype.str, self.array.shape, self.array.tobytes()))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    def __getstate__(self) -> dict:
+        # str/bytes hashes are salted per process: a pickled constant recomputes its own
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     def __repr__(self) -> str:
         return f"Const({format_values(self.array)})"
+
+
+def _same_rotation(a: object, b: object) -> bool:
+    return (isinstance(a, RotatedConst) and isinstance(b, RotatedConst) and a.base is b.base
+            and (a.step, a.row) == (b.step, b.row))
 
 
 class RotatedConst(Const):
