@@ -138,6 +138,19 @@ class Const:
             object.__setattr__(self, "_hash", cached)
         return cached
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.array.shape
+
+    def abs_max(self) -> float:
+        """max |value| (0 for an empty array), cached like the hash (type rules read it for
+        every use of the constant)."""
+        cached = self.__dict__.get("_abs_max")
+        if cached is None:
+            cached = float(abs(self.array).max(initial=0.0))
+            object.__setattr__(self, "_abs_max", cached)
+        return cached
+
     def __getstate__(self) -> dict:
         # str/bytes hashes are salted per process: a pickled constant recomputes its own
         return {k: v for k, v in self.__dict__.items() if k != "_hash"}
@@ -164,6 +177,13 @@ class RotatedConst(Const):
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "step", int(step))
         object.__setattr__(self, "row", int(row))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.base.shape
+
+    def abs_max(self) -> float:
+        return self.base.abs_max()  # a rotation moves values, it does not change them
 
     @property
     def array(self) -> np.ndarray:  # type: ignore[override]

@@ -82,7 +82,7 @@ def declared_bound(attrs: Mapping[str, Any]) -> float:
 def const_bound(value: Any) -> float:
     """max |value| of a scalar or `Const` constant."""
     if isinstance(value, Const):
-        return float(abs(value.array).max(initial=0.0))
+        return value.abs_max()
     return float(abs(value))
 
 
@@ -174,8 +174,8 @@ def _same_level(a: HeType, b: HeType, op: HeOp) -> None:
 
 def _check_value(params: Params, value: Any, op: HeOp) -> None:
     if isinstance(value, Const):
-        if value.array.shape != (params.slots,):
-            raise IRTypeError(f"{op.value}: constant of shape {value.array.shape}")
+        if value.shape != (params.slots,):
+            raise IRTypeError(f"{op.value}: constant of shape {value.shape}")
     elif not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise IRTypeError(f"{op.value}: bad constant {value!r}")
 
