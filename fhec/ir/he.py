@@ -130,11 +130,19 @@ class Const:
         )
 
     def __hash__(self) -> int:
-        # cached: the passes hash a constant once per use (CSE keys, lowering's constant
-        # recipes), and hashing reads every byte (a 2^15-slot diagonal: 256 KB)
+        # Of the values as a multiset (wrapping sum and xor of their bit patterns: exact and
+        # order-free), so that a rotation of this constant (`RotatedConst`) hashes alike
+        # without being computed; cached, since the passes hash a constant per use and this
+        # reads every byte (a 2^15-slot diagonal: 256 KB).
         cached = self.__dict__.get("_hash")
         if cached is None:
-            cached = hash((self.array.dtype.str, self.array.shape, self.array.tobytes()))
+            a = np.ascontiguousarray(self.array)
+            if a.dtype.itemsize % 8:  # not a slot dtype (float64, int64, complex128): by bytes
+                cached = hash((a.dtype.str, a.shape, a.tobytes()))
+            else:
+                words = a.view(np.uint64)
+                cached = hash((a.dtype.str, a.shape, int(words.sum(dtype=np.uint64)),
+                               int(np.bitwise_xor.reduce(words, initial=np.uint64(0)))))
             object.__setattr__(self, "_hash", cached)
         return cached
 
@@ -171,12 +179,16 @@ class RotatedConst(Const):
     The BSGS recipes pre-rotate every diagonal of a giant step; stored, those copies double
     the memory of a program's diagonals (ResNet-20 at N = 2^16 holds about 15,000
     diagonals of 2^15 slots: 4 GB per copy). It compares and hashes by value like any
-    `Const`, so the passes cannot tell the two apart."""
+    `Const` (its hash is its base's, see `Const.__hash__`); two rotations of one base by
+    one step compare equal without computing either."""
 
     def __init__(self, base: Const, step: int, row: int):  # not the dataclass's __init__: no stored array
         object.__setattr__(self, "base", base)
-        object.__setattr__(self, "step", int(step))
+        object.__setattr__(self, "step", int(step) % int(row))
         object.__setattr__(self, "row", int(row))
+
+    def __hash__(self) -> int:
+        return hash(self.base)  # a rotation permutes the values: the multiset hash is the base's
 
     @property
     def shape(self) -> tuple[int, ...]:

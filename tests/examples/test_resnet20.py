@@ -102,8 +102,10 @@ def test_rotated_const_is_the_rotated_array_by_value():
     base = Const(np.arange(16.0))
     lazy = RotatedConst(base, 3, 8)
     stored = Const(np.roll(np.arange(16.0).reshape(2, 8), -3, axis=1).reshape(-1))
-    assert lazy == stored and hash(lazy) == hash(stored) and not lazy.array.flags.writeable
-    assert "array" not in vars(lazy)  # nothing stored
+    assert lazy == stored and stored == lazy and hash(lazy) == hash(stored)
+    assert "array" not in vars(lazy) and not lazy.array.flags.writeable  # nothing stored
+    assert lazy == RotatedConst(base, 3 - 8, 8) and lazy != RotatedConst(base, 4, 8) and lazy != base
+    assert lazy.abs_max() == 15.0 and lazy.shape == (16,)
 
 
 def test_noise_estimate_saturates_instead_of_overflowing():
