@@ -124,3 +124,24 @@ def test_a_pickled_constant_does_not_carry_its_process_salted_hash():
     hash(c)
     back = pickle.loads(pickle.dumps(c))
     assert "_hash" not in vars(back) and back == c
+
+
+@pytest.mark.slow
+def test_small_variant_passes_fhec_check():
+    from fhec.cli import check_program
+
+    ok, lines = check_program(r.__file__, seed=0)
+    assert ok, lines
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["tiny", "osiris-tiny"])
+def test_small_variant_streams_match_the_evaluator_on_every_limb(target):
+    from fhec.verify_run import run_compiled_checked
+
+    # bit identity does not need the small variant's 60-bit words (which no stream target has)
+    literal = fhec.CKKSParams.preset("bootstrap-toy")
+    params = fhec.CKKSParams.preset("bootstrap-toy", levels=literal.bootstrap.depth(2**12) + 10, min_precision_bits=None)
+    p = r.build(params, "single", channels=(2,), blocks=1, relu_degrees=(3, 3, 7), side=8, name="resnet_toy")
+    inputs = {"image": np.random.default_rng(3).uniform(-1, 1, p.params.slots)}
+    run_compiled_checked(fhec.compile(p, target), inputs, seed=5, check=True)
