@@ -252,10 +252,14 @@ def build(params: fhec.CKKSParams, hoisting: str | None = None, *, channels=(16,
 
 
 def set_iv(word_bits: int = 40) -> fhec.CKKSParams:
-    """Osiris Table II set IV: N = 2^16, L_eff = 9 levels after a bootstrap, α = 5 special
-    primes of 40 bits, dnum = 2 at L_eff, q_0 of 48 bits split into two primes, 36-bit
-    scale, h = 1024; the bootstrap is Lattigo's default (lattigo-n16) shape. fhec's words
-    are 40 bits (every prime below 2^40). `word_bits` below 40 (F1's 32, for the f1-64k
+    """Osiris Table II set IV: N = 2^16, L_eff = 9 levels after a bootstrap, 40-bit special
+    primes, q_0 of 48 bits split into two primes, 36-bit scale, h = 1024; the bootstrap is
+    Lattigo's default (lattigo-n16) shape. fhec's words are 40 bits (every prime below
+    2^40). fhec has one key-switching basis per parameter set: it takes the α = 14
+    special primes Osiris sets for bootstrapping ("we ... separately set α = 14"), which
+    dominates the cost (Table II's α = 5, dnum = 2 is the residual levels'); log QP is
+    1,540 bits (Osiris: 1,630 at most). With α = 5 the 2.3x larger bootstrapping keys
+    made a bootstrap-and-ReLU slice 1.7x slower on `osiris`. `word_bits` below 40 (F1's 32, for the f1-64k
     what-if) lowers the scale to word_bits − 4 bits, with the same limb counts.
 
     `min_precision_bits=None`: fhec's worst-case noise estimate grows by several bits per
@@ -263,7 +267,7 @@ def set_iv(word_bits: int = 40) -> fhec.CKKSParams:
     compiled for its cost, and its small variant is the one checked."""
     config = fhec.CKKSParams.preset("lattigo-n16").bootstrap.model_copy(update={"hamming_weight": 1024})
     return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + 9, scale_bits=min(36, word_bits - 4),
-                           word_bits=word_bits, special_primes=5, base_limbs=2, security=None, bootstrap=config,
+                           word_bits=word_bits, special_primes=14, base_limbs=2, security=None, bootstrap=config,
                            min_precision_bits=None)
 
 
