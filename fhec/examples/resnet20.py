@@ -12,7 +12,8 @@ degrees 15, 15 and 27, and a bootstrap refreshes the value before every ReLU.
 
 How this program lays that out:
 
-* **Packing.** Lee et al.'s multiplexed packing: a stage with gap g (1, 2, 4) stores its
+* **Packing.** Lee et al.'s multiplexed packing, without their parallel copies: a stage
+  with gap g (1, 2, 4) stores its
   (32/g) x (32/g) images interleaved in 32 x 32 planes of 1,024 slots, channel
   c = g²·plane + g·a + b at slot 1024·plane + 32·(g·i + a) + (g·j + b). Every
   convolution, strided or not, is then a slot matrix whose nonzero diagonals do not depend
@@ -20,6 +21,7 @@ How this program lays that out:
   where the 3 x 3 window leaves the image (zero padding). `conv_diagonals` builds them
   from seeded random weights of the right shapes (the diagonals are what the cost depends
   on); every layer is one `linear_transform` (BSGS) with the hoisting the variant asks for.
+  The 22 layers hold about 15,000 diagonals (stage 3's 3 x 3 layers 1,575 each).
 * **ReLU.** relu(x) = (x / 2) · (1 + s(x)), s = p3 ∘ p2 ∘ p1 of degrees 15, 15, 27 in the
   Chebyshev basis (depth 4 + 4 + 5, then 1 for the product). The coefficients are
   Chebyshev interpolants of scaled tanh steps (`fhec.approx`), not Lee et al.'s minimax
@@ -28,22 +30,26 @@ How this program lays that out:
   needs more levels than are left (set IV leaves 9 after a bootstrap and a ReLU needs 14,
   so every ReLU is split once): `_refresh`.
 * **Scale.** Convolution weights are normalized so that every row of a layer's matrix
-  has an absolute sum below 1, and the residual sum is halved, so every ReLU input stays
-  in [-1, 1] for pixels in [-1, 1] (batch normalization folded into the weights).
+  has an absolute sum of 1 over the input's proven bound, and the residual sum is halved,
+  so every ReLU input stays in [-1, 1] for pixels in [-1, 1] (batch normalization folded
+  into the weights).
 * **Average pooling** sums each channel's pixels by rotate-and-add (`sum_slots` over the
   rows, then the columns, of the interleaved image); **the dense layer** (64 -> 10) is one
   more `linear_transform`.
 
 Deviations from the paper's formulation: the ReLU coefficients (above); full packing
-(2^15 slots, as Table II's n = 2^15) because sparse-slot bootstrapping is not built; the
-downsampling shortcut is a strided 1 x 1 convolution (ResNet's option B) rather than
-zero-padded subsampling; fhec's bootstrap (`fhec.BootstrapConfig`, docs/bootstrapping.md)
-takes the place of Lee et al.'s.
+(2^15 slots, as Table II's n = 2^15) because sparse-slot bootstrapping is not built; no
+parallel copies in the packing, so a convolution has more diagonals than Lee et al.'s
+and fewer rotations per diagonal; the downsampling shortcut is a strided 1 x 1
+convolution (ResNet's option B) rather than zero-padded subsampling; fhec's bootstrap
+(`fhec.BootstrapConfig`, docs/bootstrapping.md) takes the place of Lee et al.'s; one
+key-switching basis, α = 14 (`set_iv`).
 
-`build(...)` gives the program at any size: `full(hoisting)` at Osiris's set IV (about
-10^7 limb instructions), and the module-level `resnet_small` (N = 2^12, the bootstrap-toy
-configuration with levels for one ReLU, 2 channels, one block per stage) is what
-`fhec check fhec/examples/resnet20.py` runs. `suite_rows()` lists the Osiris Table III
+`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (8.3
+million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
+`resnet_small` (`small()`: N = 2^12, the bootstrap-toy configuration with 10 levels after
+a bootstrap, 2 channels, the first layer and one block) is what
+`fhec check fhec/examples/resnet20.py` runs (a minute or two). `suite_rows()` lists the Osiris Table III
 rows (NH/SH/DH at 1 and 2 TB/s).
 """
 
@@ -309,6 +315,7 @@ def suite_rows() -> list[dict]:
                 "paper_ms": paper[variant], "paper_source": source,
                 "build": lambda v=variant: full(v), "needs": None,
                 "note": "Lee et al.'s ResNet-20 with convolutions as BSGS matrix-vector products; full packing "
-                        "(sparse-slot bootstrapping is not built) and tanh-interpolant ReLU stages of Lee's degrees.",
+                        "(sparse-slot bootstrapping is not built), tanh-interpolant ReLU stages of Lee's degrees, "
+                        "one key-switching basis (alpha = 14, Osiris's bootstrapping one).",
             })
     return rows
