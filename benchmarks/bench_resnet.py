@@ -56,7 +56,9 @@ def _available(target: str) -> bool:
 
 def _compile(variant: str, target: str, word_bits: int) -> dict:
     out = subprocess.run([sys.executable, "-c", _CHILD, variant, target, str(word_bits)], capture_output=True,
-                         text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""}, check=True)
+                         text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    if out.returncode:
+        raise RuntimeError(f"ResNet-20 {variant} on {target} failed ({out.returncode}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
