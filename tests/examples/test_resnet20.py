@@ -135,7 +135,7 @@ def test_small_variant_passes_fhec_check():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["tiny", "osiris-tiny"])
+@pytest.mark.parametrize("target", ["tiny"])
 def test_small_variant_streams_match_the_evaluator_on_every_limb(target):
     from fhec.verify_run import run_compiled_checked
 
