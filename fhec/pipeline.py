@@ -271,8 +271,14 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     Preserves the data schedule's events, slots and traffic."""
     from fhec.passes.cycle import schedule_cycles
 
-    timed = [(reserve, data, schedule_cycles(data, o.target)) for reserve, data in schedules.candidates]
-    reserve, data, streams = min(timed, key=lambda c: (c[2].total_cycles, c[1].traffic.total))
+    best, best_key = None, None
+    for reserve, data in schedules.candidates:  # one candidate's streams at a time: 10^7 entries each at scale
+        streams = schedule_cycles(data, o.target)
+        key = (streams.total_cycles, data.traffic.total)
+        if best_key is None or key < best_key:  # strictly: the first of equals wins, as min() chose
+            best, best_key = (reserve, data, streams), key
+        del streams
+    reserve, data, streams = best
     return Scheduled(schedules.lowered, data, streams, reserve)
 
 

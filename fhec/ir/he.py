@@ -119,18 +119,90 @@ class Const:
         object.__setattr__(self, "array", arr)
 
     def __eq__(self, other: object) -> bool:
+        if self is other or _same_rotation(self, other):
+            return True
         return (
             isinstance(other, Const)
+            and hash(self) == hash(other)  # cached: most unequal constants stop here
             and self.array.dtype == other.array.dtype
             and self.array.shape == other.array.shape
             and bool(np.array_equal(self.array, other.array))
         )
 
     def __hash__(self) -> int:
-        return hash((self.array.dtype.str, self.array.shape, self.array.tobytes()))
+        # Of the values as a multiset (wrapping sum and xor of their bit patterns: exact and
+        # order-free), so that a rotation of this constant (`RotatedConst`) hashes alike
+        # without being computed; cached, since the passes hash a constant per use and this
+        # reads every byte (a 2^15-slot diagonal: 256 KB).
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            a = np.ascontiguousarray(self.array)
+            if a.dtype.itemsize % 8:  # not a slot dtype (float64, int64, complex128): by bytes
+                cached = hash((a.dtype.str, a.shape, a.tobytes()))
+            else:
+                words = a.view(np.uint64)
+                cached = hash((a.dtype.str, a.shape, int(words.sum(dtype=np.uint64)),
+                               int(np.bitwise_xor.reduce(words, initial=np.uint64(0)))))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.array.shape
+
+    def abs_max(self) -> float:
+        """max |value| (0 for an empty array), cached like the hash (type rules read it for
+        every use of the constant)."""
+        cached = self.__dict__.get("_abs_max")
+        if cached is None:
+            cached = float(abs(self.array).max(initial=0.0))
+            object.__setattr__(self, "_abs_max", cached)
+        return cached
+
+    def __getstate__(self) -> dict:
+        # str/bytes hashes are salted per process: a pickled constant recomputes its own
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     def __repr__(self) -> str:
         return f"Const({format_values(self.array)})"
+
+
+def _same_rotation(a: object, b: object) -> bool:
+    return (isinstance(a, RotatedConst) and isinstance(b, RotatedConst) and a.base is b.base
+            and (a.step, a.row) == (b.step, b.row))
+
+
+class RotatedConst(Const):
+    """A `Const` equal to `base` rotated by `step` slots within rows of `row` slots (slot t
+    receives slot t + step), computed whenever it is read rather than stored.
+
+    The BSGS recipes pre-rotate every diagonal of a giant step; stored, those copies double
+    the memory of a program's diagonals (ResNet-20 at N = 2^16 holds about 15,000
+    diagonals of 2^15 slots: 4 GB per copy). It compares and hashes by value like any
+    `Const` (its hash is its base's, see `Const.__hash__`); two rotations of one base by
+    one step compare equal without computing either."""
+
+    def __init__(self, base: Const, step: int, row: int):  # not the dataclass's __init__: no stored array
+        object.__setattr__(self, "base", base)
+        object.__setattr__(self, "step", int(step) % int(row))
+        object.__setattr__(self, "row", int(row))
+
+    def __hash__(self) -> int:
+        return hash(self.base)  # a rotation permutes the values: the multiset hash is the base's
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.base.shape
+
+    def abs_max(self) -> float:
+        return self.base.abs_max()  # a rotation moves values, it does not change them
+
+    @property
+    def array(self) -> np.ndarray:  # type: ignore[override]
+        rows = self.base.array.reshape(-1, self.row)
+        arr = np.roll(rows, -self.step, axis=1).reshape(-1)
+        arr.setflags(write=False)
+        return arr
 
 
 def _format_value(v) -> str:

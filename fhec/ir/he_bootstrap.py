@@ -100,9 +100,25 @@ def _plan(N: int, cfg: BootstrapConfig):
 # -- emission helpers -----------------------------------------------------------------------
 
 
+_DIAGONALS: dict[tuple[int, int, complex], tuple[dict, tuple]] = {}
+"""(slots, id(factor), scale) -> (factor, its diagonals): `_diagonals`'s cache. The entry
+holds the factor itself, so its id cannot be reused while the entry lives."""
+
+
 def _diagonals(params, factor: dict, scale: complex = 1.0) -> tuple:
-    """The factor's diagonals on every slot: a sparse bootstrap's (period n or 2n) repeat."""
-    slots = params.slots
+    """The LINEAR_TRANSFORM diagonals of one DFT factor of `_plan` (times `scale`) on every
+    slot (a sparse bootstrap's, of period n or 2n, repeat): the same `Const` objects for
+    every bootstrap of a program. (Built anew per bootstrap, a deep
+    program's DFT constants took 150 MB per bootstrap at N = 2^16 until CSE merged them.)"""
+    key = (params.slots, id(factor), complex(scale))
+    if key not in _DIAGONALS:
+        if len(_DIAGONALS) >= 64:
+            _DIAGONALS.clear()
+        _DIAGONALS[key] = (factor, _build_diagonals(params.slots, factor, scale))
+    return _DIAGONALS[key][1]
+
+
+def _build_diagonals(slots: int, factor: dict, scale: complex) -> tuple:
     out = []
     for k, vec in sorted(factor.items()):
         v = np.asarray(vec)

@@ -37,12 +37,14 @@ Recipes (default algorithms; later passes may choose others, e.g. BSGS or hoisti
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
 
-from fhec.ir.he import Const, HeOp, HeType, attrs_of, sorted_keys
+from fhec.ir.he import Const, HeOp, HeType, RotatedConst, attrs_of, sorted_keys
 from fhec.ir.he_polynomial import polynomial_recipe
 from fhec.ir.he_types import IRTypeError, row_length
 
@@ -102,24 +104,34 @@ def bsgs_split(steps, row: int) -> int:
     j = lo + (k - lo) mod n1 and giant steps k - j) of the signed `steps`; ties go to the
     larger n1. An n1 spanning every step is the diagonal method (every rotation a baby
     step of the input, which hoisting can share)."""
-    signed = sorted({signed_step(int(k), row) for k in steps})
-    lo, span = signed[0], signed[-1] - signed[0] + 1
-    best, best_cost = span, None
-    for n1 in range(span, 0, -1):
-        babies = {(k - lo) % n1 + lo for k in signed}
-        giants = {k - ((k - lo) % n1 + lo) for k in signed}
-        cost = len(babies - {0}) + len(giants - {0})
-        if best_cost is None or cost < best_cost:
-            best, best_cost = n1, cost
-    return best
+    return _best_split(tuple(sorted({signed_step(int(k), row) for k in steps})))
 
 
-def _rotate_slots(params, vec, step: int):
-    """rot(vec, step) on plaintext slots: slot t receives slot t + step, cyclically within
-    a CKKS vector or within each BGV row."""
-    row = row_length(params)
-    rows = vec.reshape(-1, row)
-    return np.roll(rows, -step, axis=1).reshape(-1)
+_SPLIT_CHUNK = 1 << 21
+"""Elements (candidate n1 x steps) `_best_split` scores at once."""
+
+
+@functools.lru_cache(maxsize=256)
+def _best_split(signed: tuple[int, ...]) -> int:
+    """`bsgs_split` of sorted distinct signed steps, scoring every n1 at once in numpy (a
+    bootstrap's transforms repeat in every bootstrap, hence the cache). With d = k − lo,
+    the baby step of k is lo + d mod n1 and its giant step n1·floor(d / n1), so the cost
+    of n1 is the distinct remainders (less one when the baby step 0 occurs, i.e. some
+    remainder equals −lo) plus the distinct quotients less one (quotient 0 always occurs:
+    the smallest step has d = 0)."""
+    d = np.asarray(signed, dtype=np.int64) - signed[0]
+    lo, span = signed[0], int(d[-1]) + 1
+    candidates = np.arange(span, 0, -1, dtype=np.int64)  # ties go to the larger n1: first in this order
+    costs = np.empty(span, dtype=np.int64)
+    step = max(1, _SPLIT_CHUNK // len(d))
+    for start in range(0, span, step):
+        n1 = candidates[start:start + step, None]
+        q = d[None, :] // n1  # non-decreasing along each row, since d is sorted
+        r = np.sort(d[None, :] - q * n1, axis=1)
+        giants = np.count_nonzero(np.diff(q, axis=1), axis=1)
+        babies = 1 + np.count_nonzero(np.diff(r, axis=1), axis=1) - np.any(r == -lo, axis=1)
+        costs[start:start + step] = babies + giants
+    return int(candidates[int(np.argmin(costs))])
 
 
 def bsgs_groups(steps, row: int, n1: int | None = None) -> tuple[int, int, dict[int, list[int]]]:
@@ -147,7 +159,7 @@ def _giant_groups(params, diagonals, n1: int | None) -> dict[int, list[tuple[int
         k = signed_step(step, row)
         j = (k - lo) % n1 + lo
         g = k - j
-        diag = Const(_rotate_slots(params, vec.array, -g)) if g % row else vec
+        diag = RotatedConst(vec, -g, row) if g % row else vec
         giants.setdefault(g, []).append((j, diag, vec))
     return {g: sorted(terms, key=lambda t: t[0]) for g, terms in sorted(giants.items())}
 

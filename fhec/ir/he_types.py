@@ -16,6 +16,8 @@ expansion.
 
 from __future__ import annotations
 
+import math
+
 import numbers
 from dataclasses import replace
 from typing import Any, Callable, Mapping
@@ -47,10 +49,20 @@ def rotation_key(params: Params, step: int) -> Key:
     return Key(KeyKind.ROTATION, int(step) % row_length(params))
 
 
+NOISE_SATURATION_BITS = 16.0
+"""How far a CKKS noise estimate may exceed its value's scale (log2): beyond the scale
+the estimate says only "no precision left" (already reported), and the worst-case rules
+compound it without limit (a polynomial raises the relative error to its degree's
+power), until 2**noise overflows a float in a deep bootstrapped program."""
+
+
 def cipher(
     params: Params, level: int, scale, parts: int, noise: float, keys: tuple[Key, ...] = (), bound: float | None = None
 ) -> HeType:
-    """A ciphertext type; `bound` (|slot| bound) is kept for CKKS only."""
+    """A ciphertext type; `bound` (|slot| bound) is kept for CKKS only. A CKKS noise
+    estimate saturates at log2(scale) + `NOISE_SATURATION_BITS`."""
+    if params.scheme == "ckks" and scale:
+        noise = min(noise, math.log2(scale) + NOISE_SATURATION_BITS)
     return HeType(ValueKind.CIPHER, params.slots, level, scale, parts, noise, keys, _bound(params, bound))
 
 
@@ -70,7 +82,7 @@ def declared_bound(attrs: Mapping[str, Any]) -> float:
 def const_bound(value: Any) -> float:
     """max |value| of a scalar or `Const` constant."""
     if isinstance(value, Const):
-        return float(abs(value.array).max(initial=0.0))
+        return value.abs_max()
     return float(abs(value))
 
 
@@ -162,8 +174,8 @@ def _same_level(a: HeType, b: HeType, op: HeOp) -> None:
 
 def _check_value(params: Params, value: Any, op: HeOp) -> None:
     if isinstance(value, Const):
-        if value.array.shape != (params.slots,):
-            raise IRTypeError(f"{op.value}: constant of shape {value.array.shape}")
+        if value.shape != (params.slots,):
+            raise IRTypeError(f"{op.value}: constant of shape {value.shape}")
     elif not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise IRTypeError(f"{op.value}: bad constant {value!r}")
 

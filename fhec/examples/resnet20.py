@@ -1,0 +1,321 @@
+"""ResNet-20 on an encrypted CIFAR-10 image (CKKS), as Osiris evaluates it (§VI).
+
+Osiris "re-implement[s] prior work of Lee et al. [42], replacing convolutions with their
+analogous matrix-vector products, leaving all else unchanged, including the use of
+high-degree composite polynomial approximations to ReLU", and runs it at its Table II
+set IV (N = 2^16). Lee et al. (ICML 2022, multiplexed parallel convolutions): a 3 x 3
+convolution from 3 to 16 channels, three stages of three basic blocks (two 3 x 3
+convolutions each, a residual shortcut; stages 2 and 3 start with stride 2 and double the
+channels), global average pooling and a 64 -> 10 dense layer; ReLU is
+x * (1 + sign(x)) / 2 with sign approximated by a composite of minimax polynomials of
+degrees 15, 15 and 27, and a bootstrap refreshes the value before every ReLU.
+
+How this program lays that out:
+
+* **Packing.** Lee et al.'s multiplexed packing, without their parallel copies: a stage
+  with gap g (1, 2, 4) stores its
+  (32/g) x (32/g) images interleaved in 32 x 32 planes of 1,024 slots, channel
+  c = g²·plane + g·a + b at slot 1024·plane + 32·(g·i + a) + (g·j + b). Every
+  convolution, strided or not, is then a slot matrix whose nonzero diagonals do not depend
+  on the pixel: one diagonal per (plane difference, row offset, column offset), masked
+  where the 3 x 3 window leaves the image (zero padding). `conv_diagonals` builds them
+  from seeded random weights of the right shapes (the diagonals are what the cost depends
+  on); every layer is one `linear_transform` (BSGS) with the hoisting the variant asks for.
+  The 22 layers hold about 15,000 diagonals (stage 3's 3 x 3 layers 1,575 each).
+* **ReLU.** relu(x) = (x / 2) · (1 + s(x)), s = p3 ∘ p2 ∘ p1 of degrees 15, 15, 27 in the
+  Chebyshev basis (depth 4 + 4 + 5, then 1 for the product). The coefficients are
+  Chebyshev interpolants of scaled tanh steps (`fhec.approx`), not Lee et al.'s minimax
+  coefficients: the same degrees, depth and evaluation cost, a coarser sign.
+* **Bootstraps.** Before every ReLU, as Lee et al.; and wherever a polynomial or a layer
+  needs more levels than are left (set IV leaves 9 after a bootstrap and a ReLU needs 14,
+  so every ReLU is split once): `_refresh`.
+* **Scale.** Convolution weights are normalized so that every row of a layer's matrix
+  has an absolute sum of 1 over the input's proven bound, and the residual sum is halved,
+  so every ReLU input stays in [-1, 1] for pixels in [-1, 1] (batch normalization folded
+  into the weights).
+* **Average pooling** sums each channel's pixels by rotate-and-add (`sum_slots` over the
+  rows, then the columns, of the interleaved image); **the dense layer** (64 -> 10) is one
+  more `linear_transform`.
+
+Deviations from the paper's formulation: the ReLU coefficients (above); full packing
+(2^15 slots, as Table II's n = 2^15) because sparse-slot bootstrapping is not built; no
+parallel copies in the packing, so a convolution has more diagonals than Lee et al.'s
+and fewer rotations per diagonal; the downsampling shortcut is a strided 1 x 1
+convolution (ResNet's option B) rather than zero-padded subsampling; fhec's bootstrap
+(`fhec.BootstrapConfig`, docs/bootstrapping.md) takes the place of Lee et al.'s; one
+key-switching basis, α = 14 (`set_iv`).
+
+`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (8.3
+million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
+`resnet_small` (`small()`: N = 2^12, the bootstrap-toy configuration with 10 levels after
+a bootstrap, 2 channels, the first layer and one block) is what
+`fhec check fhec/examples/resnet20.py` runs (a minute or two). `suite_rows()` lists the Osiris Table III
+rows (NH/SH/DH at 1 and 2 TB/s).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+import fhec
+
+PLANE_SIDE = 32
+"""CIFAR-10's 32 x 32 image: one plane of the multiplexed packing."""
+
+RELU_DEGREES = (15, 15, 27)
+"""Lee et al.'s composite sign approximation (α = 13): degrees of p1, p2, p3."""
+
+OSIRIS_MS = {  # Osiris Table III, ResNet-20 (set IV): (a) at 1 TB/s, (b) at 2 TB/s
+    "osiris": {"NH": 101.0, "SH": 96.3, "DH": 92.4},
+    "osiris-2tb": {"NH": 94.7, "SH": 89.9, "DH": 68.5},
+}
+SHARPNESS = (1.5, 1.5, 1.5)
+"""The tanh steps the sign stages interpolate: gentle, so that the composite's slope (which
+multiplies the error it is given, and with it the compiler's noise estimate) stays small
+enough for the toy bootstrap's ~10 bits of precision to carry through 7 ReLUs."""
+
+HOISTING = {"NH": "none", "SH": "single", "DH": "double"}
+"""Osiris's BSGS variants: non-, single- and double-hoisted baby steps."""
+
+
+class Layout(NamedTuple):
+    """Lee et al.'s multiplexed packing of a C x side x side tensor with gap g. (NamedTuples,
+    not dataclasses: `fhec check` loads this file without registering it as a module.)"""
+
+    channels: int
+    gap: int
+    plane_side: int = PLANE_SIDE
+
+    @property
+    def side(self) -> int:
+        return self.plane_side // self.gap
+
+    @property
+    def planes(self) -> int:
+        return -(-self.channels // (self.gap * self.gap))
+
+    def slot(self, c, i, j):
+        """The slot of channel c, row i, column j (numpy-broadcast)."""
+        g, s = self.gap, self.plane_side
+        plane, sub = np.divmod(c, g * g)
+        a, b = np.divmod(sub, g)
+        return plane * s * s + (g * i + a) * s + (g * j + b)
+
+    def used(self) -> int:
+        return self.planes * self.plane_side ** 2
+
+
+def conv_diagonals(weights: np.ndarray, src: Layout, dst: Layout, stride: int, slots: int) -> dict[int, np.ndarray]:
+    """The {rotation: slot vector} form of a zero-padded convolution (`linear_transform`'s
+    dict form): weights (C_out, C_in, k, k), k odd, from `src` to `dst` (dst.side =
+    src.side / stride). Each weight lands on the diagonal of its slot offset, which the
+    multiplexed packing makes the same for every pixel; taps outside the image are left
+    out (zero padding)."""
+    c_out, c_in, k, _ = weights.shape
+    half = k // 2
+    i, j = np.meshgrid(np.arange(dst.side), np.arange(dst.side), indexing="ij")
+    co, ci, di, dj = (a.reshape(-1, 1, 1) for a in np.meshgrid(
+        np.arange(c_out), np.arange(c_in), np.arange(k) - half, np.arange(k) - half, indexing="ij"))
+    w = weights.reshape(-1, 1, 1)
+    si, sj = stride * i + di, stride * j + dj
+    valid = (si >= 0) & (si < src.side) & (sj >= 0) & (sj < src.side) & (w != 0)
+    out = np.broadcast_to(dst.slot(co, i, j), valid.shape)[valid]
+    steps = ((np.broadcast_to(src.slot(ci, si, sj), valid.shape)[valid] - out) % slots)
+    values = np.broadcast_to(w, valid.shape)[valid]
+    keys, inverse = np.unique(steps, return_inverse=True)
+    diag = np.zeros((len(keys), slots))
+    # each (diagonal, output slot) pair receives one weight: the step fixes the plane
+    # difference and the row and column offsets, and with them (c_in, tap) for a given output
+    diag[inverse, out] = values
+    return {int(key): diag[n] for n, key in enumerate(keys)}
+
+
+def normalized(weights: np.ndarray, gain: float = 1.0) -> np.ndarray:
+    """`weights` scaled so that each output's absolute weight sum is `gain` (so |out| <= gain
+    for inputs in [-1, 1])."""
+    rows = np.abs(weights).reshape(weights.shape[0], -1).sum(axis=1)
+    return weights * (gain / rows).reshape(-1, *([1] * (weights.ndim - 1)))
+
+
+def _tanh_step(sharpness: float):
+    return lambda x: np.tanh(sharpness * x) / np.tanh(sharpness)
+
+
+def sign_stages(degrees=RELU_DEGREES) -> list:
+    """The composite sign approximation p1, p2, p3 (Chebyshev series on [-1, 1]): each
+    interpolates a tanh step, so the composite sharpens towards sign(x). Each series is
+    divided by its coefficients' absolute sum, so that it maps [-1, 1] into [-1, 1] by
+    the compiler's own value bound (sum |c_i|·|T_i|), and the next stage's input stays in
+    its domain."""
+    stages = []
+    for sharpness, degree in zip(SHARPNESS, degrees):
+        coef = fhec.approx(_tanh_step(sharpness), (-1.0, 1.0), degree).poly.coef
+        stages.append(coef / np.abs(coef).sum())
+    return stages
+
+
+class Net(NamedTuple):
+    """The network's shape and options (`build`)."""
+
+    params: fhec.CKKSParams
+    hoisting: str | None = None
+    channels: tuple[int, ...] = (16, 32, 64)
+    blocks: int = 3
+    classes: int = 10
+    relu_degrees: tuple[int, ...] = RELU_DEGREES
+    seed: int = 2022
+    side: int = PLANE_SIDE
+
+
+class _Builder:
+    """Traces one ResNet-20 into a `fhec.Program` (see the module doc)."""
+
+    def __init__(self, net: Net, name: str):
+        self.net, self.slots = net, net.params.slots
+        self.rng = np.random.default_rng(net.seed)
+        self.program = fhec.Program(name, net.params)
+        self.signs = [self._within_unit_bound(c) for c in sign_stages(net.relu_degrees)]
+        self.depths = [math.ceil(math.log2(d + 1)) for d in net.relu_degrees]
+
+    def _within_unit_bound(self, coeffs: np.ndarray) -> np.ndarray:
+        """`coeffs` scaled so that the compiler's proven bound of the series on [-1, 1] is
+        at most 1 (it bounds each Paterson–Stockmeyer piece separately, so it exceeds the
+        true maximum): otherwise the next stage's Chebyshev bound |T_i(u)| for u > 1 would
+        grow with the degree and a bootstrap would refuse the value."""
+        probe = fhec.Program("bound", self.net.params)
+        bound = probe.input("u").polynomial(coeffs, basis="chebyshev").bound
+        return coeffs / max(bound, 1.0)
+
+    def _refresh(self, x, need: int):
+        """`x`, bootstrapped first unless it has `need` levels to spend and one more left
+        after them (ModRaise takes its input at level 1 or more)."""
+        return x.bootstrap() if x.level < need + 1 else x
+
+    def conv(self, x, src: Layout, dst: Layout, stride: int, k: int = 3, gain: float = 1.0):
+        # gain over the proven input bound: the output's bound stays at `gain` (the ReLU's
+        # 1.07 bound would otherwise compound through the layers)
+        w = normalized(self.rng.standard_normal((dst.channels, src.channels, k, k)), gain / max(x.bound, 1.0))
+        diagonals = conv_diagonals(w, src, dst, stride, self.slots)
+        return self._refresh(x, 1).linear_transform(diagonals, hoisting=self.net.hoisting)
+
+    def relu(self, x):
+        """(x/2)(1 + s(x)), s the composite sign; a bootstrap before it and wherever a stage
+        would run out of levels."""
+        x = x.bootstrap()
+        s = x
+        for coeffs, depth in zip(self.signs, self.depths):
+            s = self._refresh(s, depth).polynomial(coeffs, basis="chebyshev")
+        half = x * 0.5
+        return half * (s + 1.0)
+
+    def block(self, x, src: Layout, dst: Layout, stride: int):
+        y = self.relu(self.conv(x, src, dst, stride))
+        y = self.conv(y, dst, dst, 1, gain=0.5)
+        shortcut = x * (0.5 / max(x.bound, 1.0)) if stride == 1 else self.conv(x, src, dst, stride, k=1, gain=0.5)
+        return self.relu(y + shortcut)
+
+    def head(self, x, src: Layout):
+        """Global average pooling by rotate-and-add over the rows and columns of each
+        channel's interleaved image (the sum lands on the channel's first pixel), then the
+        dense layer (1/positions folded in) as diagonals: class t's score in slot t."""
+        g, s = src.gap, src.plane_side
+        pooled = self._refresh(x, 1).sum_slots(src.side, stride=g * s).sum_slots(src.side, stride=g)
+        dense = normalized(self.rng.standard_normal((self.net.classes, src.channels))) / (src.side * src.side)
+        t, c = np.meshgrid(np.arange(self.net.classes), np.arange(src.channels), indexing="ij")
+        steps = (src.slot(c, 0, 0) - t) % self.slots
+        diagonals: dict[int, np.ndarray] = {}
+        for step, row, weight in zip(steps.ravel(), t.ravel(), dense.ravel()):
+            diagonals.setdefault(int(step), np.zeros(self.slots))[row] = weight
+        return pooled.linear_transform(diagonals, hoisting=self.net.hoisting)
+
+    def build(self) -> fhec.Program:
+        net, p = self.net, self.program
+        image = Layout(3, 1, net.side)
+        x = p.input("image")
+        first = Layout(net.channels[0], 1, net.side)
+        x = self.relu(self.conv(x, image, first, 1))
+        src = first
+        for stage, channels in enumerate(net.channels):
+            dst = Layout(channels, 1 << stage, net.side)
+            for b in range(net.blocks):
+                stride = 2 if (b == 0 and stage > 0) else 1
+                x = self.block(x, src, dst, stride)
+                src = dst
+        p.output("scores", self.head(x, src))
+        return p
+
+
+def build(params: fhec.CKKSParams, hoisting: str | None = None, *, channels=(16, 32, 64), blocks: int = 3,
+          relu_degrees=RELU_DEGREES, side: int = PLANE_SIDE, name: str = "resnet20",
+          seed: int = 2022) -> fhec.Program:
+    """ResNet-20 (module doc) at `params`; `hoisting` is every convolution's BSGS mode
+    ("none", "single", "double"; None: the compile option)."""
+    net = Net(params, hoisting, tuple(channels), blocks, relu_degrees=tuple(relu_degrees), seed=seed, side=side)
+    return _Builder(net, name).build()
+
+
+def set_iv(word_bits: int = 40) -> fhec.CKKSParams:
+    """Osiris Table II set IV: N = 2^16, L_eff = 9 levels after a bootstrap, 40-bit special
+    primes, q_0 of 48 bits split into two primes, 36-bit scale, h = 1024; the bootstrap is
+    Lattigo's default (lattigo-n16) shape. fhec's words are 40 bits (every prime below
+    2^40). fhec has one key-switching basis per parameter set: it takes the α = 14
+    special primes Osiris sets for bootstrapping ("we ... separately set α = 14"), which
+    dominates the cost (Table II's α = 5, dnum = 2 is the residual levels'); log QP is
+    1,540 bits (Osiris: 1,630 at most). With α = 5 the 2.3x larger bootstrapping keys
+    made a bootstrap-and-ReLU slice 1.7x slower on `osiris`. `word_bits` below 40 (F1's 32, for the f1-64k
+    what-if) lowers the scale to word_bits − 4 bits, with the same limb counts.
+
+    `min_precision_bits=None`: fhec's worst-case noise estimate grows by several bits per
+    bootstrapped ReLU (see `small`) and calls the 19-ReLU output imprecise; this program is
+    compiled for its cost, and its small variant is the one checked."""
+    config = fhec.CKKSParams.preset("lattigo-n16").bootstrap.model_copy(update={"hamming_weight": 1024})
+    return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + 9, scale_bits=min(36, word_bits - 4),
+                           word_bits=word_bits, special_primes=14, base_limbs=2, security=None, bootstrap=config,
+                           min_precision_bits=None)
+
+
+def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3) -> fhec.Program:
+    """ResNet-20 at Osiris's set IV with the NH / SH / DH convolutions (`blocks` < 3: a
+    shallower network of the same layers, for profiling)."""
+    return build(set_iv(word_bits), HOISTING[variant], blocks=blocks, name=f"resnet20-{variant}")
+
+
+def small_params() -> fhec.CKKSParams:
+    """The bootstrap-toy configuration at N = 2^12 with 10 levels after a bootstrap (one
+    per ReLU at degrees 3, 3, 7) and a 2^40 scale in 50-bit words: the toy's 2^30 leaves a
+    bootstrapped value about 10 bits, too few to carry through seven ReLUs and their
+    bootstraps; at 2^40 it keeps about 20."""
+    literal = fhec.CKKSParams.preset("bootstrap-toy")
+    return fhec.CKKSParams.preset("bootstrap-toy", levels=literal.bootstrap.depth(2**12) + 10, scale_bits=55,
+                                  word_bits=60)
+
+
+def small(hoisting: str | None = "single") -> fhec.Program:
+    """The CI-sized variant: N = 2^12, 8 x 8 planes, 2 channels, the first convolution and
+    one basic block (three ReLUs: the compiler's worst-case noise estimate grows by about
+    7 bits per ReLU, so deeper toys are reported imprecise), ReLU stages of degrees 3, 3, 7."""
+    return build(small_params(), hoisting, channels=(2,), blocks=1, relu_degrees=(3, 3, 7), side=8,
+                 name="resnet20_small")
+
+
+resnet_small = small()
+
+
+def suite_rows() -> list[dict]:
+    """The Osiris Table III ResNet-20 rows (suite-row convention)."""
+    rows = []
+    for target, paper in OSIRIS_MS.items():
+        source = "Osiris Table III(a)" if target == "osiris" else "Osiris Table III(b)"
+        for variant in ("NH", "SH", "DH"):
+            rows.append({
+                "suite": "osiris", "name": "ResNet-20", "variant": variant, "target": target,
+                "paper_ms": paper[variant], "paper_source": source,
+                "build": lambda v=variant: full(v), "needs": None,
+                "note": "Lee et al.'s ResNet-20 with convolutions as BSGS matrix-vector products; full packing "
+                        "(sparse-slot bootstrapping is not built), tanh-interpolant ReLU stages of Lee's degrees, "
+                        "one key-switching basis (alpha = 14, Osiris's bootstrapping one).",
+            })
+    return rows

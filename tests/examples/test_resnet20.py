@@ -1,0 +1,147 @@
+"""fhec/examples/resnet20.py: the convolution diagonals are convolutions, the program has
+Lee et al.'s shape, the rows follow the suite-row convention; the split and the rotated
+constants that let it scale are exact."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import fhec
+from fhec.examples import resnet20 as r
+from fhec.ir.he import Const, RotatedConst
+from fhec.ir.he_recipes import _best_split, signed_step
+
+
+def _convolve(w, img, stride):
+    k = w.shape[-1]
+    pad = np.pad(img, ((0, 0), (k // 2, k // 2), (k // 2, k // 2)))
+    side = img.shape[1] // stride
+    out = np.zeros((w.shape[0], side, side))
+    for o in range(w.shape[0]):
+        for a in range(side):
+            for b in range(side):
+                out[o, a, b] = (w[o] * pad[:, stride * a:stride * a + k, stride * b:stride * b + k]).sum()
+    return out
+
+
+def _packed(layout, tensor, slots):
+    x = np.zeros(slots)
+    c, i, j = np.meshgrid(*(np.arange(n) for n in tensor.shape), indexing="ij")
+    x[layout.slot(c, i, j)] = tensor
+    return x
+
+
+@pytest.mark.parametrize("c_in, g_in, c_out, g_out, stride, k", [
+    (3, 1, 2, 1, 1, 3),   # first layer
+    (2, 1, 2, 1, 1, 3),   # stage 1
+    (4, 2, 4, 2, 1, 3),   # stage 2 (gap 2)
+    (2, 1, 4, 2, 2, 3),   # strided 3 x 3
+    (4, 2, 8, 4, 2, 1),   # strided 1 x 1 shortcut
+])
+def test_conv_diagonals_compute_the_zero_padded_convolution(c_in, g_in, c_out, g_out, stride, k):
+    rng = np.random.default_rng(c_in * 100 + c_out)
+    src, dst, slots = r.Layout(c_in, g_in, 8), r.Layout(c_out, g_out, 8), 512
+    w, img = rng.standard_normal((c_out, c_in, k, k)), rng.standard_normal((c_in, src.side, src.side))
+    diagonals = r.conv_diagonals(w, src, dst, stride, slots)
+    x = _packed(src, img, slots)
+    y = sum(v * np.roll(x, -step) for step, v in diagonals.items())
+    want = _packed(dst, _convolve(w, img, stride), slots)
+    used = _packed(dst, np.ones((c_out, dst.side, dst.side)), slots) > 0
+    assert np.allclose(y[used], want[used])
+
+
+def test_small_variant_has_the_shape_of_a_resnet():
+    ops = Counter(n.op.name for n in r.small().ir.nodes)
+    # first conv + relu, one block (conv, relu, conv, shortcut, relu), the dense layer
+    assert ops["BOOTSTRAP"] == 3 and ops["POLYNOMIAL"] == 9 and ops["LINEAR_TRANSFORM"] == 4
+
+
+def test_relu_stages_have_lee_et_al_degrees_and_stay_bounded():
+    stages = r.sign_stages()
+    assert [len(c) - 1 for c in stages] == list(r.RELU_DEGREES)
+    assert all(np.abs(c).sum() <= 1 + 1e-12 for c in stages)
+
+
+def test_suite_rows_follow_the_convention():
+    rows = r.suite_rows()
+    assert {(row["target"], row["variant"]) for row in rows} == {
+        (t, v) for t in ("osiris", "osiris-2tb") for v in ("NH", "SH", "DH")}
+    for row in rows:
+        assert row["suite"] == "osiris" and row["name"] == "ResNet-20" and callable(row["build"])
+        assert row["paper_ms"] == r.OSIRIS_MS[row["target"]][row["variant"]]
+
+
+def _set_split(signed):
+    lo, span = signed[0], signed[-1] - signed[0] + 1
+    best, best_cost = span, None
+    for n1 in range(span, 0, -1):
+        babies = {(k - lo) % n1 + lo for k in signed}
+        giants = {k - ((k - lo) % n1 + lo) for k in signed}
+        cost = len(babies - {0}) + len(giants - {0})
+        if best_cost is None or cost < best_cost:
+            best, best_cost = n1, cost
+    return best
+
+
+@given(st.integers(0, 2**32))
+def test_vectorized_split_equals_the_set_definition(seed):
+    rng = random.Random(seed)
+    row = rng.choice([8, 64, 1024])
+    steps = rng.sample(range(row), rng.randint(1, min(row, 40)))
+    signed = tuple(sorted({signed_step(k, row) for k in steps}))
+    assert _best_split(signed) == _set_split(signed)
+
+
+def test_rotated_const_is_the_rotated_array_by_value():
+    base = Const(np.arange(16.0))
+    lazy = RotatedConst(base, 3, 8)
+    stored = Const(np.roll(np.arange(16.0).reshape(2, 8), -3, axis=1).reshape(-1))
+    assert lazy == stored and stored == lazy and hash(lazy) == hash(stored)
+    assert "array" not in vars(lazy) and not lazy.array.flags.writeable  # nothing stored
+    assert lazy == RotatedConst(base, 3 - 8, 8) and lazy != RotatedConst(base, 4, 8) and lazy != base
+    assert lazy.abs_max() == 15.0 and lazy.shape == (16,)
+
+
+def test_noise_estimate_saturates_instead_of_overflowing():
+    from fhec.ir.he_types import NOISE_SATURATION_BITS, cipher
+
+    params = fhec.CKKSParams.preset("bootstrap-toy")
+    t = cipher(params, 3, 2.0**30, 2, 5000.0)  # 2**5000 overflows a float
+    assert t.noise == 30 + NOISE_SATURATION_BITS
+    assert cipher(params, 3, 2.0**30, 2, 12.5).noise == 12.5
+
+
+def test_a_pickled_constant_does_not_carry_its_process_salted_hash():
+    import pickle
+
+    c = RotatedConst(Const(np.arange(8.0)), 1, 8)
+    hash(c)
+    back = pickle.loads(pickle.dumps(c))
+    assert "_hash" not in vars(back) and back == c
+
+
+@pytest.mark.slow
+def test_small_variant_passes_fhec_check():
+    from fhec.cli import check_program
+
+    ok, lines = check_program(r.__file__, seed=0)
+    assert ok, lines
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["tiny"])
+def test_small_variant_streams_match_the_evaluator_on_every_limb(target):
+    from fhec.verify_run import run_compiled_checked
+
+    # bit identity does not need the small variant's 60-bit words (which no stream target has)
+    literal = fhec.CKKSParams.preset("bootstrap-toy")
+    params = fhec.CKKSParams.preset("bootstrap-toy", levels=literal.bootstrap.depth(2**12) + 10, min_precision_bits=None)
+    p = r.build(params, "single", channels=(2,), blocks=1, relu_degrees=(3, 3, 7), side=8, name="resnet_toy")
+    inputs = {"image": np.random.default_rng(3).uniform(-1, 1, p.params.slots)}
+    run_compiled_checked(fhec.compile(p, target), inputs, seed=5, check=True)
