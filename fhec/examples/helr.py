@@ -1,0 +1,336 @@
+"""One iteration of HELR logistic-regression training (CKKS), at F1's and Osiris's sizes.
+
+HELR (Han, Song, Cheon, Park, "Logistic regression on homomorphic encrypted data at scale",
+AAAI 2019) trains a binary classifier by mini-batch Nesterov accelerated gradient (NAG) on
+encrypted data. With labels y_i in {-1, +1} and samples x_i (a leading 1 for the bias), it
+encrypts z_i = y_i·x_i and maximizes the log-likelihood (1/m) Σ_i log σ(z_i·β); one
+iteration on a mini-batch of m samples and f features is
+
+    g      = Σ_i σ(−z_i·v) z_i                    (the gradient, times m)
+    β_new  = v + (γ/m)·g
+    v_new  = (1 − η)·β_new + η·β
+
+with σ(−t) replaced by the degree-3 least-squares polynomial on [−8, 8] that HELR uses
+(from Kim et al. 2018): 0.5 − 1.20096·(t/8) + 0.81562·(t/8)³.
+
+Packing, as HELR lays it out: the m × f matrix Z is cut into nb = f/g column blocks of
+m × g, each one ciphertext whose slot r·g + c holds z_{r, j·g+c} (m·g = the slots), and
+the weights are held per block, chunk j of v replicated in every row. The iteration:
+
+1. inner products: Σ_j Z_j ⊙ V_j, then `sum_slots(g)` (rotate-and-sum within a row: slot
+   r·g holds z_r·v);
+2. the sigmoid polynomial on every slot (slot r·g holds σ(−z_r·v));
+3. the broadcast of slot r·g over row r (HELR: a mask, then a rotate-and-sum);
+4. gradient: (σ ⊙ Z_j).sum_slots(m, stride=g) (rotate-and-sum down the columns: every
+   row holds chunk j of g);
+5. the NAG update, its two constants folded into one multiply per term.
+
+Configurations (`build(name)`, `CONFIGS`):
+
+* ``f1``: F1 §7's logistic-regression benchmark (Table 3, 1.15 ms): "a single batch ... with
+  up to 256 features, and 256 samples per batch, starting at computational depth L = 16".
+  N = 2^14 (F1's maximum), so 8 blocks of 256 × 32; 16 limbs of 32-bit words (15 levels
+  above a 32-bit q_0); HELR's per-block weights (16 weight inputs, 16 outputs); no bootstrap.
+* ``helr-1024``: Osiris Table III's HELR-1024 (§VI: "an encrypted binary classifier on a
+  subset of MNIST images of size 14x14 ... one mini-batch of size 1024"; 1 TB/s: NH 2.67,
+  SH 2.61, DH 2.46 ms). 196 features (+ bias) padded to 256, m = 1024, N = 2^16 with 2^15
+  slots: 8 blocks of 1024 × 32. One bootstrap per iteration (below). Parameters: the
+  ``lattigo-n16`` preset (the Lattigo default set Osiris Table II set III starts from) on
+  32-bit words, as `benchmarks/bench_bootstrap_compile.py` compiles it for f1-64k.
+* ``small``: the ``helr-1024`` program at N = 2^12 (the ``bootstrap-toy`` preset with 8 more
+  levels), m = 128, f = 64, g = 16: what ``fhec check`` runs (module-level ``small``).
+* ``small-f1``: the ``f1`` program at N = 2^12, m = 128, f = 64 (module-level ``small_f1``).
+
+Deviations from HELR's formulation (and the papers' runs):
+
+* **One bootstrap per iteration, on a packed state.** With bootstrapping (``helr-1024``,
+  ``small``) v and β live in one ciphertext S of period P = 2·nb·g slots: row r (of g slots)
+  holds chunk r mod 2nb of v (r mod 2nb < nb) or of β (the rest), repeated over the slots.
+  The iteration first unpacks V_j = (S ⊙ rows≡j).replicate(2nb, stride=g) (one level, log2 2nb
+  rotations per block) and ends by packing the update into S (the masks fold into the update's
+  constants: no level), so one bootstrap refreshes all 2·f weights. HELR bootstraps each weight
+  ciphertext with a sparse bootstrap; fhec builds fully packed bootstrapping only
+  (`BootstrapConfig(slots=...)` is refused), so the bootstrap here is fully packed, on 2^15
+  slots at N = 2^16, where Osiris runs sparsely packed bootstrapping.
+* **The broadcast of step 3 is one linear transform** (g diagonals, the mask folded into
+  them: slot i ← x[i − (i mod g)]) instead of HELR's mask + rotate-and-sum. It saves the
+  mask's level and keeps fhec's value bounds exact (a replicate's tracked bound is g times
+  its input's, which would overflow the bootstrap's input range); it costs about 2·√g
+  rotations instead of log2 g.
+* **The sigmoid is evaluated before the broadcast** (on every slot's window sum, of which
+  slot r·g is z_r·v), so its input bound is the inner product's (|z·v| <= 8, HELR's
+  interval) rather than a broadcast's looser one. σ is slot-wise, so the result is the same.
+* **Weights are small.** fhec tracks value bounds and refuses values that could overflow;
+  the inner product must stay within the sigmoid's interval, so the weights' declared bound is
+  8 / (features × the unpack's replication), e.g. 1/32 for ``f1``, 1/512 for ``helr-1024``.
+  (HELR normalizes the data for the same reason.)
+* **Depth.** 6 levels (``f1``: ciphertexts from L = 16 down to 10; F1 names L = 14, 15, 16)
+  and 7 plus one for the bootstrap's ModRaise with the packed state (8 usable levels: Osiris
+  set III's L_eff = 8).
+* **Constants.** γ and η are parameters (the learning rate and NAG's η_t = (1 − λ_t)/λ_{t+1},
+  λ_0 = 0, λ_{t+1} = (1 + sqrt(1 + 4λ_t²))/2), for iteration t = 2 by default; they change no
+  cost.
+
+Run:  fhec check fhec/examples/helr.py          # the two small programs
+      python -c "import helr; ..."               # build("f1") / build("helr-1024") for compiling
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+import fhec
+
+SIGMOID3_NEG = (0.5, -1.20096 / 8, 0.0, 0.81562 / 8**3)
+"""σ(−t) ≈ 0.5 − 0.15012·t + 0.00159·t³ (HELR's degree-3 least squares on [−8, 8])."""
+
+IP_RANGE = 8.0
+"""|z·v| must stay within the sigmoid approximation's interval [−8, 8]."""
+
+
+def nesterov_eta(t: int) -> float:
+    """NAG's η_t = (1 − λ_t)/λ_{t+1}, with λ_0 = 0 and λ_{k+1} = (1 + sqrt(1 + 4λ_k²))/2."""
+    lam = [0.0]
+    for _ in range(t + 1):
+        lam.append((1 + math.sqrt(1 + 4 * lam[-1] ** 2)) / 2)
+    return (1 - lam[t]) / lam[t + 1]
+
+
+@dataclass(frozen=True)
+class HelrConfig:
+    """One HELR iteration's shape and parameters.
+
+    Attributes:
+        name: the configuration's name (the program's too).
+        params: zero-argument callable giving the `CKKSParams`.
+        samples: m, the mini-batch size; features: f (padded); the slots must be m·g for a
+            block width g dividing f.
+        bootstrap: refresh the state with one bootstrap at the end (packed state).
+        gamma: the learning rate γ; step: the iteration index t of η_t.
+        hoisting: the broadcast transform's hoisting (None: the compile option).
+    """
+
+    name: str
+    params: object
+    samples: int
+    features: int
+    bootstrap: bool
+    gamma: float = 1.0
+    step: int = 2
+    hoisting: str | None = None
+
+    @property
+    def width(self) -> int:
+        """g, the features per block (a block's row)."""
+        return self.params().slots // self.samples
+
+    @property
+    def blocks(self) -> int:
+        return self.features // self.width
+
+    @property
+    def eta(self) -> float:
+        return nesterov_eta(self.step)
+
+    @property
+    def weight_bound(self) -> float:
+        """The weights' declared bound: the inner product's tracked bound stays IP_RANGE."""
+        spread = 2 * self.blocks if self.bootstrap else 1
+        return IP_RANGE / (self.features * spread)
+
+
+def _f1_params() -> fhec.CKKSParams:
+    # F1 §7: N = 16K, L = 16 limbs of 32-bit words. 16 limbs of 32 bits plus the special
+    # primes exceed the HE standard's 438 bits at N = 2^14, and F1 states no security for
+    # this benchmark: security=None, as the f1-ckks-bootstrap preset.
+    return fhec.CKKSParams(N=2**14, levels=15, scale_bits=28, word_bits=32, security=None)
+
+
+def _osiris_params(hoisting: str | None = None) -> fhec.CKKSParams:
+    # lattigo-n16 (Osiris Table II set III's source) on F1's 32-bit words: 8 levels after a
+    # bootstrap; `hoisting` for the bootstrap's DFT transforms (None: the compile option).
+    literal = fhec.CKKSParams.preset("lattigo-n16")
+    config = fhec.BootstrapConfig(**{**literal.bootstrap.model_dump(), "hoisting": hoisting})
+    return fhec.CKKSParams.preset("lattigo-n16", word_bits=32, scale_bits=28, base_limbs=2, bootstrap=config)
+
+
+def _toy_params() -> fhec.CKKSParams:
+    # bootstrap-toy with 8 usable levels after its bootstrap (INSECURE: security=None).
+    toy = fhec.CKKSParams.preset("bootstrap-toy")
+    return fhec.CKKSParams.preset("bootstrap-toy", levels=toy.bootstrap.depth(toy.N) + 8)
+
+
+def _toy_f1_params() -> fhec.CKKSParams:
+    return fhec.CKKSParams(N=2**12, levels=6, scale_bits=28, word_bits=32, security=None)
+
+
+CONFIGS: dict[str, HelrConfig] = {
+    c.name: c
+    for c in (
+        HelrConfig("f1", _f1_params, samples=256, features=256, bootstrap=False),
+        HelrConfig("helr-1024", _osiris_params, samples=1024, features=256, bootstrap=True),
+        # γ = 0.1 at the toy size: the bootstrap-toy set's message ratio (2^2) bounds its
+        # input by 2, and the packed update's tracked bound is 4 blocks × 2.5·γ.
+        HelrConfig("small", _toy_params, samples=128, features=64, bootstrap=True, gamma=0.1),
+        HelrConfig("small-f1", _toy_f1_params, samples=128, features=64, bootstrap=False),
+    )
+}
+"""The shipped configurations by name (module docstring)."""
+
+
+def _row_mask(slots: int, width: int, period_rows: int, rows) -> np.ndarray:
+    """1.0 on the slots of rows r with r mod period_rows in `rows`, 0 elsewhere."""
+    r = (np.arange(slots) // width) % period_rows
+    return np.isin(r, list(rows)).astype(float)
+
+
+def broadcast_diagonals(slots: int, width: int) -> dict[int, np.ndarray]:
+    """{step: diagonal} of slot i ← x[i − (i mod width)]: each row gets its first slot."""
+    col = np.arange(slots) % width
+    return {(-c) % slots: (col == c).astype(float) for c in range(width)}
+
+
+def _iteration(cfg: HelrConfig, z: list, v: list, gradient_terms) -> None:
+    """Steps 1–4 of the module docstring; calls `gradient_terms(j, g_j)` per block."""
+    params = cfg.params()
+    products = [zj * vj for zj, vj in zip(z, v)]
+    total = products[0]
+    for t in products[1:]:
+        total = total + t
+    ip = total.sum_slots(cfg.width)
+    sigma = ip.polynomial(list(SIGMOID3_NEG))
+    sigma = sigma.linear_transform(broadcast_diagonals(params.slots, cfg.width), hoisting=cfg.hoisting)
+    for j, zj in enumerate(z):
+        gradient_terms(j, (sigma * zj).sum_slots(cfg.samples, stride=cfg.width))
+
+
+def build(name: str = "small", **changes) -> fhec.Program:
+    """The HELR iteration of configuration `name` (`CONFIGS`); `changes` replace fields of
+    its `HelrConfig` (e.g. ``gamma=0.5``, ``hoisting="double"``). Raises `fhec.ParameterError`
+    for an unknown name."""
+    if name not in CONFIGS:
+        raise fhec.ParameterError(f"no HELR configuration {name!r}; choose one of {', '.join(CONFIGS)}.")
+    cfg = replace(CONFIGS[name], **changes)
+    params = cfg.params()
+    slots, g, nb, m = params.slots, cfg.width, cfg.blocks, cfg.samples
+    if m * g != slots or nb * g != cfg.features:
+        raise fhec.ParameterError(f"HELR {name}: {m} samples x {cfg.features} features do not tile {slots} slots.")
+    p = fhec.Program(f"helr-{name}" if not name.startswith("helr") else name, params)
+    eta, c1 = cfg.eta, cfg.gamma / m
+    c2 = (1 - eta) * c1
+    if cfg.bootstrap:
+        _packed(p, cfg, eta, c1, c2)
+    else:
+        _per_block(p, cfg, eta, c1, c2)
+    return p
+
+
+def _per_block(p: fhec.Program, cfg: HelrConfig, eta: float, c1: float, c2: float) -> None:
+    """HELR's own layout: per-block weights v_j, β_j in, v_new_j, β_new_j out."""
+    nb, bound = cfg.blocks, cfg.weight_bound
+    z = [p.input(f"z{j}") for j in range(nb)]
+    v = [p.input(f"v{j}", bound=bound) for j in range(nb)]
+    beta = [p.input(f"beta{j}", bound=bound) for j in range(nb)]
+
+    def update(j, gj):
+        p.output(f"beta_new{j}", v[j] + gj * c1)
+        p.output(f"v_new{j}", v[j] * (1 - eta) + gj * c2 + beta[j] * eta)
+
+    _iteration(cfg, z, v, update)
+
+
+def _packed(p: fhec.Program, cfg: HelrConfig, eta: float, c1: float, c2: float) -> None:
+    """The packed state S (module docstring), refreshed by one bootstrap."""
+    slots, g, nb = p.params.slots, cfg.width, cfg.blocks
+    rows = 2 * nb  # rows of one period: nb chunks of v, then nb of β
+    top_after = p.params.top_level - p.params.bootstrap.depth(p.params.N)
+    s = p.input("state", level=top_after, bound=cfg.weight_bound)
+    z = [p.input(f"z{j}", level=top_after - 1) for j in range(nb)]
+    v = [(s * _row_mask(slots, g, rows, [j])).replicate(rows, stride=g) for j in range(nb)]
+    v_rows, beta_rows = range(nb), range(nb, rows)
+    # v rows: (1 − η)v + η β (β sits nb rows further on); β rows: v (nb rows back).
+    carried = s.linear_transform({
+        0: (1 - eta) * _row_mask(slots, g, rows, v_rows),
+        nb * g: eta * _row_mask(slots, g, rows, v_rows),
+        (-nb * g) % slots: _row_mask(slots, g, rows, beta_rows),
+    })
+    terms = []
+
+    def pack(j, gj):
+        terms.append(gj * (c2 * _row_mask(slots, g, rows, [j]) + c1 * _row_mask(slots, g, rows, [nb + j])))
+
+    _iteration(cfg, z, v, pack)
+    new = carried
+    for t in terms:
+        new = new + t
+    p.output("state_new", new.bootstrap())
+
+
+def unpack_state(state: np.ndarray, cfg: HelrConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(v, β), each of `cfg.features` values, from the packed state's first period."""
+    g, nb = cfg.width, cfg.blocks
+    rows = state[: 2 * nb * g].reshape(2 * nb, g)
+    return rows[:nb].reshape(-1), rows[nb:].reshape(-1)
+
+
+def pack_state(v: np.ndarray, beta: np.ndarray, slots: int) -> np.ndarray:
+    """The packed state of weights v, β (inverse of `unpack_state`), repeated over `slots`."""
+    period = np.concatenate([v, beta])
+    return np.tile(period, slots // period.size)
+
+
+def pack_blocks(z: np.ndarray, cfg: HelrConfig) -> list[np.ndarray]:
+    """The m × f matrix as nb slot vectors (block j: slot r·g + c holds z[r, j·g + c])."""
+    g = cfg.width
+    return [z[:, j * g:(j + 1) * g].reshape(-1) for j in range(cfg.blocks)]
+
+
+def reference_iteration(z: np.ndarray, v: np.ndarray, beta: np.ndarray, cfg: HelrConfig):
+    """One HELR iteration in numpy (the formulas of the module docstring): (v_new, β_new)."""
+    t = z @ v
+    sigma = np.polynomial.polynomial.polyval(t, SIGMOID3_NEG)
+    gradient = z.T @ sigma
+    beta_new = v + cfg.gamma / cfg.samples * gradient
+    return (1 - cfg.eta) * beta_new + cfg.eta * beta, beta_new
+
+
+# Paper numbers (ms) the suite runner prints beside fhec's.
+_OSIRIS = {("osiris", "NH"): 2.67, ("osiris", "SH"): 2.61, ("osiris", "DH"): 2.46,
+           ("osiris-2tb", "NH"): 2.49, ("osiris-2tb", "SH"): 2.38, ("osiris-2tb", "DH"): 2.10}
+HOISTING = {"NH": "none", "SH": "single", "DH": "double"}
+"""Osiris's BSGS variants and fhec's hoisting modes."""
+
+
+def helr_1024(variant: str = "SH") -> fhec.Program:
+    """HELR-1024 with the hoisting of Osiris's `variant` ("NH", "SH", "DH") in its
+    bootstrap's transforms and in the broadcast transform."""
+    mode = HOISTING[variant]
+    return build("helr-1024", hoisting=mode, params=lambda: _osiris_params(mode))
+
+
+def suite_rows() -> list[dict]:
+    """The rows of `fhec bench --suite f1|osiris` this example provides (see fhec/suites/)."""
+    rows = [{
+        "suite": "f1", "name": "Logistic regression", "variant": None, "target": "f1", "paper_ms": 1.15,
+        "paper_source": "F1 Table 3", "build": lambda: build("f1"), "needs": None,
+        "note": "HELR, 256 samples x 256 features in 8 blocks at N = 2^14 from L = 16; the broadcast is one "
+                "linear transform and the iteration uses 6 levels (F1 names L = 14-16).",
+    }]
+    for target in ("osiris", "osiris-2tb"):
+        for variant in HOISTING:
+            rows.append({
+                "suite": "osiris", "name": "HELR-1024", "variant": variant, "target": target,
+                "paper_ms": _OSIRIS[(target, variant)], "paper_source": "Osiris Table III(" +
+                ("a)" if target == "osiris" else "b)"),
+                "build": (lambda v=variant: helr_1024(v)), "needs": None,
+                "note": "v and beta packed in one ciphertext refreshed by one fully packed bootstrap per "
+                        "iteration (Osiris: sparsely packed); lattigo-n16 on 32-bit words.",
+            })
+    return rows
+
+
+small = build("small")
+small_f1 = build("small-f1")
