@@ -75,8 +75,6 @@ Run:  fhec check fhec/examples/helr.py          # the two small programs
       python -c "import helr; ..."               # build("f1") / build("helr-1024") for compiling
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass, replace
 
@@ -146,7 +144,7 @@ def _f1_params() -> fhec.CKKSParams:
     # F1 §7: N = 16K, L = 16 limbs of 32-bit words. 16 limbs of 32 bits plus the special
     # primes exceed the HE standard's 438 bits at N = 2^14, and F1 states no security for
     # this benchmark: security=None, as the f1-ckks-bootstrap preset.
-    return fhec.CKKSParams(N=2**14, levels=15, scale_bits=28, word_bits=32, security=None)
+    return fhec.CKKSParams(N=2**14, levels=15, scale_bits=30, word_bits=32, security=None)
 
 
 def _osiris_params(hoisting: str | None = None) -> fhec.CKKSParams:
@@ -187,14 +185,16 @@ def _row_mask(slots: int, width: int, period_rows: int, rows) -> np.ndarray:
     return np.isin(r, list(rows)).astype(float)
 
 
-def broadcast_diagonals(slots: int, width: int) -> dict[int, np.ndarray]:
-    """{step: diagonal} of slot i ← x[i − (i mod width)]: each row gets its first slot."""
+def broadcast_diagonals(slots: int, width: int, factor: float = 1.0) -> dict[int, np.ndarray]:
+    """{step: diagonal} of slot i ← factor·x[i − (i mod width)]: each row gets its first slot."""
     col = np.arange(slots) % width
-    return {(-c) % slots: (col == c).astype(float) for c in range(width)}
+    return {(-c) % slots: factor * (col == c) for c in range(width)}
 
 
 def _iteration(cfg: HelrConfig, z: list, v: list, gradient_terms) -> None:
-    """Steps 1–4 of the module docstring; calls `gradient_terms(j, g_j)` per block."""
+    """Steps 1–4 of the module docstring; calls `gradient_terms(j, (γ/m)·g_j)` per block.
+    The step γ/m rides on the broadcast's diagonals (no level of its own), before the sum
+    over the m rows, so that the sum's error is scaled down with its values."""
     params = cfg.params()
     products = [zj * vj for zj, vj in zip(z, v)]
     total = products[0]
@@ -202,7 +202,8 @@ def _iteration(cfg: HelrConfig, z: list, v: list, gradient_terms) -> None:
         total = total + t
     ip = total.sum_slots(cfg.width)
     sigma = ip.polynomial(list(SIGMOID3_NEG))
-    sigma = sigma.linear_transform(broadcast_diagonals(params.slots, cfg.width), hoisting=cfg.hoisting)
+    step = cfg.gamma / cfg.samples
+    sigma = sigma.linear_transform(broadcast_diagonals(params.slots, cfg.width, step), hoisting=cfg.hoisting)
     for j, zj in enumerate(z):
         gradient_terms(j, (sigma * zj).sum_slots(cfg.samples, stride=cfg.width))
 
@@ -219,16 +220,11 @@ def build(name: str = "small", **changes) -> fhec.Program:
     if m * g != slots or nb * g != cfg.features:
         raise fhec.ParameterError(f"HELR {name}: {m} samples x {cfg.features} features do not tile {slots} slots.")
     p = fhec.Program(f"helr-{name}" if not name.startswith("helr") else name, params)
-    eta, c1 = cfg.eta, cfg.gamma / m
-    c2 = (1 - eta) * c1
-    if cfg.bootstrap:
-        _packed(p, cfg, eta, c1, c2)
-    else:
-        _per_block(p, cfg, eta, c1, c2)
+    (_packed if cfg.bootstrap else _per_block)(p, cfg, cfg.eta)
     return p
 
 
-def _per_block(p: fhec.Program, cfg: HelrConfig, eta: float, c1: float, c2: float) -> None:
+def _per_block(p: fhec.Program, cfg: HelrConfig, eta: float) -> None:
     """HELR's own layout: per-block weights v_j, β_j in, v_new_j, β_new_j out."""
     nb, bound = cfg.blocks, cfg.weight_bound
     z = [p.input(f"z{j}") for j in range(nb)]
@@ -236,13 +232,13 @@ def _per_block(p: fhec.Program, cfg: HelrConfig, eta: float, c1: float, c2: floa
     beta = [p.input(f"beta{j}", bound=bound) for j in range(nb)]
 
     def update(j, gj):
-        p.output(f"beta_new{j}", v[j] + gj * c1)
-        p.output(f"v_new{j}", v[j] * (1 - eta) + gj * c2 + beta[j] * eta)
+        p.output(f"beta_new{j}", v[j] + gj)
+        p.output(f"v_new{j}", (v[j] + gj) * (1 - eta) + beta[j] * eta)
 
     _iteration(cfg, z, v, update)
 
 
-def _packed(p: fhec.Program, cfg: HelrConfig, eta: float, c1: float, c2: float) -> None:
+def _packed(p: fhec.Program, cfg: HelrConfig, eta: float) -> None:
     """The packed state S (module docstring), refreshed by one bootstrap."""
     slots, g, nb = p.params.slots, cfg.width, cfg.blocks
     rows = 2 * nb  # rows of one period: nb chunks of v, then nb of β
@@ -260,7 +256,7 @@ def _packed(p: fhec.Program, cfg: HelrConfig, eta: float, c1: float, c2: float) 
     terms = []
 
     def pack(j, gj):
-        terms.append(gj * (c2 * _row_mask(slots, g, rows, [j]) + c1 * _row_mask(slots, g, rows, [nb + j])))
+        terms.append(gj * ((1 - eta) * _row_mask(slots, g, rows, [j]) + _row_mask(slots, g, rows, [nb + j])))
 
     _iteration(cfg, z, v, pack)
     new = carried
