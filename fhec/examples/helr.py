@@ -140,11 +140,15 @@ class HelrConfig:
         return IP_RANGE / (self.features * spread)
 
 
-def _f1_params() -> fhec.CKKSParams:
-    # F1 §7: N = 16K, L = 16 limbs of 32-bit words. 16 limbs of 32 bits plus the special
-    # primes exceed the HE standard's 438 bits at N = 2^14, and F1 states no security for
-    # this benchmark: security=None, as the f1-ckks-bootstrap preset.
-    return fhec.CKKSParams(N=2**14, levels=15, scale_bits=30, word_bits=32, security=None)
+def f1_params(special_primes: int = 1) -> fhec.CKKSParams:
+    """F1 §7: N = 16K, L = 16 limbs of 32-bit words (15 levels of 2^30 above a 32-bit q_0).
+
+    One special prime by default: key switching then has 16 digits of one limb each, a hint
+    of 2 x 16 x 17 limbs (34 MB), F1's L^2-sized hints (§2.4: "taking up 32MB" at L = 16).
+    16 limbs of 32 bits plus the special primes exceed the HE standard's 438 bits at
+    N = 2^14, and F1 states no security for this benchmark: security=None."""
+    return fhec.CKKSParams(N=2**14, levels=15, scale_bits=30, word_bits=32, special_primes=special_primes,
+                           security=None)
 
 
 def _osiris_params(hoisting: str | None = None) -> fhec.CKKSParams:
@@ -168,7 +172,7 @@ def _toy_f1_params() -> fhec.CKKSParams:
 CONFIGS: dict[str, HelrConfig] = {
     c.name: c
     for c in (
-        HelrConfig("f1", _f1_params, samples=256, features=256, bootstrap=False),
+        HelrConfig("f1", f1_params, samples=256, features=256, bootstrap=False),
         HelrConfig("helr-1024", _osiris_params, samples=1024, features=256, bootstrap=True),
         # γ = 0.1 at the toy size: the bootstrap-toy set's message ratio (2^2) bounds its
         # input by 2, and the packed update's tracked bound is 4 blocks × 2.5·γ.
