@@ -9,7 +9,7 @@ digits of 4 limbs: hints of 2 x 4 x 20 limbs, 10 MB). Rows "HELR-1024 NH/SH/DH":
 pixels and the bias, padded), 8 blocks of 1024 x 32 at N = 2^16, the weights v and beta
 packed in one ciphertext and refreshed by one bootstrap per iteration, with the bootstrap's
 DFT transforms and the program's broadcast transform non-, single- or double-hoisted
-(`BootstrapConfig(hoisting=...)` and the compile option), beside Osiris Table III's
+(`BootstrapConfig(hoisting=...)` and `linear_transform(hoisting=...)`), beside Osiris Table III's
 NH/SH/DH at 1 TB/s (2.67/2.61/2.46 ms). They compile for `osiris` when that target loads,
 else for `f1-64k` (F1's units and memory with N up to 2^16, a what-if): the target column
 says which. Each compile runs in a fresh process; the checker replays every schedule.
@@ -48,12 +48,12 @@ import fhec, helr
 config, target, variant = sys.argv[1], sys.argv[2], sys.argv[3]
 t0 = time.perf_counter()
 if variant == "-":
-    p, options = helr.build(config), {}
+    p = helr.build(config)
 elif variant.startswith("sp"):
-    p, options = helr.build(config, params=lambda: helr.f1_params(special_primes=int(variant[2:]))), {}
+    p = helr.build(config, params=lambda: helr.f1_params(special_primes=int(variant[2:])))
 else:
-    p, options = helr.helr_1024(variant), {"hoisting": helr.HOISTING[variant]}
-c = fhec.compile(p, target, progress=False, **options)
+    p = helr.helr_1024(variant)
+c = fhec.compile(p, target, progress=False)
 seconds = time.perf_counter() - t0
 c.check()
 r = c.report

@@ -112,7 +112,8 @@ class HelrConfig:
             block width g dividing f.
         bootstrap: refresh the state with one bootstrap at the end (packed state).
         gamma: the learning rate γ; step: the iteration index t of η_t.
-        hoisting: the broadcast transform's hoisting (None: the compile option).
+        hoisting: the hoisting of the program's own linear transforms (the broadcast and the
+            packed update's), "none", "single" or "double"; None: the compile option.
     """
 
     name: str
@@ -260,7 +261,7 @@ def _packed(p: fhec.Program, cfg: HelrConfig, eta: float) -> None:
         0: (1 - eta) * _row_mask(slots, g, rows, v_rows),
         nb * g: eta * _row_mask(slots, g, rows, v_rows),
         (-nb * g) % slots: _row_mask(slots, g, rows, beta_rows),
-    })
+    }, hoisting=cfg.hoisting)
     terms = []
 
     def pack(j, gj):
@@ -310,7 +311,7 @@ HOISTING = {"NH": "none", "SH": "single", "DH": "double"}
 
 def helr_1024(variant: str = "SH") -> fhec.Program:
     """HELR-1024 with the hoisting of Osiris's `variant` ("NH", "SH", "DH") in its
-    bootstrap's transforms and in the broadcast transform."""
+    bootstrap's transforms and in its own (so the compile option changes nothing)."""
     mode = HOISTING[variant]
     return build("helr-1024", hoisting=mode, params=lambda: _osiris_params(mode))
 

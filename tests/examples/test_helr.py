@@ -132,3 +132,23 @@ def test_f1_size_compiles_for_f1_and_passes_the_checker():
     c = fhec.compile(helr.build("f1"), "f1", progress=False)
     c.check()
     assert c.report.time_us > 0
+
+
+def _fhec_check(spec):
+    from click.testing import CliRunner
+
+    from fhec.cli import main
+
+    return CliRunner().invoke(main, ["check", "--seed", "0", spec])
+
+
+def test_fhec_check_passes_on_the_small_f1_program():
+    r = _fhec_check(f"{HELR_FILE}:small_f1")
+    assert r.exit_code == 0 and ": OK" in r.output, r.output
+
+
+@pytest.mark.slow
+def test_fhec_check_passes_on_the_whole_example():
+    # Both module-level programs, the bootstrapped one included (about half a minute).
+    r = _fhec_check(str(HELR_FILE))
+    assert r.exit_code == 0 and r.output.count(": OK") == 2, r.output
