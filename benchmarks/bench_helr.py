@@ -1,32 +1,37 @@
 """HELR logistic regression (fhec/examples/helr.py) compiled at the papers' sizes: F1's Table 3
 row on `f1`, and Osiris's HELR-1024 with non-, single- and double-hoisted transforms.
 
-Row "F1": one HELR iteration (Han et al. AAAI'19) on 256 samples x 256 features, 8 blocks of
-256 x 32 at N = 2^14 from 16 limbs (L = 16), no bootstrap, compiled for `f1`, beside F1
-Table 3's 1.15 ms, with F1's key switching (one special prime: 16 one-limb digits, a
-34 MB hint at L = 16, F1 §2.4's L^2 hints) and, as a what-if, with 4 special primes (4
-digits of 4 limbs: hints of 2 x 4 x 20 limbs, 10 MB). Rows "HELR-1024 NH/SH/DH": 1024 samples x 256 features (14x14 MNIST
-pixels and the bias, padded), 8 blocks of 1024 x 32 at N = 2^16, the weights v and beta
-packed in one ciphertext and refreshed by one bootstrap per iteration, with the bootstrap's
-DFT transforms and the program's broadcast transform non-, single- or double-hoisted
-(`BootstrapConfig(hoisting=...)` and `linear_transform(hoisting=...)`), beside Osiris Table III's
-NH/SH/DH at 1 TB/s (2.67/2.61/2.46 ms). They compile for `osiris` when that target loads,
-else for `f1-64k` (F1's units and memory with N up to 2^16, a what-if): the target column
-says which. Each compile runs in a fresh process; the checker replays every schedule.
+Row "F1": one HELR iteration (Han et al. AAAI'19) on 256 samples x 256 features, 8 blocks
+of 256 x 32 at N = 2^14 from 16 limbs (L = 16), no bootstrap, compiled for `f1`, beside F1
+Table 3's 1.15 ms, with F1's key switching: one special prime, so 16 one-limb digits and
+a 34 MB hint at L = 16 (F1 §2.4's L^2 hints). The what-if row uses 4 special primes
+(4 digits of 4 limbs, hints of 2 x 4 x 20 limbs, 10 MB). Rows "HELR-1024 NH/SH/DH": 1024
+samples x 256 features (14x14 MNIST pixels and the bias, padded), 8 blocks of 1024 x 32
+at N = 2^16, the weights v and beta packed in one ciphertext and refreshed by one bootstrap
+per iteration, with every linear transform (the bootstrap's DFT factors via
+`BootstrapConfig(hoisting=...)`, the program's own via `linear_transform(hoisting=...)`)
+non-, single- or double-hoisted, beside Osiris Table III(a)'s NH/SH/DH at 1 TB/s. They
+compile for `osiris` when fhec ships that target, else for `f1-64k` (F1's units and memory
+with N up to 2^16, a what-if): the target column says which. "bootstrap ms" is the
+cycles of the bootstrap's stages. Each compile runs in a fresh process; the checker
+replays every schedule.
 
-Why the numbers differ from the papers. The programs are not the papers' programs
-instruction for instruction: fhec's iteration uses 6 levels (F1 names ciphertexts at
-L = 14-16, so its iteration spans fewer levels), its broadcast of the inner products is one
-32-diagonal linear transform (about 11 rotations where HELR's mask-and-replicate has 5,
-but one level fewer), and the gradient's sum over the m rows is 8 rotate-and-sums of
-log2 m rotations each, as HELR's. For HELR-1024, fhec's bootstrap is fully packed (2^15
-slots) where Osiris bootstraps sparsely packed weights, so fhec's DFT transforms carry
-log2(2^15) = 15 butterfly stages where a 512-slot bootstrap has 9; the parameters are
-Lattigo's default set on F1's 32-bit words (24 levels of 28 bits, two base limbs) rather
-than Osiris set III's double-prime 36-bit scaling with alpha = 14; and on `f1-64k` the
-machine is F1's (16 clusters of E = 128 lanes, 1 TB/s), not Osiris's p = 512 systolic
-units. The F1 row runs on fhec's F1 model, whose key-switch and memory schedule differ from
-F1's compiler (docs/scheduling.md).
+Why the numbers differ from the papers. The programs follow HELR's algorithm, not the
+papers' code: fhec's iteration uses 6 levels (F1 names ciphertexts at L = 14-16), its
+broadcast of the inner products is one 32-diagonal linear transform (more rotations than
+HELR's mask and rotate-and-sum, one level fewer), and the gradient's column sums are
+written as rotate-and-add doublings in lockstep over the 8 blocks, so that each rotation
+hint is loaded once for all of them (fhec's ordering pass does not interleave independent
+`sum_slots` chains; written as 8 `sum_slots` the F1 row takes about 3x longer). For
+HELR-1024, fhec's bootstrap is fully packed (2^15 slots), where Osiris bootstraps sparsely
+packed weights, so fhec's DFT transforms have 15 butterfly stages where a 512-slot
+bootstrap has 9 and the bootstrap dominates the row; the parameters are Lattigo's default
+set on F1's 32-bit words (26 limbs of about 28 bits, 5 special primes, so larger hints)
+rather than Osiris set III's double-prime 36-bit scaling; and on `f1-64k` the machine is
+F1's (16 clusters of E = 128 lanes, 1 TB/s, memory-bound here), not Osiris's p = 512
+systolic units with on-the-fly limb extension. That is also why hoisting does not order
+the rows as in Osiris: on a bandwidth-bound F1, a hoisted transform's extended baby steps
+are more data to keep or move, which Osiris's dataflow hides.
 """
 
 from __future__ import annotations
