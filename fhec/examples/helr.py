@@ -36,9 +36,10 @@ Configurations (`build(name)`, `CONFIGS`):
 * ``helr-1024``: Osiris Table III's HELR-1024 (§VI: "an encrypted binary classifier on a
   subset of MNIST images of size 14x14 ... one mini-batch of size 1024"; 1 TB/s: NH 2.67,
   SH 2.61, DH 2.46 ms). 196 features (+ bias) padded to 256, m = 1024, N = 2^16 with 2^15
-  slots: 8 blocks of 1024 × 32. One bootstrap per iteration (below). Parameters: the
-  ``lattigo-n16`` preset (the Lattigo default set Osiris Table II set III starts from) on
-  32-bit words, as `benchmarks/bench_bootstrap_compile.py` compiles it for f1-64k.
+  slots: 8 blocks of 1024 × 32. One bootstrap per iteration (below). Parameters: Osiris
+  Table II set III as `benchmarks/bench_osiris.py` builds it (`OSIRIS_SET_III`: the
+  ``lattigo-n16`` preset on 40-bit words, 14 special primes), compiled for ``osiris``;
+  `helr_1024(variant, "f1-64k")` puts it on F1's 32-bit words for the f1-64k what-if.
 * ``small``: the ``helr-1024`` program at N = 2^12 (the ``bootstrap-toy`` preset with 8 more
   levels), m = 128, f = 64, g = 16: what ``fhec check`` runs (module-level ``small``).
 * ``small-f1``: the ``f1`` program at N = 2^12, m = 128, f = 64 (module-level ``small_f1``).
@@ -158,12 +159,21 @@ def f1_params(special_primes: int = 1) -> fhec.CKKSParams:
                            security=None)
 
 
-def _osiris_params(hoisting: str | None = None) -> fhec.CKKSParams:
-    # lattigo-n16 (Osiris Table II set III's source) on F1's 32-bit words: 8 levels after a
-    # bootstrap; `hoisting` for the bootstrap's DFT transforms (None: the compile option).
+OSIRIS_SET_III = dict(word_bits=40, scale_bits=38, base_limbs=2, special_primes=14)
+"""Osiris Table II set III as fhec builds it (benchmarks/bench_osiris.py): the lattigo-n16
+preset on Osiris's 40-bit words, q_0 in two primes, alpha = 14 special primes (dnum = 2),
+38-bit level primes for Table II's 36-bit double-prime scales."""
+
+F1_WORDS = dict(word_bits=32, scale_bits=28, base_limbs=2)
+"""The lattigo-n16 preset on F1's 32-bit words (for the f1-64k what-if)."""
+
+
+def osiris_params(hoisting: str | None = None, words: dict = OSIRIS_SET_III) -> fhec.CKKSParams:
+    """Osiris set III (`OSIRIS_SET_III`; `F1_WORDS` for f1-64k), 8 levels after a bootstrap;
+    `hoisting` for the bootstrap's DFT transforms (None: the compile option)."""
     literal = fhec.CKKSParams.preset("lattigo-n16")
     config = fhec.BootstrapConfig(**{**literal.bootstrap.model_dump(), "hoisting": hoisting})
-    return fhec.CKKSParams.preset("lattigo-n16", word_bits=32, scale_bits=28, base_limbs=2, bootstrap=config)
+    return fhec.CKKSParams.preset("lattigo-n16", bootstrap=config, **words)
 
 
 def _toy_params() -> fhec.CKKSParams:
@@ -180,7 +190,7 @@ CONFIGS: dict[str, HelrConfig] = {
     c.name: c
     for c in (
         HelrConfig("f1", f1_params, samples=256, features=256, bootstrap=False),
-        HelrConfig("helr-1024", _osiris_params, samples=1024, features=256, bootstrap=True),
+        HelrConfig("helr-1024", osiris_params, samples=1024, features=256, bootstrap=True),
         # γ = 0.1 at the toy size: the bootstrap-toy set's message ratio (2^2) bounds its
         # input by 2, and the packed update's tracked bound is 4 blocks × 2.5·γ.
         HelrConfig("small", _toy_params, samples=128, features=64, bootstrap=True, gamma=0.1),
@@ -326,11 +336,13 @@ HOISTING = {"NH": "none", "SH": "single", "DH": "double"}
 """Osiris's BSGS variants and fhec's hoisting modes."""
 
 
-def helr_1024(variant: str = "SH") -> fhec.Program:
+def helr_1024(variant: str = "SH", target: str = "osiris") -> fhec.Program:
     """HELR-1024 with the hoisting of Osiris's `variant` ("NH", "SH", "DH") in its
-    bootstrap's transforms and in its own (so the compile option changes nothing)."""
+    bootstrap's transforms and in its own (so the compile option changes nothing), on set
+    III's words for the osiris targets, on F1's for ``target="f1-64k"``."""
     mode = HOISTING[variant]
-    return build("helr-1024", hoisting=mode, params=lambda: _osiris_params(mode))
+    words = F1_WORDS if target == "f1-64k" else OSIRIS_SET_III
+    return build("helr-1024", hoisting=mode, params=lambda: osiris_params(mode, words))
 
 
 def suite_rows() -> list[dict]:
@@ -347,9 +359,9 @@ def suite_rows() -> list[dict]:
                 "suite": "osiris", "name": "HELR-1024", "variant": variant, "target": target,
                 "paper_ms": _OSIRIS[(target, variant)], "paper_source": "Osiris Table III(" +
                 ("a)" if target == "osiris" else "b)"),
-                "build": (lambda v=variant: helr_1024(v)), "needs": None,
+                "build": (lambda v=variant, t=target: helr_1024(v, t)), "needs": None,
                 "note": "v and beta packed in one ciphertext refreshed by one fully packed bootstrap per "
-                        "iteration (Osiris: sparsely packed); lattigo-n16 on 32-bit words.",
+                        "iteration (Osiris: sparsely packed); set III as benchmarks/bench_osiris.py builds it.",
             })
     return rows
 
