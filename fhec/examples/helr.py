@@ -356,7 +356,8 @@ def suite_rows() -> list[dict]:
     for target in ("osiris", "osiris-2tb"):
         for variant in HOISTING:
             rows.append({
-                "suite": "osiris", "name": "HELR-1024", "variant": variant, "target": target,
+                "suite": "osiris", "name": "HELR-1024" + ("" if target == "osiris" else " (2 TB/s)"),
+                "variant": variant, "target": target,
                 "paper_ms": _OSIRIS[(target, variant)], "paper_source": "Osiris Table III(" +
                 ("a)" if target == "osiris" else "b)"),
                 "build": (lambda v=variant, t=target: helr_1024(v, t)), "needs": None,

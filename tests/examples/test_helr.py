@@ -123,6 +123,7 @@ def test_suite_rows_follow_the_convention():
     f1 = [r for r in rows if r["suite"] == "f1"]
     assert [(r["name"], r["target"], r["paper_ms"]) for r in f1] == [("Logistic regression", "f1", 1.15)]
     osiris = {(r["target"], r["variant"]): r["paper_ms"] for r in rows if r["suite"] == "osiris"}
+    assert len({(r["name"], r["variant"]) for r in rows}) == len(rows)  # the suite runner's key
     assert osiris == {("osiris", "NH"): 2.67, ("osiris", "SH"): 2.61, ("osiris", "DH"): 2.46,
                       ("osiris-2tb", "NH"): 2.49, ("osiris-2tb", "SH"): 2.38, ("osiris-2tb", "DH"): 2.10}
 
