@@ -50,7 +50,8 @@ Deviations from HELR's formulation (and the papers' runs):
   ``small``) v and β live in one ciphertext S of period P = 2·nb·g slots: row r (of g slots)
   holds chunk r mod 2nb of v (r mod 2nb < nb) or of β (the rest), repeated over the slots.
   The iteration first unpacks V_j = (S ⊙ rows≡j).replicate(2nb, stride=g) (one level;
-  log2 2nb rotations per block, in lockstep as in step 4) and ends by packing the update
+  log2 2nb rotations per block, in lockstep as in step 4, written as the equal
+  `sum_slots(2nb, stride=g)` of the periodic S so that it reuses step 4's rotation keys) and ends by packing the update
   into S (the masks fold into the update's constants: no level), so one bootstrap
   refreshes all 2·f weights. HELR bootstraps each weight
   ciphertext with a sparse bootstrap; fhec builds fully packed bootstrapping only
@@ -229,17 +230,16 @@ def _iteration(cfg: HelrConfig, z: list, v: list, gradient_terms) -> None:
         gradient_terms(j, gj)
 
 
-def column_sums(values: list, n: int, stride: int, replicate: bool = False) -> list:
-    """`[x.sum_slots(n, stride=stride) for x in values]` (`replicate`: `x.replicate(n,
-    stride=stride)`) for a power-of-two n, written as its rotate-and-add doubling steps
-    taken in lockstep over the values: every value's rotation by 2^k·stride comes before any
-    rotation by 2^(k+1)·stride, so each rotation key is loaded once for all blocks (F1 §4.2's
-    key-switch hint reuse). fhec's ordering pass keeps independent `sum_slots` chains apart;
-    on `f1` this order cuts the F1 row's time from 2.61 to 0.80 ms (non-compulsory hint
-    traffic from 634 to 33 MB)."""
+def column_sums(values: list, n: int, stride: int) -> list:
+    """`[x.sum_slots(n, stride=stride) for x in values]` for a power-of-two n, written as
+    its rotate-and-add doubling steps taken in lockstep over the values: every value's
+    rotation by 2^k·stride comes before any rotation by 2^(k+1)·stride, so each rotation key
+    is loaded once for all blocks (F1 §4.2's key-switch hint reuse). fhec's ordering pass
+    keeps independent `sum_slots` chains apart; on `f1` this order cuts the F1 row's time
+    from 2.61 to 0.80 ms (non-compulsory hint traffic from 634 to 33 MB)."""
     shift = stride
     while shift < n * stride:
-        values = [x + x.rotate(-shift if replicate else shift) for x in values]
+        values = [x + x.rotate(shift) for x in values]
         shift *= 2
     return values
 
@@ -281,7 +281,9 @@ def _packed(p: fhec.Program, cfg: HelrConfig, eta: float) -> None:
     top_after = p.params.top_level - p.params.bootstrap.depth(p.params.N)
     s = p.input("state", level=top_after, bound=cfg.weight_bound)
     z = [p.input(f"z{j}", level=top_after - 1) for j in range(nb)]
-    v = column_sums([s * _row_mask(slots, g, rows, [j]) for j in range(nb)], rows, g, replicate=True)
+    # S has period rows·g, so replicating a row over the period (rotations by −g, −2g, ...)
+    # equals summing the period's rows (by +g, +2g, ...): the keys of the gradient's sums.
+    v = column_sums([s * _row_mask(slots, g, rows, [j]) for j in range(nb)], rows, g)
     v_rows, beta_rows = range(nb), range(nb, rows)
     # v rows: (1 − η)v + η β (β sits nb rows further on); β rows: v (nb rows back).
     carried = s.linear_transform({
