@@ -35,11 +35,12 @@ def numpy_helr(z, v, beta, gamma, eta):
 
 
 def _data(cfg, seed):
-    """MNIST-like data: pixels in [0, 1], a bias column, labels ±1; weights within the bound."""
+    """MNIST-like data: pixels in [0, 1], a bias column, labels ±1, scaled to the data's
+    bound; weights within theirs."""
     rng = np.random.default_rng(seed)
     x = rng.uniform(0, 1, (cfg.samples, cfg.features))
     x[:, 0] = 1.0
-    z = rng.choice([-1.0, 1.0], cfg.samples)[:, None] * x
+    z = cfg.data_bound * rng.choice([-1.0, 1.0], cfg.samples)[:, None] * x
     v, beta = (rng.uniform(-cfg.weight_bound, cfg.weight_bound, cfg.features) for _ in range(2))
     return z, v, beta
 
