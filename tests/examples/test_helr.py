@@ -92,15 +92,16 @@ def test_plaintext_semantics_equal_numpy_helr():
 
 def test_small_f1_compiled_for_f1_matches_numpy_and_the_evaluator():
     # The F1 layout at N = 2^12: streams executed, every limb equal to the evaluator's,
-    # decryption equal to numpy HELR within the estimated precision.
+    # decryption equal to numpy HELR within 2^-9 (measured: 2^-10.9 on outputs up to 0.73).
     inputs, expected = _per_block_case(helr.CONFIGS["small-f1"])
-    assert_matches_reference(helr.small_f1, inputs, target="f1", seed=0, expected=expected)
+    assert_matches_reference(helr.small_f1, inputs, target="f1", seed=0, expected=expected, rel_bits=9)
 
 
 @pytest.mark.slow
 def test_small_with_bootstrap_compiled_matches_numpy_and_the_evaluator():
     inputs, expected = _packed_case(helr.CONFIGS["small"])
-    assert_matches_reference(helr.small, inputs, target="f1", seed=0, expected=expected)
+    # 8 bits: the toy bootstrap's own precision (measured 2^-8.5 on this data).
+    assert_matches_reference(helr.small, inputs, target="f1", seed=0, expected=expected, rel_bits=8)
 
 
 def test_configurations_have_the_papers_shapes():
