@@ -51,12 +51,12 @@ Deviations from HELR's formulation (and the papers' runs):
   holds chunk r mod 2nb of v (r mod 2nb < nb) or of β (the rest), repeated over the slots.
   The iteration first unpacks V_j = (S ⊙ rows≡j).replicate(2nb, stride=g) (one level;
   log2 2nb rotations per block, in lockstep as in step 4, written as the equal
-  `sum_slots(2nb, stride=g)` of the periodic S so that it reuses step 4's rotation keys) and ends by packing the update
-  into S (the masks fold into the update's constants: no level), so one bootstrap
-  refreshes all 2·f weights. HELR bootstraps each weight
-  ciphertext with a sparse bootstrap; fhec builds fully packed bootstrapping only
-  (`BootstrapConfig(slots=...)` is refused), so the bootstrap here is fully packed, on 2^15
-  slots at N = 2^16, where Osiris runs sparsely packed bootstrapping.
+  `sum_slots(2nb, stride=g)` of the periodic S so that it reuses step 4's rotation keys)
+  and ends by packing the update into S (the masks fold into the update's constants: no
+  level), so one bootstrap refreshes all 2·f weights. Osiris runs HELR-1024 with sparsely packed bootstrapping
+  (§VI); fhec builds fully packed bootstrapping only (`BootstrapConfig(slots=...)` is
+  refused), so this bootstrap refreshes all 2^15 slots at N = 2^16 where the state needs
+  2·f = 512.
 * **The broadcast of step 3 is one linear transform** (g diagonals, the mask folded into
   them: slot i ← x[i − (i mod g)]) instead of HELR's mask + rotate-and-sum. It saves the
   mask's level and keeps fhec's value bounds exact (a replicate's tracked bound is g times
@@ -69,8 +69,7 @@ Deviations from HELR's formulation (and the papers' runs):
   and the inner product must stay within the sigmoid's interval, so the data is scaled
   down (z = y·x·s, `HelrConfig.data_bound`: 8 / (features × 1/2 × the unpack's 2nb rows),
   1/16 for ``f1``, 1/256 for ``helr-1024``) while the weights stay of order one
-  (|v|, |β| <= 1/2), so that the bootstrap's absolute error is small beside them. (HELR
-  normalizes the data for the same reason.) Measured against numpy's HELR on MNIST-like
+  (|v|, |β| <= 1/2), so that the bootstrap's absolute error is small beside them. Measured against numpy's HELR on MNIST-like
   data (tests/examples/test_helr.py), the largest error is 5e-4 on outputs up to 0.73 at
   ``small-f1``, 1.1e-3 on outputs up to 0.77 at ``f1`` and 2.9e-3 on the bootstrapped state
   (up to 0.73) at ``small``, where the toy bootstrap's own error is about 2^-8.7.
