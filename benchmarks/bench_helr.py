@@ -1,19 +1,19 @@
 """HELR logistic regression (fhec/examples/helr.py) compiled at the papers' sizes: F1's Table 3
 row on `f1`, and Osiris's HELR-1024 with non-, single- and double-hoisted transforms.
 
-Row "F1": one HELR iteration (Han et al. AAAI'19) on 256 samples x 256 features, 8 blocks
-of 256 x 32 at N = 2^14 from 16 limbs (L = 16), no bootstrap, compiled for `f1`, beside F1
-Table 3's 1.15 ms, with F1's key switching: one special prime, so 16 one-limb digits and
-a 34 MB hint at L = 16 (F1 §2.4's L^2 hints). The what-if row uses 4 special primes
-(4 digits of 4 limbs, hints of 2 x 4 x 20 limbs, 10 MB). Rows "HELR-1024 NH/SH/DH": 1024
-samples x 256 features (14x14 MNIST pixels and the bias, padded), 8 blocks of 1024 x 32
-at N = 2^16, the weights v and beta packed in one ciphertext and refreshed by one bootstrap
-per iteration, with every linear transform (the bootstrap's DFT factors via
+Row "F1": one HELR iteration (Han et al. AAAI'19) on 256 samples x 256 features, 8 blocks of
+256 x 32 at N = 2^14 from 16 limbs (L = 16), no bootstrap, compiled for `f1`, beside F1
+Table 3's 1.15 ms, with F1's key switching: one special prime, so 16 one-limb digits and a
+34 MB hint at L = 16 (F1 §2.4's L^2 hints). The what-if row uses 4 special primes (4 digits
+of 4 limbs, hints of 2 x 4 x 20 limbs, 10 MB). Rows "HELR-1024 NH/SH/DH": 1024 samples x 256
+features (14x14 MNIST pixels and the bias, padded), 8 blocks of 1024 x 32 at N = 2^16, the
+weights v and beta packed in one ciphertext and refreshed by one bootstrap per iteration,
+with every linear transform (the bootstrap's DFT factors via
 `BootstrapConfig(hoisting=...)`, the program's own via `linear_transform(hoisting=...)`)
-non-, single- or double-hoisted, compiled for `osiris` and `osiris-2tb` beside Osiris
-Table III(a) and (b). Parameters: Osiris set III as `benchmarks/bench_osiris.py` builds it
-(`helr.OSIRIS_SET_III`). "bootstrap ms" is the cycles of the bootstrap's stages. Each compile runs in a fresh process; the checker
-replays every schedule.
+non-, single- or double-hoisted, compiled for `osiris` and `osiris-2tb` beside Osiris Table
+III(a) and (b). Parameters: Osiris set III as `benchmarks/bench_osiris.py` builds it
+(`helr.OSIRIS_SET_III`). "bootstrap ms" is the cycles of the bootstrap's stages. Each
+compile runs in a fresh process; the checker replays every schedule.
 
 Why the numbers differ from the papers. The programs follow HELR's algorithm, not the
 papers' code: fhec's iteration uses 6 levels (F1 names ciphertexts at L = 14-16), its

@@ -66,13 +66,14 @@ Deviations from HELR's formulation (and the papers' runs):
   slot r·g is z_r·v), so its input bound is the inner product's (|z·v| <= 8, HELR's
   interval) rather than a broadcast's looser one. σ is slot-wise, so the result is the same.
 * **The data is scaled.** fhec tracks value bounds and refuses values that could overflow,
-  and the inner product must stay within the sigmoid's interval, so the data is scaled
-  down (z = y·x·s, `HelrConfig.data_bound`: 8 / (features × 1/2 × the unpack's 2nb rows),
-  1/16 for ``f1``, 1/256 for ``helr-1024``) while the weights stay of order one
-  (|v|, |β| <= 1/2), so that the bootstrap's absolute error is small beside them. Measured against numpy's HELR on MNIST-like
-  data (tests/examples/test_helr.py), the largest error is 5e-4 on outputs up to 0.73 at
-  ``small-f1``, 1.1e-3 on outputs up to 0.77 at ``f1`` and 2.9e-3 on the bootstrapped state
-  (up to 0.73) at ``small``, where the toy bootstrap's own error is about 2^-8.7.
+  and the inner product must stay within the sigmoid's interval, so the data is scaled down
+  (z = y·x·s, `HelrConfig.data_bound`: 8 / (features × 1/2 × the unpack's 2nb rows), 1/16
+  for ``f1``, 1/256 for ``helr-1024``) while the weights stay of order one (|v|, |β| <=
+  1/2), so that the bootstrap's absolute error is small beside them. Measured against
+  numpy's HELR on MNIST-like data (tests/examples/test_helr.py), the largest error is 5e-4
+  on outputs up to 0.73 at ``small-f1``, 1.1e-3 on outputs up to 0.77 at ``f1`` and 2.9e-3
+  on the bootstrapped state (up to 0.73) at ``small``, where the toy bootstrap's own error
+  is about 2^-8.7.
 * **Depth.** 6 levels (``f1``: ciphertexts from 16 limbs down to 10; F1 names L = 14, 15, 16)
   and 7 plus one for the bootstrap's ModRaise with the packed state (8 usable levels: Osiris
   set III's L_eff = 8).
