@@ -53,10 +53,12 @@ Deviations from HELR's formulation (and the papers' runs):
   log2 2nb rotations per block, in lockstep as in step 4, written as the equal
   `sum_slots(2nb, stride=g)` of the periodic S so that it reuses step 4's rotation keys)
   and ends by packing the update into S (the masks fold into the update's constants: no
-  level), so one bootstrap refreshes all 2·f weights. Osiris runs HELR-1024 with sparsely packed bootstrapping
-  (§VI); fhec builds fully packed bootstrapping only (`BootstrapConfig(slots=...)` is
-  refused), so this bootstrap refreshes all 2^15 slots at N = 2^16 where the state needs
-  2·f = 512.
+  level), so one bootstrap refreshes all 2·f weights. Osiris runs HELR-1024 with sparsely
+  packed bootstrapping (§VI): S repeats with period 2·f = 512, so ``helr_1024(...,
+  sparse=True)`` bootstraps those 512 slots (``BootstrapConfig(slots=512)``, where fhec
+  builds sparse bootstrapping: `sparse_bootstrap_built`); by default the bootstrap is fully
+  packed, all 2^15 slots at N = 2^16.
+
 * **The broadcast of step 3 is one linear transform** (g diagonals, the mask folded into
   them: slot i ← x[i − (i mod g)]) instead of HELR's mask + rotate-and-sum. It saves the
   mask's level and keeps fhec's value bounds exact (a replicate's tracked bound is g times
@@ -175,18 +177,25 @@ F1_WORDS = dict(word_bits=32, scale_bits=28, base_limbs=2)
 """The lattigo-n16 preset on F1's 32-bit words (for the f1-64k what-if)."""
 
 
-def osiris_params(hoisting: str | None = None, words: dict = OSIRIS_SET_III) -> fhec.CKKSParams:
+def osiris_params(hoisting: str | None = None, words: dict = OSIRIS_SET_III,
+                  sparse_slots: int | None = None) -> fhec.CKKSParams:
     """Osiris set III (`OSIRIS_SET_III`; `F1_WORDS` for f1-64k), 8 levels after a bootstrap;
-    `hoisting` for the bootstrap's DFT transforms (None: the compile option)."""
+    `hoisting` for the bootstrap's DFT transforms (None: the compile option). With
+    `sparse_slots`, the bootstrap is sparsely packed (``BootstrapConfig(slots=...)``; its
+    scale-down takes one more level, so CoeffsToSlots takes 3 factors instead of 4)."""
     literal = fhec.CKKSParams.preset("lattigo-n16")
-    config = fhec.BootstrapConfig(**{**literal.bootstrap.model_dump(), "hoisting": hoisting})
+    sparse = {} if sparse_slots is None else {"slots": sparse_slots, "cts_depth": 3}
+    config = fhec.BootstrapConfig(**{**literal.bootstrap.model_dump(), "hoisting": hoisting, **sparse})
     return fhec.CKKSParams.preset("lattigo-n16", bootstrap=config, **words)
 
 
-def _toy_params() -> fhec.CKKSParams:
-    # bootstrap-toy with 8 usable levels after its bootstrap (INSECURE: security=None).
-    toy = fhec.CKKSParams.preset("bootstrap-toy")
-    return fhec.CKKSParams.preset("bootstrap-toy", levels=toy.bootstrap.depth(toy.N) + 8)
+def toy_params(sparse_slots: int | None = None) -> fhec.CKKSParams:
+    """bootstrap-toy with 8 usable levels after its bootstrap (INSECURE: security=None);
+    `sparse_slots` as in `osiris_params`."""
+    literal = fhec.CKKSParams.preset("bootstrap-toy")
+    sparse = {} if sparse_slots is None else {"slots": sparse_slots}
+    config = fhec.BootstrapConfig(**{**literal.bootstrap.model_dump(), **sparse})
+    return fhec.CKKSParams.preset("bootstrap-toy", levels=config.depth(literal.N) + 8, bootstrap=config)
 
 
 def _toy_f1_params() -> fhec.CKKSParams:
@@ -198,7 +207,7 @@ CONFIGS: dict[str, HelrConfig] = {
     for c in (
         HelrConfig("f1", f1_params, samples=256, features=256, bootstrap=False),
         HelrConfig("helr-1024", osiris_params, samples=1024, features=256, bootstrap=True),
-        HelrConfig("small", _toy_params, samples=128, features=64, bootstrap=True),
+        HelrConfig("small", toy_params, samples=128, features=64, bootstrap=True),
         HelrConfig("small-f1", _toy_f1_params, samples=128, features=64, bootstrap=False),
     )
 }
@@ -342,18 +351,40 @@ HOISTING = {"NH": "none", "SH": "single", "DH": "double"}
 """Osiris's BSGS variants and fhec's hoisting modes."""
 
 
-def helr_1024(variant: str = "SH", target: str = "osiris") -> fhec.Program:
+def helr_1024(variant: str = "SH", target: str = "osiris", sparse: bool = False) -> fhec.Program:
     """HELR-1024 with the hoisting of Osiris's `variant` ("NH", "SH", "DH") in its
     bootstrap's transforms and in its own (so the compile option changes nothing), on set
     III's words for the osiris targets, on F1's for ``target="f1-64k"`` (a cost study: at
-    2^28 scales the bootstrap's estimated precision is below zero, and tracing warns)."""
+    2^28 scales the bootstrap's estimated precision is below zero, and tracing warns).
+    `sparse`: the bootstrap refreshes only the packed state's period of 2·f = 512 slots,
+    as Osiris's sparsely packed bootstrapping (`fhec.ParameterError` where fhec's
+    `BootstrapConfig` builds full packing only)."""
     mode = HOISTING[variant]
     words = F1_WORDS if target == "f1-64k" else OSIRIS_SET_III
-    return build("helr-1024", hoisting=mode, params=lambda: osiris_params(mode, words))
+    cfg = CONFIGS["helr-1024"]
+    period = 2 * cfg.features if sparse else None
+    return build("helr-1024", hoisting=mode, params=lambda: osiris_params(mode, words, period))
+
+
+def sparse_bootstrap_built() -> bool:
+    """Whether this fhec builds sparsely packed bootstrapping (``BootstrapConfig(slots=n)``
+    with n < N/2 accepted by `CKKSParams`)."""
+    try:
+        toy_params(sparse_slots=128)
+    except fhec.ParameterError as e:
+        if "only full packing" in str(e):
+            return False
+        raise
+    return True
 
 
 def suite_rows() -> list[dict]:
-    """The rows of `fhec bench --suite f1|osiris` this example provides (see fhec/suites/)."""
+    """The rows of `fhec bench --suite f1|osiris` this example provides (see fhec/suites/):
+    F1's logistic regression, and HELR-1024 NH/SH/DH at 1 and 2 TB/s, with a sparse bootstrap
+    of the state's 512 slots where fhec builds one (as Osiris), else fully packed."""
+    sparse = sparse_bootstrap_built()
+    packing = ("a sparse bootstrap of its 512 slots per iteration, as Osiris" if sparse else
+               "one fully packed bootstrap per iteration (Osiris: sparsely packed)")
     rows = [{
         "suite": "f1", "name": "Logistic regression", "variant": None, "target": "f1", "paper_ms": 1.15,
         "paper_source": "F1 Table 3", "build": lambda: build("f1"), "needs": None,
@@ -367,9 +398,9 @@ def suite_rows() -> list[dict]:
                 "variant": variant, "target": target,
                 "paper_ms": _OSIRIS[(target, variant)], "paper_source": "Osiris Table III(" +
                 ("a)" if target == "osiris" else "b)"),
-                "build": (lambda v=variant, t=target: helr_1024(v, t)), "needs": None,
-                "note": "v and beta packed in one ciphertext refreshed by one fully packed bootstrap per "
-                        "iteration (Osiris: sparsely packed); set III as benchmarks/bench_osiris.py builds it.",
+                "build": (lambda v=variant, t=target: helr_1024(v, t, sparse)), "needs": None,
+                "note": f"v and beta packed in one ciphertext, {packing}; set III as benchmarks/bench_osiris.py "
+                        "builds it.",
             })
     return rows
 

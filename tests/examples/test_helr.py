@@ -97,6 +97,26 @@ def test_small_f1_compiled_for_f1_matches_numpy_and_the_evaluator():
     assert_matches_reference(helr.small_f1, inputs, target="f1", seed=0, expected=expected, rel_bits=9)
 
 
+def _sparse_small():
+    """The small program with a sparse bootstrap of the state's period (2·f slots), or a
+    skip where fhec's BootstrapConfig builds full packing only."""
+    cfg = helr.CONFIGS["small"]
+    try:
+        return helr.build("small", params=lambda: helr.toy_params(sparse_slots=2 * cfg.features))
+    except fhec.ParameterError as e:
+        if "only full packing" in str(e):
+            pytest.skip("sparse bootstrapping is not built here")
+        raise
+
+
+@pytest.mark.slow
+def test_small_with_a_sparse_bootstrap_matches_numpy_and_the_evaluator():
+    program = _sparse_small()
+    inputs, expected = _packed_case(helr.CONFIGS["small"])
+    assert program.params.bootstrap.slots == 128
+    assert_matches_reference(program, inputs, target="f1", seed=0, expected=expected, rel_bits=8)
+
+
 @pytest.mark.slow
 def test_small_with_bootstrap_compiled_matches_numpy_and_the_evaluator():
     inputs, expected = _packed_case(helr.CONFIGS["small"])
