@@ -73,9 +73,8 @@ Deviations from HELR's formulation (and the papers' runs):
   for ``f1``, 1/256 for ``helr-1024``) while the weights stay of order one (|v|, |β| <=
   1/2), so that the bootstrap's absolute error is small beside them. Measured against
   numpy's HELR on MNIST-like data (tests/examples/test_helr.py), the largest error is 5e-4
-  on outputs up to 0.73 at ``small-f1``, 1.1e-3 on outputs up to 0.77 at ``f1`` and 2.9e-3
-  on the bootstrapped state (up to 0.73) at ``small``, where the toy bootstrap's own error
-  is about 2^-8.7.
+  on outputs up to 0.73 at ``small-f1``, 1.1e-3 on outputs up to 0.77 at ``f1`` and 3.2e-4
+  on the bootstrapped state (up to 0.73) at ``small``.
 * **Depth.** 6 levels (``f1``: ciphertexts from 16 limbs down to 10; F1 names L = 14, 15, 16)
   and 7 plus one for the bootstrap's ModRaise with the packed state (8 usable levels: Osiris
   set III's L_eff = 8).
