@@ -100,19 +100,24 @@ def hmult_us(target, level: int) -> float:
 
 
 def mv_us(target, level: int, hoisting: str) -> float:
+    """One Mv:128 at `level`, n1 by `fhec.analysis.bsgs.best_n1` for `target` (Osiris tunes
+    n1/n2 per machine, §V, §VII Fig. 11)."""
     import fhec
+    from fhec.analysis.bsgs import best_n1
 
     params = set_iii()
     rng = np.random.default_rng(level)
     diagonals = {k: rng.uniform(-1, 1, params.slots) for k in range(DIAGONALS)}
+    n1 = best_n1(sorted(diagonals), params, level=level, hoisting=hoisting, target=target)
     p = fhec.Program("mv128", params)
-    p.output("y", p.input("x", level=level).linear_transform(diagonals, hoisting=hoisting))
+    p.output("y", p.input("x", level=level).linear_transform(diagonals, hoisting=hoisting, n1=n1))
     return _compile(p, target)[0].time_us
 
 
 def _traffic(report) -> dict[str, float]:
     t = {k: v / 2**20 for k, v in report.offchip_bytes.items()}
     return {"off-chip MB": t["total"], "keys MB": t["ksh_compulsory"] + t["ksh_noncompulsory"],
+            "keys generated MB": t.get("ksh_generated", 0.0),
             "consts MB": t["const_compulsory"] + t["const_noncompulsory"], "non-compulsory MB": t["noncompulsory"]}
 
 
@@ -126,7 +131,8 @@ def _ablations():
 
     return (("no limb interleaving", off("pipelining", "mode", "whole-limb")),
             ("no OF-Limb", off("lowering", "plaintexts", "stored")),
-            ("no GSC order", off("ordering", "linear_transforms", "program")))
+            ("no GSC order", off("ordering", "linear_transforms", "program")),
+            ("keys loaded whole", off("keys", "uniform_half", "loaded")))
 
 
 def run(quick: bool = False) -> list[dict]:
