@@ -198,6 +198,7 @@ def _write_keyset(keys, options) -> tuple[dict, dict]:
         "rotations": list(keys.rotations),
         "methods": list(keys.methods),
         "switching": [[source, method] for (source, method), _ in switching],
+        "uniform_seeds": [key.uniform_seed.hex() for _, key in switching],  # public (fhec.schemes.keys)
         "secret": keys.secret_coeffs is not None,
     }
     arrays = {"public_b": keys.public[0], "public_a": keys.public[1]}
@@ -214,6 +215,7 @@ def _read_keyset(header, arrays, params, path):
     q, qp = params.moduli, params.moduli + params.special_moduli
     public = tuple(_residues(arrays, f"public_{c}", (params.max_limbs, params.N), q, path) for c in "ba")
     switching = {}
+    seeds = header.get("uniform_seeds", [])  # absent in files written before seeds were kept
     for i, entry in enumerate(_field(header, "switching", list, path)):
         if not (isinstance(entry, list) and len(entry) == 2 and entry[1] in ("bv", "hybrid")
                 and (entry[0] == "relin" or isinstance(entry[0], int) and not isinstance(entry[0], bool))):
@@ -223,7 +225,12 @@ def _read_keyset(header, arrays, params, path):
         digits = params.max_limbs if method == "bv" else params.hybrid_dnum
         shape = (digits, len(moduli), params.N)
         b, a = (_residues(arrays, f"switch{i}_{c}", shape, moduli, path) for c in "ba")
-        switching[(source, method)] = SwitchingKey(method, source, b, a)
+        seed = seeds[i] if i < len(seeds) else ""
+        try:
+            uniform_seed = bytes.fromhex(seed)
+        except (TypeError, ValueError):
+            raise PersistenceFormatError(f"{path}: switching key {i}'s uniform seed {seed!r:.40} is not hex.") from None
+        switching[(source, method)] = SwitchingKey(method, source, b, a, uniform_seed)
     secret_coeffs = secret_ntt = None
     if _field(header, "secret", bool, path):
         secret_coeffs = _array(arrays, "secret_coeffs", path)

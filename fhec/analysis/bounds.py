@@ -89,8 +89,9 @@ def compute_bound(program: LimbProgram, target: Target) -> tuple[float, str, dic
 
 
 def bandwidth_bound(program: LimbProgram, target: Target) -> float:
-    """Compulsory off-chip bytes over off-chip bytes per cycle."""
-    return compulsory_traffic(program).total / target.offchip_bytes_per_cycle
+    """Compulsory off-chip bytes over off-chip bytes per cycle (key halves the target
+    generates on chip are no off-chip bytes)."""
+    return compulsory_traffic(program, target.generated_rvecs(program)).total / target.offchip_bytes_per_cycle
 
 
 def dependency_bound(program: LimbProgram, target: Target) -> float:
@@ -100,7 +101,9 @@ def dependency_bound(program: LimbProgram, target: Target) -> float:
     from fhec.analysis._critical_path import critical_path
 
     tm = op_timing(target, program.N)
-    ready = np.where(IS_LOADED[program.rvec_class], float(tm.latency[StreamOp.LOAD]), 0.0)
+    # a generated key half is readable after the generator's latency, any other loaded rvec after the memory's
+    first = np.where(target.generated_rvecs(program), float(tm.latency[StreamOp.GEN]), float(tm.latency[StreamOp.LOAD]))
+    ready = np.where(IS_LOADED[program.rvec_class], first, 0.0)
     latency = tm.latency[program.op].astype(np.float64)
     ready = critical_path(program.src0.astype(np.int64), program.src1.astype(np.int64),
                           program.dst.astype(np.int64), latency, ready)
@@ -140,7 +143,9 @@ def load_tails(program: LimbProgram, target: Target) -> tuple[np.ndarray, np.nda
     rows = np.arange(len(program), dtype=np.int64)
     np.minimum.at(first_reader, src0, rows)
     np.minimum.at(first_reader, src1[src1 >= 0], rows[src1 >= 0])
-    loaded = np.flatnonzero(used & IS_LOADED[program.rvec_class]).astype(np.int64)
+    # generated key halves do not use the memory channel (their paths are in the dependency bound)
+    fetched = IS_LOADED[program.rvec_class] & ~target.generated_rvecs(program)
+    loaded = np.flatnonzero(used & fetched).astype(np.int64)
     sources = loaded[np.argsort(first_reader[loaded], kind="stable")]
     dst = program.dst.astype(np.int64)
     op = program.op.astype(np.int64)

@@ -3,7 +3,8 @@
 `compulsory_traffic` is the lower bound F1 Fig. 9a calls compulsory: one load of every
 loaded rvec some instruction reads, one store of every output. `classify_traffic` sorts
 the loads and stores of a data schedule into the same classes, so the two compare
-field by field.
+field by field. Both take the target's `generated` mask (`Target.generated_rvecs`): a key
+half generated on chip is no off-chip traffic; it is counted apart, as ``ksh_generated``.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from fhec.ir.limb_ops import RVecClass
 from fhec.ir.schedule import Event, Traffic
 
 
-def compulsory_traffic(program: LimbProgram) -> Traffic:
+def compulsory_traffic(program: LimbProgram, generated: np.ndarray | None = None) -> Traffic:
     """The lower bound on off-chip traffic: one load of every INPUT, KSH and CONST rvec
-    that some instruction reads, and one store of every OUTPUT rvec (bytes)."""
-    used = np.zeros(program.num_rvecs, dtype=bool)
-    used[program.src0[program.src0 >= 0]] = True
-    used[program.src1[program.src1 >= 0]] = True
+    that some instruction reads and the target does not generate, and one store of every
+    OUTPUT rvec (bytes)."""
+    read = np.zeros(program.num_rvecs, dtype=bool)
+    read[program.src0[program.src0 >= 0]] = True
+    read[program.src1[program.src1 >= 0]] = True
+    gen = np.zeros(program.num_rvecs, dtype=bool) if generated is None else generated
+    used = read & ~gen
     cls = program.rvec_class
     b = program.rvec_bytes
 
@@ -35,16 +39,21 @@ def compulsory_traffic(program: LimbProgram) -> Traffic:
         input_compulsory=count(RVecClass.INPUT, used),
         const_compulsory=count(RVecClass.CONST, used),
         output_compulsory=count(RVecClass.OUTPUT),
+        ksh_generated=count(RVecClass.KSH, read & gen),
     )
 
 
-def classify_traffic(program: LimbProgram, kind: np.ndarray, arg: np.ndarray) -> Traffic:
+def classify_traffic(program: LimbProgram, kind: np.ndarray, arg: np.ndarray,
+                     generated: np.ndarray | None = None) -> Traffic:
     """The traffic of a data schedule's events (`kind`, `arg` columns of a `DataSchedule`):
     the first load of a loaded rvec is compulsory, every later one is not; a store of an
-    OUTPUT is compulsory; intermediates moved either way are not."""
+    OUTPUT is compulsory; intermediates moved either way are not; loads of `generated`
+    rvecs are on-chip generation (``ksh_generated``, every time)."""
     b = program.rvec_bytes
     cls = program.rvec_class
-    loads = arg[kind == Event.LOAD].astype(np.int64)
+    all_loads = arg[kind == Event.LOAD].astype(np.int64)
+    gen = np.zeros(len(all_loads), dtype=bool) if generated is None else generated[all_loads]
+    loads = all_loads[~gen]
     stores = arg[kind == Event.STORE].astype(np.int64)
     first = np.zeros(len(loads), dtype=bool)
     if len(loads):
@@ -67,5 +76,6 @@ def classify_traffic(program: LimbProgram, kind: np.ndarray, arg: np.ndarray) ->
         output_noncompulsory=n(lc == RVecClass.OUTPUT),
         intermediate_loads=n(lc == RVecClass.INTERMEDIATE),
         intermediate_stores=n(sc == RVecClass.INTERMEDIATE),
+        ksh_generated=n(gen),
     )
 

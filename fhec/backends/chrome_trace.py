@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fhec.backends.streams import MEMORY_KIND, Streams, StreamOp, op_timing
+from fhec.backends.streams import Streams, StreamOp, op_timing
 from fhec.backends.target import Target
 from fhec.ir.he import HeProgram
 from fhec.ir.limb import LimbProgram
@@ -34,7 +34,7 @@ from fhec.ir.limb_ops import RVecClass
 __all__ = ["chrome_trace"]
 
 MEMORY_PID = 0
-_MEMORY_TRACKS = {StreamOp.LOAD: (0, "loads"), StreamOp.STORE: (1, "stores")}
+_MEMORY_TRACKS = {StreamOp.LOAD: (0, "loads"), StreamOp.STORE: (1, "stores"), StreamOp.GEN: (2, "generated keys")}
 """Memory op -> (tid, track name) in the memory process."""
 
 _CLASS_NAMES = {c: c.name.lower() for c in RVecClass}
@@ -54,12 +54,12 @@ def _metadata(streams: Streams) -> list[dict]:
     ]
     for tid, name in _MEMORY_TRACKS.values():
         events.append({"ph": "M", "name": "thread_name", "pid": MEMORY_PID, "tid": tid, "args": {"name": name}})
-    clusters = sorted({u.cluster for u in streams.units if u.kind != MEMORY_KIND})
+    clusters = sorted({u.cluster for u in streams.units if u.cluster >= 0})
     for c in clusters:
         events.append({"ph": "M", "name": "process_name", "pid": c + 1, "tid": 0, "args": {"name": f"cluster {c}"}})
         events.append({"ph": "M", "name": "process_sort_index", "pid": c + 1, "tid": 0, "args": {"sort_index": c}})
     for i, u in enumerate(streams.units):
-        if u.kind != MEMORY_KIND:
+        if u.cluster >= 0:  # functional units (mem0 and the key generator gen0 have no cluster)
             events.append({"ph": "M", "name": "thread_name", "pid": u.cluster + 1, "tid": i, "args": {"name": u.name}})
             events.append({"ph": "M", "name": "thread_sort_index", "pid": u.cluster + 1, "tid": i,
                            "args": {"sort_index": i}})
@@ -95,7 +95,7 @@ def chrome_trace(streams: Streams, target: Target, limb: LimbProgram, he: HeProg
             rvec = tags[e]
             cls = _CLASS_NAMES[RVecClass(rvec_class[rvec])] if rvec >= 0 else "unknown"
             name, cat = f"{op_names[op]} {cls}", "memory"
-            args.update(rvec=rvec, slot=dst[e] if op == StreamOp.LOAD else src0[e])
+            args.update(rvec=rvec, slot=dst[e] if op in (StreamOp.LOAD, StreamOp.GEN) else src0[e])
         else:
             u = units[unit[e]]
             pid, tid = u.cluster + 1, unit[e]

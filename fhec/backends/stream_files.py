@@ -166,7 +166,7 @@ def decode_stream(data: bytes) -> tuple[dict[str, int], dict[str, np.ndarray]]:
     cycle = np.cumsum(wait)[~is_wait]
     rec, op = rec[~is_wait], op[~is_wait]
     n = len(rec)
-    if np.any((op >= len(LimbOp)) & (op != StreamOp.LOAD) & (op != StreamOp.STORE)):
+    if np.any((op >= len(LimbOp)) & (op != StreamOp.LOAD) & (op != StreamOp.STORE) & (op != StreamOp.GEN)):
         raise StreamFormatError("unknown opcode in stream")
     mod = (rec[:, 0] >> 6) & 0x3FF
 
@@ -213,14 +213,15 @@ def check_columns(cols: dict[str, np.ndarray], slots: int, where: str) -> None:
 
     Cycles are non-negative and non-decreasing; every op is known; compute ops name a
     modulus index 0..1022, scratchpad slots below `slots` and the sources their arity
-    needs; LOAD / STORE move between a slot and a memory vector and name no modulus;
+    needs; LOAD / GEN / STORE move between a slot and a memory vector and name no modulus;
     immediates are present exactly on the ops that take one; everything fits int32.
     """
     op, n = cols["op"], len(cols["op"])
     if n == 0:
         return
     known = np.isin(op, [int(o) for o in StreamOp])
-    mem = (op == StreamOp.LOAD) | (op == StreamOp.STORE)
+    fill = (op == StreamOp.LOAD) | (op == StreamOp.GEN)
+    mem = fill | (op == StreamOp.STORE)
     safe_op = np.where(known, op, 0)
     two = (STREAM_ARITY[safe_op] == 2) & ~mem
     imm = HAS_IMM[safe_op]
@@ -235,7 +236,7 @@ def check_columns(cols: dict[str, np.ndarray], slots: int, where: str) -> None:
         (f"destination outside the {slots} scratchpad slots",
          np.where(op == StreamOp.STORE, ~is_mem(cols["dst"]), ~is_slot(cols["dst"]))),
         (f"source outside the {slots} scratchpad slots",
-         np.where(op == StreamOp.LOAD, ~is_mem(cols["src0"]), ~is_slot(cols["src0"]))),
+         np.where(fill, ~is_mem(cols["src0"]), ~is_slot(cols["src0"]))),
         ("second source missing or out of range", np.where(two, ~is_slot(cols["src1"]), cols["src1"] != -1)),
         ("immediate missing or out of range", np.where(imm, (cols["imm"] < 0) | (cols["imm"] > _LOC_MAX),
                                                        cols["imm"] != -1)),
@@ -252,7 +253,7 @@ def check_columns(cols: dict[str, np.ndarray], slots: int, where: str) -> None:
 
 
 def _operands(o: int, dst: int, src0: int, src1: int, mod: int, imm: int) -> str:
-    if o == StreamOp.LOAD:
+    if o in (StreamOp.LOAD, StreamOp.GEN):
         return f"s{dst} <- m{src0}"
     if o == StreamOp.STORE:
         return f"m{dst} <- s{src0}"
@@ -278,7 +279,7 @@ def format_stream(streams: Streams, unit: int) -> str:
     cols = [e[f].tolist() for f in _FIELDS]
     prev = 0
     for cyc, o, dst, s0, s1, mod, imm, tag in zip(*cols):
-        prov = "-" if tag < 0 else (f"r{tag}" if o in (StreamOp.LOAD, StreamOp.STORE) else f"i{tag}")
+        prov = "-" if tag < 0 else (f"r{tag}" if o in (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN) else f"i{tag}")
         body = _operands(o, dst, s0, s1, mod, imm)
         lines.append(f"  {cyc:>9} {'+' + str(cyc - prev):>9}  {StreamOp(o).name:<10} {body:<32} ; {prov}")
         prev = cyc
@@ -330,7 +331,7 @@ def parse_stream(text: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
         rest = toks[5:]
         if not rest:
             raise StreamFormatError(f"line {no}: {toks[2]} has no source operand")
-        if o == StreamOp.LOAD:
+        if o in (StreamOp.LOAD, StreamOp.GEN):
             dst, src0 = _int_after(toks[3], "s", no), _int_after(rest[0], "m", no)
         elif o == StreamOp.STORE:
             dst, src0 = _int_after(toks[3], "m", no), _int_after(rest[0], "s", no)

@@ -14,7 +14,9 @@ Units
 functional units (kind order of the target file, then index), named
 ``c<cluster>.<kind><index>`` (``c3.mul1``); then the memory controller ``mem0``,
 which moves RVecs between off-chip memory and the scratchpad at the target's
-off-chip bandwidth.
+off-chip bandwidth; on a target that generates key halves on chip (``[keys]``), then
+the key generator ``gen0``, whose GEN entries write a key half into a slot like a LOAD
+(``src0`` is the key half's memory vector, which stands for its seed; no off-chip bytes).
 
 Locations
 ---------
@@ -30,7 +32,7 @@ Entries (struct of arrays, sorted by unit, then cycle)
 ``unit`` (int16)   index into ``units``
 ``cycle`` (int64)  issue cycle; the wait before an entry is its cycle minus the
                    previous entry's cycle in the same stream (``waits()``)
-``op`` (uint8)     a `StreamOp`: the nine `LimbOp` codes, LOAD or STORE
+``op`` (uint8)     a `StreamOp`: the nine `LimbOp` codes, LOAD, STORE or GEN
 ``dst``, ``src0``, ``src1`` (int32)  locations, -1 = none
 ``mod`` (int16)    modulus index of a functional-unit op, -1 for memory ops
 ``imm`` (int32)    AUT: Galois element; MUL_CONST, BCONV, ADD_CONST: constant index; else -1
@@ -49,7 +51,7 @@ issued at cycle t:
 - the first chunk of its result lands at ``t + latency`` and the last one
   ``write_cycles`` later (FU: ``Target.latency_cycles`` and occupancy; LOAD:
   ``Target.offchip_latency_cycles`` and xfer; a STORE's memory vector is written
-  whole at ``t + xfer``).
+  whole at ``t + xfer``; GEN: the generator's latency and ceil(N / its words per cycle)).
 
 A reader E of a value written by W may issue at ``t_E >= t_W + latency(W) +
 max(0, write_cycles(W) - read_cycles(E))`` (chunk k is then always written before
@@ -98,19 +100,23 @@ class StreamOp(enum.IntEnum):
     ADD_CONST = LimbOp.ADD_CONST
     LOAD = 16  # memory vector src0 -> slot dst
     STORE = 17  # slot src0 -> memory vector dst
+    GEN = 18  # generated key half src0 (its seed) -> slot dst, on the key generator
 
 
-NUM_STREAM_OPS = 18
+NUM_STREAM_OPS = 19
 """Size of tables indexed by `StreamOp` (codes 10..15 are unused)."""
 
 MEMORY_KIND = "mem"
 """`Unit.kind` of the memory controller."""
+GENERATOR_KIND = "gen"
+"""`Unit.kind` of the on-chip key generator (targets with ``[keys] uniform_half = "generated"``)."""
 
 STREAM_ARITY = np.zeros(NUM_STREAM_OPS, dtype=np.int8)
 """Number of source locations per `StreamOp` (memory ops read one location)."""
 STREAM_ARITY[: len(LimbOp)] = ARITY
 STREAM_ARITY[StreamOp.LOAD] = 1
 STREAM_ARITY[StreamOp.STORE] = 1
+STREAM_ARITY[StreamOp.GEN] = 1
 STREAM_ARITY.flags.writeable = False
 
 HAS_IMM = np.zeros(NUM_STREAM_OPS, dtype=bool)
@@ -130,7 +136,8 @@ class Unit:
 
 
 def unit_layout(target: Target) -> tuple[Unit, ...]:
-    """Every unit of `target` in stream order: clusters' FUs, then ``mem0``."""
+    """Every unit of `target` in stream order: clusters' FUs, then ``mem0`` (and ``gen0``,
+    the key generator, on a target that generates key halves)."""
     units = [
         Unit(f"c{c}.{u.kind.value}{i}", u.kind.value, c, i)
         for c in range(target.cluster.count)
@@ -138,6 +145,8 @@ def unit_layout(target: Target) -> tuple[Unit, ...]:
         for i in range(u.count)
     ]
     units.append(Unit("mem0", MEMORY_KIND, -1, 0))
+    if target.keys.generated:
+        units.append(Unit("gen0", GENERATOR_KIND, -1, 0))
     return tuple(units)
 
 
@@ -187,6 +196,10 @@ def op_timing(target: Target, N: int) -> OpTiming:
     rd[StreamOp.STORE] = xfer
     lat[StreamOp.STORE] = xfer  # the memory vector is complete once the last chunk left
     kinds[StreamOp.LOAD] = kinds[StreamOp.STORE] = MEMORY_KIND
+    # the key generator writes a key half into its slot at its own rate, like a load
+    occ[StreamOp.GEN] = wr[StreamOp.GEN] = target.generator_cycles(N)
+    lat[StreamOp.GEN] = target.keys.generator_latency
+    kinds[StreamOp.GEN] = GENERATOR_KIND
     for a in (occ, lat, rd, wr):
         a.flags.writeable = False
     return OpTiming(occ, lat, rd, wr, xfer, tuple(kinds))

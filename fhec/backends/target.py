@@ -13,10 +13,11 @@ and ports, the on-chip network, register-file energy) live in the separate
 ``[unmodeled]`` table (`Unmodeled`): they are validated and shown by ``fhec targets``,
 but nothing schedules or reports with them, so a value there changes no result.
 Shipped targets live in ``fhec/backends/targets/*.toml`` (``f1``, ``osiris``, ``tiny``,
-...); their TOML comments and ``docs/targets.md`` give the source of every number. Three
+...); their TOML comments and ``docs/targets.md`` give the source of every number. Four
 optional tables carry a machine's dataflow rules: ``[pipelining]`` (`Pipelining`: whole-limb
 or limb-interleaved hand-over between units), ``[lowering]`` (`Lowering`: stored or OF-Limb
-plaintexts) and ``[ordering]`` (`Ordering`: the giant-step-centric order of BSGS products).
+plaintexts) and ``[ordering]`` (`Ordering`: the giant-step-centric order of BSGS products);
+``[keys]`` (`Keys`) says whether half of every key-switching key is generated on chip.
 
 Timing model of one operation on one RVec of N elements on its unit (F1 §3: "All
 FUs are fully pipelined, so they achieve the same throughput of E = 128
@@ -45,12 +46,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fhec.backends.machine import IsaMachine
 from fhec.errors import TargetError
 from fhec.ir.limb import word_bytes_for
-from fhec.ir.limb_ops import LimbOp
+from fhec.ir.limb_ops import LimbOp, RVecClass
 
 try:
     import tomllib
@@ -278,6 +280,27 @@ class Ordering(_Frozen):
     linear_transforms: Literal["program", "giant-step-centric"] = "program"
 
 
+class Keys(_Frozen):
+    """Where key-switching keys come from (``[keys]``).
+
+    ``uniform_half``: ``loaded`` (default) or ``generated`` (CraterLake; Osiris §IV-E "PRNG
+    key generation"): the uniform half ("a", component 1) of every key-switching key is
+    expanded on chip from a short public seed (fhec's key generation derives it so: `fhec.schemes.keys`), so only the
+    other half ("b") is loaded. The generator writes ``generator_words_per_cycle`` words a
+    cycle after ``generator_latency`` cycles; the off-chip scheduler and the cycle scheduler
+    treat its output as a load that uses the generator (``gen0``) instead of the memory
+    channel, and it is no off-chip traffic.
+    """
+
+    uniform_half: Literal["loaded", "generated"] = "loaded"
+    generator_words_per_cycle: int = Field(512, gt=0, le=MAX_N)
+    generator_latency: int = Field(16, ge=0, le=MAX_LATENCY_CYCLES)
+
+    @property
+    def generated(self) -> bool:
+        return self.uniform_half == "generated"
+
+
 class Unmodeled(_Frozen):
     """Machine facts that no part of fhec reads yet: the ``[unmodeled]`` table.
 
@@ -348,6 +371,7 @@ class Target(_Frozen):
     pipelining: Pipelining = Pipelining()
     lowering: Lowering = Lowering()
     ordering: Ordering = Ordering()
+    keys: Keys = Keys()
     unmodeled: Unmodeled = Unmodeled()
 
     @model_validator(mode="before")
@@ -472,6 +496,19 @@ class Target(_Frozen):
     def offchip_latency_cycles(self) -> int:
         """Off-chip access latency rounded up to whole cycles."""
         return math.ceil(self.memory.latency_ns * self.clock_ghz)
+
+    def generated_rvecs(self, program) -> np.ndarray:
+        """Per rvec of a `LimbProgram`: True if this target generates it on chip instead of
+        loading it (the uniform half of a key-switching key under ``[keys]``)."""
+        gen = np.zeros(program.num_rvecs, dtype=bool)
+        if self.keys.generated and len(program.tagged):
+            ksh = program.rvec_class[program.tagged] == RVecClass.KSH
+            gen[program.tagged[ksh & (program.tags[:, 2] == 1)]] = True
+        return gen
+
+    def generator_cycles(self, n: int) -> int:
+        """Cycles the key generator takes to write one RVec of `n` words."""
+        return math.ceil(n / self.keys.generator_words_per_cycle)
 
     def seconds(self, cycles: float) -> float:
         """Wall-clock seconds of `cycles` clock cycles."""

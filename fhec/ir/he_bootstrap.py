@@ -130,8 +130,9 @@ def _build_diagonals(slots: int, factor: dict, scale: complex) -> tuple:
 
 
 def _transform(b, x: int, diagonals: tuple, hoisting: str | None, loc, hints: dict | None = None) -> int:
-    """One DFT factor: the BSGS linear transform, then a rescale (with bound / noise hints)."""
-    from fhec.ir.he_recipes import linear_transform_recipe
+    """One DFT factor: the BSGS linear transform, then a rescale (with bound / noise hints);
+    n1 the fewest rotations with at most `BootstrapConfig.max_giant_steps` giant steps."""
+    from fhec.ir.he_recipes import bsgs_split, linear_transform_recipe
 
     t = b.type_of(x)
     attrs: dict[str, Any] = {"diagonals": diagonals, "plain_scale": ht.plain_scale_for(b.params, t.level, t.scale)}
@@ -139,6 +140,9 @@ def _transform(b, x: int, diagonals: tuple, hoisting: str | None, loc, hints: di
         attrs.update(hoisting="double", n1=b.params.slots)
     elif hoisting:
         attrs["hoisting"] = hoisting
+    cap = b.params.bootstrap.max_giant_steps
+    if cap is not None and "n1" not in attrs:
+        attrs["n1"] = bsgs_split([k for k, _, _ in diagonals], ht.row_length(b.params), cap)
     acc = linear_transform_recipe(b, x, attrs, loc)
     return b.emit(HeOp.RESCALE, (acc,), attrs_of(**(hints or {})), loc)
 

@@ -99,12 +99,14 @@ def signed_step(step: int, row: int) -> int:
     return step - row if step > row // 2 else step
 
 
-def bsgs_split(steps, row: int) -> int:
+def bsgs_split(steps, row: int, max_giants: int | None = None) -> int:
     """The baby-step count n1 that minimizes the distinct nonzero rotations (baby steps
     j = lo + (k - lo) mod n1 and giant steps k - j) of the signed `steps`; ties go to the
     larger n1. An n1 spanning every step is the diagonal method (every rotation a baby
-    step of the input, which hoisting can share)."""
-    return _best_split(tuple(sorted({signed_step(int(k), row) for k in steps})))
+    step of the input, which hoisting can share). `max_giants`: only splits with at most
+    that many giant steps (the zero step counted) compete (a machine that keeps the giant
+    steps' partial sums on chip, Osiris §V); the diagonal method always qualifies."""
+    return _best_split(tuple(sorted({signed_step(int(k), row) for k in steps})), max_giants)
 
 
 _SPLIT_CHUNK = 1 << 21
@@ -112,7 +114,7 @@ _SPLIT_CHUNK = 1 << 21
 
 
 @functools.lru_cache(maxsize=256)
-def _best_split(signed: tuple[int, ...]) -> int:
+def _best_split(signed: tuple[int, ...], max_giants: int | None = None) -> int:
     """`bsgs_split` of sorted distinct signed steps, scoring every n1 at once in numpy (a
     bootstrap's transforms repeat in every bootstrap, hence the cache). With d = k − lo,
     the baby step of k is lo + d mod n1 and its giant step n1·floor(d / n1), so the cost
@@ -131,6 +133,8 @@ def _best_split(signed: tuple[int, ...]) -> int:
         giants = np.count_nonzero(np.diff(q, axis=1), axis=1)
         babies = 1 + np.count_nonzero(np.diff(r, axis=1), axis=1) - np.any(r == -lo, axis=1)
         costs[start:start + step] = babies + giants
+        if max_giants is not None:  # 1 + giants distinct giant steps, the zero step included
+            costs[start:start + step][1 + giants > max_giants] = np.iinfo(np.int64).max
     return int(candidates[int(np.argmin(costs))])
 
 

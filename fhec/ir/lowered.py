@@ -31,7 +31,10 @@ class ConstRecipe:
     `extended`: encoded over Q_level·P (a double-hoisted multiply).
     `of_limb`: the program loads only limb 0 *in coefficient form* and generates every
     limb on chip (OF-Limb, `fhec.passes.lower`); its one CONST rvec, tag (constant, 0),
-    holds `coefficient_limb` of the encoding.
+    holds `coefficient_limb` of the encoding. With `of_limb_digits` = k > 1 the integer
+    coefficients c are too large for one limb and are stored as k balanced digits in base
+    B = `digit_base(q0)` (c = sum_j d_j B^j, tags (constant, j)), each a coefficient-form
+    residue mod q0 (`coefficient_digits`); limb i is sum_j (B^j mod q_i) NTT_i(d_j).
     """
 
     source: tuple[str, Any]
@@ -39,6 +42,66 @@ class ConstRecipe:
     scale: float | int | None
     extended: bool = False
     of_limb: bool = False
+    of_limb_digits: int = 1
+
+
+def coefficient_bound(params, recipe: ConstRecipe) -> float | None:
+    """A proven bound on |coefficient| of `recipe`'s CKKS plaintext, or None if unknown at
+    compile time (a plain input, a scalar, BGV encodings in [0, t)).
+
+    A CKKS encoding's coefficients are bounded by ``scale x max |slot value|`` plus the
+    rounding (each is an average of the slots times roots of unity); a monomial X^k has
+    coefficients in {-1, 0, 1}."""
+    kind, value = recipe.source
+    if params.scheme != "ckks":
+        return None
+    if kind == "monomial":
+        return 1.0
+    if kind != "value" or (not isinstance(value, Const) and np.ndim(value) == 0):
+        return None
+    values = value.array if isinstance(value, Const) else np.asarray(value)
+    vmax = float(np.max(np.abs(values))) if values.size else 0.0
+    return float(recipe.scale) * vmax + 1
+
+
+def digit_base(q0: int) -> int:
+    """The base B = 2^(bits(q0) - 1) of multi-digit OF-Limb: a balanced digit, in [-B/2, B/2),
+    is below q0/2 in magnitude, so an NTT reading it centered mod q0 gets it back exactly."""
+    return 1 << (q0.bit_length() - 1)
+
+
+def coefficient_digits(pt: Plaintext, digits: int, bound: float) -> np.ndarray:
+    """The `digits` stored limbs of a multi-digit OF-Limb constant (`ConstRecipe.of_limb_digits`),
+    shape (digits, N): the balanced base-`digit_base` digits of `pt`'s integer coefficients
+    (|c| <= `bound`, proven by lowering), as residues mod q0. The coefficients are recovered by
+    CRT from the fewest limbs whose product exceeds 2 (bound + 1); the digits are then checked
+    to regenerate every limb of `pt` exactly (InternalError otherwise, as `coefficient_limb`)."""
+    moduli = pt.moduli
+    q0 = moduli[0]
+    m = 1
+    while m < len(moduli) and rns.product(moduli[:m]) <= 2 * (int(bound) + 1):
+        m += 1
+    coeffs = rns.centered(rns.crt_compose(ntt.intt(pt.data[:m], moduli[:m]), moduli[:m]), rns.product(moduli[:m]))
+    B = digit_base(q0)
+    out = np.empty((digits, pt.data.shape[1]), dtype=np.uint64)
+    rest = coeffs
+    for j in range(digits):
+        d = rest if j == digits - 1 else (rest + B // 2) % B - B // 2
+        out[j] = (d % q0).astype(np.uint64)
+        rest = (rest - d) // B
+    regenerated = np.zeros_like(pt.data)
+    for j in range(digits):
+        limbs = ntt.ntt(rns.lift_centered(np.repeat(out[j][None], len(moduli), axis=0), (q0,) * len(moduli), moduli),
+                        moduli)
+        for i, q in enumerate(moduli):
+            regenerated[i] = (regenerated[i].astype(object) + limbs[i].astype(object) * (pow(B, j, q))) % q
+    if not np.array_equal(regenerated, pt.data):
+        raise InternalError(
+            f"OF-Limb: {digits} digits in base 2^{B.bit_length() - 1} do not regenerate a plaintext's limbs; this is "
+            "a compiler bug (its coefficient bound was wrong): compile for a target without [lowering] plaintexts = "
+            "\"of-limb\" meanwhile"
+        )
+    return out
 
 
 def coefficient_limb(pt: Plaintext) -> np.ndarray:

@@ -34,6 +34,10 @@ class Traffic:
     instruction reads, and the one store of every OUTPUT rvec. Non-compulsory:
     re-loads of evicted loaded rvecs, re-loads of stored outputs, and every load
     (fill) and store (spill) of an intermediate.
+
+    ``ksh_generated`` counts the key halves a target generates on chip (``[keys]``,
+    `Target.generated_rvecs`): moved into the scratchpad like loads, but no off-chip
+    traffic, so in neither total.
     """
 
     ksh_compulsory: int = 0
@@ -46,6 +50,7 @@ class Traffic:
     output_noncompulsory: int = 0
     intermediate_loads: int = 0
     intermediate_stores: int = 0
+    ksh_generated: int = 0
 
     @property
     def compulsory(self) -> int:

@@ -19,7 +19,9 @@ available"):
   keeps early-free units for later events that are ready early;
 - loads and stores go through the memory controller ``mem0`` in schedule order,
   one RVec per ``xfer`` = ceil(RVec bytes / off-chip bytes per cycle) cycles, with
-  the target's worst-case latency on loads (F1 §3 plans for the worst case).
+  the target's worst-case latency on loads (F1 §3 plans for the worst case);
+- on a target that generates key halves (``[keys]``), the data schedule's loads of
+  them go to the key generator ``gen0`` as GEN entries, at its rate and latency.
 
 No load or store is added or removed: the off-chip traffic is the data
 schedule's. The machine model and what it leaves out (register files and the
@@ -39,7 +41,7 @@ from numba import njit
 
 from fhec._jit import announce_compile
 
-from fhec.backends.streams import MEMORY_KIND, OpTiming, Streams, StreamOp, op_timing, unit_layout
+from fhec.backends.streams import GENERATOR_KIND, MEMORY_KIND, OpTiming, Streams, StreamOp, op_timing, unit_layout
 from fhec.backends.target import Target, UnitKind
 from fhec.ir.limb import LimbProgram
 from fhec.ir.schedule import DataSchedule, Event
@@ -57,6 +59,7 @@ _COMPUTE = int(Event.COMPUTE)
 _LOAD_EVENT = int(Event.LOAD)
 _LOAD = int(StreamOp.LOAD)
 _STORE = int(StreamOp.STORE)
+_GEN = int(StreamOp.GEN)
 
 
 @njit(cache=True)
@@ -115,7 +118,7 @@ def _book(u, t, length, g, min_len, tail, gap_a, gap_b, gap_n):
 
 @njit(cache=True)
 def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, num_rvecs, slots,
-                  occ, lat, rd, wr, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit):
+                  occ, lat, rd, wr, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit):
     ne = len(ev_kind)
     num_units = len(unit_min_occ)
     out_unit = np.empty(ne, dtype=np.int16)
@@ -170,14 +173,17 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
             out_unit[e] = best
         elif k == _LOAD_EVENT:
             v = ev_arg[e]
-            t0 = max(mem_ready[v], slot_free[s] - lat[LOAD])
-            t, w, g = _earliest(mem_unit, t0, occ[LOAD], tail, gap_a, gap_b, gap_n)
-            _book(mem_unit, t, occ[LOAD], g, unit_min_occ[mem_unit], tail, gap_a, gap_b, gap_n)
-            avail[v] = t + lat[LOAD]
-            wdur[v] = wr[LOAD]
-            end = t + lat[LOAD] + wr[LOAD]
+            # a generated key half comes from the key generator, every other load from memory
+            o = _GEN if gen[v] else LOAD
+            u = gen_unit if gen[v] else mem_unit
+            t0 = max(mem_ready[v], slot_free[s] - lat[o])
+            t, w, g = _earliest(u, t0, occ[o], tail, gap_a, gap_b, gap_n)
+            _book(u, t, occ[o], g, unit_min_occ[u], tail, gap_a, gap_b, gap_n)
+            avail[v] = t + lat[o]
+            wdur[v] = wr[o]
+            end = t + lat[o] + wr[o]
             slot_free[s] = max(slot_free[s], end)
-            out_unit[e] = mem_unit
+            out_unit[e] = u
         else:  # Event.STORE
             v = ev_arg[e]
             t0 = avail[v] + max(0, wdur[v] - rd[STORE])
@@ -193,7 +199,7 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
 
 
 def _kind_tables(target: Target, timing: OpTiming, units) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    kinds = sorted({u.kind for u in units if u.kind != MEMORY_KIND})
+    kinds = sorted({u.kind for u in units if u.kind not in (MEMORY_KIND, GENERATOR_KIND)})
     kind_index = {k: i for i, k in enumerate(kinds)}
     ptr = [0]
     members: list[int] = []
@@ -205,12 +211,14 @@ def _kind_tables(target: Target, timing: OpTiming, units) -> tuple[np.ndarray, n
         if k in kind_index:
             kind_of_op[op] = kind_index[k]
     mem_unit = next(i for i, u in enumerate(units) if u.kind == MEMORY_KIND)
+    gen_unit = next((i for i, u in enumerate(units) if u.kind == GENERATOR_KIND), mem_unit)
     # the shortest op a unit runs: shorter idle gaps can never be used
     unit_min_occ = np.zeros(len(units), dtype=np.int64)
     for i, u in enumerate(units):
         occs = [int(timing.occupancy[op]) for op, k in enumerate(timing.unit_kind) if k == u.kind]
         unit_min_occ[i] = min(occs) if occs else 1
-    return kind_of_op, np.array(ptr, dtype=np.int64), np.array(members, dtype=np.int64), unit_min_occ, mem_unit
+    return (kind_of_op, np.array(ptr, dtype=np.int64), np.array(members, dtype=np.int64), unit_min_occ, mem_unit,
+            gen_unit)
 
 
 def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
@@ -226,21 +234,24 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
     target.check_ring_degree(N)
     timing = op_timing(target, N)
     units = unit_layout(target)
-    kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit = _kind_tables(target, timing, units)
+    kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen_unit = _kind_tables(target, timing, units)
+    gen = target.generated_rvecs(program)
     out_unit, out_cycle, total = _place_kernel(
         data.kind, data.arg.astype(np.int64), data.slot.astype(np.int64),
         data.src0_slot.astype(np.int64), data.src1_slot.astype(np.int64),
         program.op.astype(np.int64), program.src0.astype(np.int64), program.src1.astype(np.int64),
         program.dst.astype(np.int64), program.num_rvecs, data.slots,
         timing.occupancy, timing.latency, timing.read_cycles, timing.write_cycles,
-        kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit,
+        kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit,
     )
     ne = len(data)
     comp = data.kind == Event.COMPUTE
     load = data.kind == Event.LOAD
     store = data.kind == Event.STORE
     instr = np.where(comp, data.arg, 0)
-    op = np.where(comp, program.op[instr], np.where(load, StreamOp.LOAD, StreamOp.STORE))
+    generated = load & gen[np.where(load, data.arg, 0)]
+    op = np.where(comp, program.op[instr],
+                  np.where(generated, StreamOp.GEN, np.where(load, StreamOp.LOAD, StreamOp.STORE)))
     mod = np.where(comp, program.mod[instr].astype(np.int64), -1)
     imm = np.where(comp, program.imm[instr], -1)
     dst = np.where(store, data.arg, data.slot)

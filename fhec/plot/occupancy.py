@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fhec.backends.streams import MEMORY_KIND, Streams
+from fhec.backends.streams import Streams
 from fhec.ir.schedule import DataSchedule, Event
 from fhec.plot._figure import new_figure, plot_data
 
@@ -47,7 +47,7 @@ def live_slots(ds: DataSchedule) -> np.ndarray:
 
 def event_cycles(ds: DataSchedule, streams: Streams) -> np.ndarray:
     """The issue cycle of every event of `ds` in `streams` (float64)."""
-    mem = np.array([u.kind == MEMORY_KIND for u in streams.units])[streams.unit]
+    mem = np.array([u.cluster < 0 for u in streams.units])[streams.unit]  # mem0, gen0
     fu_cycle = np.zeros(len(ds.program), dtype=np.float64)
     fu_cycle[streams.tag[~mem]] = streams.cycle[~mem]
     mem_cycles = np.sort(streams.cycle[mem]).astype(np.float64)

@@ -127,6 +127,10 @@ class BootstrapConfig(_Literal):
             larger K). Sparse secrets are outside the HE-standard table.
         keyswitch: the key-switching method of the bootstrap's own key switches ("bv",
             "hybrid"); None: the compile's choice.
+        max_giant_steps: at most this many giant steps (n2) per DFT factor: n1 is then the
+            split with the fewest rotations among those with n2 <= this
+            (`fhec.ir.he_recipes.bsgs_split`). Osiris §V holds the giant steps' partial sums
+            on chip and caps them at n2 = 4; None: the fewest rotations.
         hoisting: "single", "double" or "none" for the DFT transforms' baby steps
             (`linear_transform`'s modes); "full": every rotation of a DFT factor off one
             decomposition of its input and one mod-down per factor, merged with the
@@ -145,6 +149,7 @@ class BootstrapConfig(_Literal):
     hamming_weight: int | None = Field(default=64, ge=1)
     keyswitch: Literal["bv", "hybrid"] | None = None
     hoisting: Literal["single", "double", "full", "none"] | None = None
+    max_giant_steps: int | None = Field(default=None, ge=1, le=2**16)
 
     @model_validator(mode="after")
     def _radices_positive(self) -> "BootstrapConfig":

@@ -19,6 +19,14 @@ stream from (s, "keygen") and a child stream per part: ``secret``, ``public``,
 ``switch/<source>/<method>`` and ``key-id``. The secret of a seed therefore does not
 depend on which switching keys are requested. `seed=None` keys the stream from the OS.
 
+The uniform half ``a`` of every switching key is the expansion of a 256-bit *public* seed
+(``SwitchingKey.uniform_seed``, drawn from the key's stream): `expand_uniform_half` turns
+it into every digit's ``a`` with SHAKE-256 (one child stream per digit, rejection-sampled
+mod each prime, as `Sampler.uniform`). So an accelerator can store the seed and the ``b``
+half and regenerate ``a`` on chip (CraterLake's and Osiris §IV-E's PRNG key generation; a
+target's ``[keys] uniform_half = "generated"``). ``a`` is public anyway: the seed reveals
+nothing the key does not.
+
 No `repr` shows key material: a key set prints its shape and `fingerprint` (a hash of
 the public key: it names the key pair and is computed from public data only).
 """
@@ -73,6 +81,7 @@ class SwitchingKey:
     source: int | str
     b: np.ndarray
     a: np.ndarray
+    uniform_seed: bytes = b""  # public: `a` is `expand_uniform_half` of it
 
     @property
     def digits(self) -> int:
@@ -178,6 +187,18 @@ def _gadget_rows(params: Params, method: Method) -> list[np.ndarray]:
     return rows
 
 
+def expand_uniform_half(seed: bytes, moduli: tuple[int, ...], N: int, digits: int,
+                        out: np.ndarray | None = None) -> np.ndarray:
+    """The uniform halves ``a[d]`` (shape ``(digits, len(moduli), N)``, NTT domain) that the
+    32-byte public `seed` expands to: digit d is `Sampler.uniform` of the seed's child
+    stream ``digit/<d>`` (SHAKE-256). Deterministic: the same seed gives the same words."""
+    root = Sampler(seed, seeded=True).child("switching-key/uniform-half")
+    out = np.empty((digits, len(moduli), N), dtype=np.uint64) if out is None else out
+    for d in range(digits):
+        root.child(f"digit/{d}").uniform(moduli, N, out=out[d])
+    return out
+
+
 def make_switching_key(
     params: Params, s_ntt: np.ndarray, target_ntt: np.ndarray, source: int | str, method: Method, sampler: Sampler
 ) -> SwitchingKey:
@@ -193,10 +214,12 @@ def make_switching_key(
     tgt = target_ntt[:L]
     factor = _error_factor(params)
     gadgets = _gadget_rows(params, method)
-    a_arr = np.empty((len(gadgets), L, params.N), dtype=np.uint64)
+    # the uniform half comes from a public seed so that it can be regenerated on chip (module doc)
+    uniform_seed = sampler.random_bytes(32)
+    a_arr = expand_uniform_half(uniform_seed, moduli, params.N, len(gadgets))
     b_arr = np.empty_like(a_arr)
     for d, gadget in enumerate(gadgets):
-        a = sampler.uniform(moduli, params.N, out=a_arr[d])
+        a = a_arr[d]
         e = small_ntt(sampler.gaussian(params.N) * factor, moduli)
         b_arr[d] = sub_mod(e, mul_mod(a, s, q), q)
         # gadget_d is zero outside its digit's limbs: add g_d · target there only.
@@ -205,7 +228,7 @@ def make_switching_key(
         b_arr[d, rows] = add_mod(b_arr[d, rows], g_tgt, q[rows])
     b_arr.setflags(write=False)
     a_arr.setflags(write=False)
-    return SwitchingKey(method, source, b_arr, a_arr)
+    return SwitchingKey(method, source, b_arr, a_arr, uniform_seed)
 
 
 def keygen(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fhec.ir.limb import LimbProgram, RVecClass
-from fhec.ir.lowered import LoweredProgram, coefficient_limb
+from fhec.ir.lowered import LoweredProgram, coefficient_bound, coefficient_digits, coefficient_limb
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.keys import KeySet
 
@@ -64,7 +64,10 @@ def bind_lowered(
     inputs, its hints read from `keys` by the key sources its lowering recorded."""
     plaintexts: dict = lowered.plaintexts(plain_inputs)
     for name, recipe in lowered.constants.items():
-        if recipe.of_limb:  # one stored limb, in coefficient form (OF-Limb)
+        if recipe.of_limb and recipe.of_limb_digits > 1:  # digits of large coefficients (OF-Limb)
+            bound = coefficient_bound(lowered.he.params, recipe)
+            plaintexts[name] = _StoredLimbs(coefficient_digits(plaintexts[name], recipe.of_limb_digits, bound))
+        elif recipe.of_limb:  # one stored limb, in coefficient form (OF-Limb)
             plaintexts[name] = _StoredLimbs(coefficient_limb(plaintexts[name])[None])
     return loaded_values(lowered.limb, ciphertexts, keys, lowered.key_sources, plaintexts)
 

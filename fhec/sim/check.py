@@ -144,11 +144,31 @@ def _replay(streams: Streams, target: Target, program: LimbProgram, limit: int |
     _check_units(s, tm, target, op, col)
     _check_bandwidth(s, tm, target, op, col)
     slot_ok = _check_capacity(s, target, op, col)
-    fu = _check_fields(s, program, op, col)
+    fu = _check_fields(s, program, op, _generated(target, program), col)
     _check_values(s, tm, program, op, fu, slot_ok, col)
     _check_complete(s, program, op, fu, col)
     _check_total(s, tm, op, col)
     return col
+
+
+def _generated(target: Target, program: LimbProgram) -> np.ndarray:
+    """Per rvec: may a GEN entry write it? The uniform half (component 1) of every key-switching
+    key when the target generates key halves (``[keys]``); derived here from the raw tags."""
+    gen = np.zeros(program.num_rvecs, dtype=bool)
+    if target.keys.generated:
+        for r, tag in zip(program.tagged.tolist(), program.tags.tolist()):
+            gen[r] = program.rvec_class[r] == RVecClass.KSH and tag[2] == 1
+    return gen
+
+
+def _fills(op: np.ndarray) -> np.ndarray:
+    """Entries that write a slot from outside the scratchpad: LOAD and GEN."""
+    return (op == StreamOp.LOAD) | (op == StreamOp.GEN)
+
+
+def _moves(op: np.ndarray) -> np.ndarray:
+    """Entries of the memory controller or the key generator (no functional unit)."""
+    return _fills(op) | (op == StreamOp.STORE)
 
 
 # --- structural checks -----------------------------------------------------------------------
@@ -196,11 +216,10 @@ def _check_bandwidth(s: Streams, tm, target: Target, op: np.ndarray, col: _Colle
 
 
 def _slot_operands(s: Streams, op: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(entries, slot) pairs of every slot operand: FU dst/src0/src1, LOAD dst, STORE src0."""
-    is_mem = (op == StreamOp.LOAD) | (op == StreamOp.STORE)
-    fu = ~is_mem
+    """(entries, slot) pairs of every slot operand: FU dst/src0/src1, LOAD/GEN dst, STORE src0."""
+    fu = ~_moves(op)
     out = []
-    for col, sel in ((s.dst, fu | (op == StreamOp.LOAD)), (s.src0, fu | (op == StreamOp.STORE)), (s.src1, fu)):
+    for col, sel in ((s.dst, fu | _fills(op)), (s.src0, fu | (op == StreamOp.STORE)), (s.src1, fu)):
         idx = np.flatnonzero(sel & (col >= 0))
         out.append((idx, col[idx]))
     return out
@@ -218,11 +237,12 @@ def _check_capacity(s: Streams, target: Target, op: np.ndarray, col: _Collector)
     return ok
 
 
-def _check_fields(s: Streams, program: LimbProgram, op: np.ndarray, col: _Collector) -> np.ndarray:
+def _check_fields(s: Streams, program: LimbProgram, op: np.ndarray, generated: np.ndarray,
+                  col: _Collector) -> np.ndarray:
     """Compare every entry with the instruction / rvec its tag names; returns the mask
     of FU entries whose tag is a valid instruction with matching fields."""
     n_instr = len(program)
-    is_mem = (op == StreamOp.LOAD) | (op == StreamOp.STORE)
+    is_mem = _moves(op)
     tag = s.tag.astype(np.int64)
     fu_tag_ok = ~is_mem & (tag >= 0) & (tag < n_instr)
     bad = np.flatnonzero(~is_mem & ~fu_tag_ok)
@@ -248,10 +268,14 @@ def _check_fields(s: Streams, program: LimbProgram, op: np.ndarray, col: _Collec
     R = program.num_rvecs
     mem_bad = is_mem & (
         (tag < 0) | (tag >= R)
-        | np.where(op == StreamOp.LOAD, (s.src0 != tag) | (s.dst < 0), (s.dst != tag) | (s.src0 < 0))
+        | np.where(_fills(op), (s.src0 != tag) | (s.dst < 0), (s.dst != tag) | (s.src0 < 0))
     )
     col.many(HazardKind.MISMATCH, np.flatnonzero(mem_bad),
              lambda e: f"memory operand does not match the rvec it moves (tag {int(s.tag[e])})")
+    # the key generator makes the uniform halves of keys and nothing else
+    not_generated = (op == StreamOp.GEN) & ~mem_bad & ~generated[np.clip(tag, 0, max(R - 1, 0))]
+    col.many(HazardKind.MISMATCH, np.flatnonzero(not_generated),
+             lambda e: f"GEN writes %{int(s.tag[e])}, which is not a key half the target generates")
     return fu_tag_ok & ~wrong
 
 
@@ -263,7 +287,7 @@ def _check_values(s: Streams, tm, program: LimbProgram, op: np.ndarray, fu_ok: n
     """Track which value every slot / memory vector holds over time and check every read."""
     tag = s.tag.astype(np.int64)
     t = s.cycle
-    load = (op == StreamOp.LOAD) & slot_ok & (tag >= 0) & (tag < program.num_rvecs)
+    load = _fills(op) & slot_ok & (tag >= 0) & (tag < program.num_rvecs)
     store = (op == StreamOp.STORE) & slot_ok & (tag >= 0) & (tag < program.num_rvecs)
     fu = fu_ok & slot_ok
     fe = np.flatnonzero(fu)
@@ -273,8 +297,8 @@ def _check_values(s: Streams, tm, program: LimbProgram, op: np.ndarray, fu_ok: n
 
     # slot writes: (location, landing cycle, duration, value, entry)
     w_loc = np.concatenate([s.dst[fe], s.dst[le]]).astype(np.int64)
-    w_land = np.concatenate([t[fe] + tm.latency[op[fe]], t[le] + tm.latency[StreamOp.LOAD]])
-    w_dur = np.concatenate([tm.write_cycles[op[fe]], np.full(len(le), tm.write_cycles[StreamOp.LOAD])])
+    w_land = np.concatenate([t[fe] + tm.latency[op[fe]], t[le] + tm.latency[op[le]]])
+    w_dur = np.concatenate([tm.write_cycles[op[fe]], tm.write_cycles[op[le]]])
     w_val = np.concatenate([program.dst[ti].astype(np.int64), tag[le]])
     w_ent = np.concatenate([fe, le])
     # slot reads: (location, start cycle, duration, value, entry)

@@ -22,7 +22,9 @@ the transposes are hidden behind the other limbs of the cross-section.
 
 with xfer = max(1, ceil(N * word bytes / (bandwidth_gb_s / clock_ghz))) and mem
 latency = ceil(latency_ns * clock_ghz). Word bytes are 4 up to 32-bit words, else
-ceil(word_bits / 8) (packed to whole bytes).
+ceil(word_bits / 8) (packed to whole bytes). GEN (the key generator of a target with
+``[keys]``) is timed like a LOAD with the generator's ``generator_latency`` and
+occupancy = write_cycles = ceil(N / generator_words_per_cycle).
 ``tests/sim/test_check_timing.py`` compares both derivations on every shipped target.
 """
 
@@ -32,7 +34,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, OpTiming, StreamOp
+from fhec.backends.streams import GENERATOR_KIND, MEMORY_KIND, NUM_STREAM_OPS, OpTiming, StreamOp
 from fhec.backends.target import Target
 
 __all__ = ["checker_timing"]
@@ -73,6 +75,10 @@ def checker_timing(target: Target, N: int) -> OpTiming:
     rd[load], lat[load], wr[load] = 0, _ceil(_exact(target.memory.latency_ns) * _exact(target.clock_ghz)), xfer
     rd[store], lat[store], wr[store] = xfer, xfer, 0
     kinds[load] = kinds[store] = MEMORY_KIND
+    gen = int(StreamOp.GEN)
+    occ[gen] = wr[gen] = _ceil(Fraction(N, target.keys.generator_words_per_cycle))
+    lat[gen], rd[gen] = target.keys.generator_latency, 0
+    kinds[gen] = GENERATOR_KIND
     for a in (occ, lat, rd, wr):
         a.flags.writeable = False
     return OpTiming(occ, lat, rd, wr, xfer, tuple(kinds))

@@ -110,7 +110,7 @@ def execute_streams(
             else:
                 scratch[loc] = value
         o = StreamOp(op[e])
-        if o == StreamOp.LOAD:
+        if o in (StreamOp.LOAD, StreamOp.GEN):  # GEN: the key half its seed expands to
             value, to_memory, loc = memory.get(src0[e], (zeros, 1)), False, slot(dst[e])
         elif o == StreamOp.STORE:
             value, to_memory, loc = read(src0[e], 1), True, dst[e]

@@ -78,3 +78,41 @@ def test_every_shipped_osiris_schedules_and_checks(name):
     from fhec.verify_run import run_compiled_checked
 
     run_compiled_checked(c, {"x": x, "y": y}, seed=1, check=True)
+
+
+def _keys(target, uniform_half):
+    return target.model_copy(update={"keys": target.keys.model_copy(update={"uniform_half": uniform_half})})
+
+
+def test_generating_the_uniform_key_half_halves_the_key_traffic():
+    tiny = load_target("osiris-tiny")
+    assert tiny.keys.generated and OSIRIS.keys.generated  # [paper] §IV-E
+    gen = fhec.compile(_program(), tiny)
+    loaded = fhec.compile(_program(), _keys(tiny, "loaded"))
+    g, l_ = gen.report.offchip_bytes, loaded.report.offchip_bytes
+    assert l_["ksh_compulsory"] > 0 and 2 * g["ksh_compulsory"] == l_["ksh_compulsory"]
+    assert g["ksh_generated"] >= g["ksh_compulsory"] and l_["ksh_generated"] == 0
+    assert gen.report.bandwidth_bound_cycles < loaded.report.bandwidth_bound_cycles
+    from fhec.backends.streams import StreamOp
+
+    units = [u.name for u in gen.streams.units]
+    on_gen = gen.streams.unit[gen.streams.op == StreamOp.GEN]
+    assert len(on_gen) and {units[u] for u in on_gen.tolist()} == {"gen0"}
+    assert not np.any(loaded.streams.op == StreamOp.GEN)
+
+
+def test_the_checker_refuses_generated_keys_on_a_machine_that_loads_them():
+    tiny = load_target("osiris-tiny")
+    c = fhec.compile(_program(), tiny)
+    hazards = find_hazards(c.streams, _keys(tiny, "loaded"), c.lowered.limb)
+    assert hazards and {h.kind.value for h in hazards} >= {"wrong-unit"}
+
+
+def test_the_generator_timing_agrees_in_both_derivations():
+    for N in (2**10, 2**16):
+        a, b = op_timing(OSIRIS, N), checker_timing(OSIRIS, N)
+        from fhec.backends.streams import StreamOp
+
+        g = StreamOp.GEN
+        assert (a.occupancy[g], a.latency[g], a.write_cycles[g]) == (b.occupancy[g], b.latency[g], b.write_cycles[g])
+        assert a.occupancy[g] == N // 512 and a.unit_kind[g] == b.unit_kind[g] == "gen"

@@ -54,16 +54,16 @@ def random_streams(draw):
     rows = []
     for _ in range(n):
         op = draw(st.sampled_from(list(StreamOp)))
-        unit = len(units) - 1 if op in (StreamOp.LOAD, StreamOp.STORE) else draw(st.integers(0, len(units) - 2))
+        mem = op in (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN)  # GEN: the key generator's LOAD
+        unit = len(units) - 1 if mem else draw(st.integers(0, len(units) - 2))
         slot, memory = st.integers(0, SLOTS - 1), st.integers(0, 2**31 - 1)
-        two = STREAM_ARITY[op] == 2 and op not in (StreamOp.LOAD, StreamOp.STORE)
-        mem = op in (StreamOp.LOAD, StreamOp.STORE)
+        two = STREAM_ARITY[op] == 2 and not mem
         rows.append((
             unit,
             draw(st.integers(0, 2**34)),  # cycles far apart need WAIT records
             int(op),
             draw(memory if op == StreamOp.STORE else slot),
-            draw(memory if op == StreamOp.LOAD else slot),
+            draw(memory if op in (StreamOp.LOAD, StreamOp.GEN) else slot),
             draw(slot) if two else -1,
             -1 if mem else draw(st.integers(0, 1022)),
             draw(st.integers(0, 2**31 - 1)) if HAS_IMM[op] else -1,

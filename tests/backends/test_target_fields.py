@@ -75,6 +75,14 @@ def _adds_on_the_multipliers(d):
     units[MUL]["ops"] = tuple(units[MUL]["ops"]) + tuple(op for op in TINY.cluster.units[ADD].ops if op.name == "ADD")
 
 
+def _with_generated_keys(field, value):
+    """A generator field matters only when the target generates key halves."""
+    def edit(d):
+        d["keys"]["uniform_half"] = "generated"
+        d["keys"][field] = value
+    return edit
+
+
 PERTURB = {
     "name": _set("name", "tiny2"),
     "description": _set("description", "another machine"),
@@ -103,6 +111,9 @@ PERTURB = {
     "pipelining.mode": _set("pipelining", "mode", "limb-interleaved"),
     "lowering.plaintexts": _set("lowering", "plaintexts", "of-limb"),
     "ordering.linear_transforms": _set("ordering", "linear_transforms", "giant-step-centric"),
+    "keys.uniform_half": _set("keys", "uniform_half", "generated"),
+    "keys.generator_words_per_cycle": _with_generated_keys("generator_words_per_cycle", 1),
+    "keys.generator_latency": _with_generated_keys("generator_latency", 5000),
 }
 
 UNMODELED = {
@@ -199,3 +210,9 @@ def test_unmodeled_table_is_optional(tmp_path):
     bare = load_target(path)
     assert bare.unmodeled == Unmodeled() and bare.unmodeled.summary() == ""
     assert compiled_output(bare) == compiled_output(TINY)
+
+
+@pytest.mark.parametrize("field", ["generator_words_per_cycle", "generator_latency"])
+def test_a_generator_field_changes_the_output_of_a_generating_target(field):
+    generating = perturbed(_set("keys", "uniform_half", "generated"))
+    assert compiled_output(perturbed(PERTURB[f"keys.{field}"])) != compiled_output(generating)

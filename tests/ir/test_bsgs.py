@@ -67,3 +67,17 @@ def test_bgv_cross_row_diagonals_get_their_own_bsgs():
     np.testing.assert_array_equal(fhec.evaluate(p, {"x": x}, seed=1)["y"], fhec.reference(p, {"x": x})["y"])
     ops = _ops(p)
     assert ops["swap_rows"] == 1 and ops["rotate"] < 2 * 15
+
+
+def test_a_giant_step_cap_moves_the_split_toward_more_baby_steps():
+    from fhec.ir.he_recipes import bsgs_groups
+
+    row = 2**10
+    steps = list(range(64))
+    free = bsgs_split(steps, row)
+    for cap in (1, 2, 4):
+        n1 = bsgs_split(steps, row, max_giants=cap)
+        _, _, groups = bsgs_groups(steps, row, n1)
+        assert len(groups) <= cap and n1 >= free
+    assert bsgs_split(steps, row, max_giants=1) == 64  # the diagonal method: one giant step
+    assert bsgs_split(steps, row, max_giants=64) == free

@@ -11,7 +11,7 @@ import fhec
 from fhec.backends.target import load_target
 from fhec.errors import InternalError
 from fhec.ir.limb import LimbOp, RVecClass
-from fhec.ir.lowered import coefficient_limb
+from fhec.ir.lowered import coefficient_digits, coefficient_limb
 from fhec.verify_run import run_compiled_checked
 
 OSIRIS_TINY = load_target("osiris-tiny")
@@ -59,13 +59,32 @@ def test_streams_equal_the_evaluator_on_every_limb(target):
     assert np.allclose(out["outputs"]["y"], want, atol=1e-3)
 
 
-def test_plaintexts_too_large_for_one_limb_keep_their_stored_limbs():
-    # 2^28 x 100 > q0/2 (a 32-bit q0): one limb cannot hold the coefficients
-    c = fhec.compile(_program(weight=100.0), OSIRIS_TINY)
-    assert not any(r.of_limb for r in c.lowered.constants.values())
+def test_plaintexts_too_large_for_one_limb_are_stored_as_digits_and_stay_exact():
+    # 2^28 x 100 > q0/2 (a 32-bit q0): one limb cannot hold the coefficients, two base-2^31 digits can
+    p = _program(weight=100.0)
+    c = fhec.compile(p, OSIRIS_TINY)
+    (recipe,) = c.lowered.constants.values()
+    assert recipe.of_limb and recipe.of_limb_digits == 2
+    limbs = p.params.limbs_at(recipe.level)
+    stored = fhec.compile(p, STORED)
+    assert _count(c, cls=RVecClass.CONST) == 2 < limbs == _count(stored, cls=RVecClass.CONST)
+    assert _count(c, op=LimbOp.NTT) == _count(stored, op=LimbOp.NTT) + 2 * limbs
     c.check()
     x = np.random.default_rng(1).uniform(-1, 1, c.program.params.slots)
-    run_compiled_checked(c, {"x": x}, seed=1, check=True)
+    run_compiled_checked(c, {"x": x}, seed=1, check=True)  # every limb, bit for bit
+
+
+def test_the_digit_count_follows_the_coefficient_bound():
+    from fhec.ir.lowered import ConstRecipe
+    from fhec.passes.lower import of_limb_digits
+
+    params = fhec.CKKSParams(N=2**9, levels=3, scale_bits=28, word_bits=32, security=None)
+    bits = params.moduli[0].bit_length()
+    # coefficients up to 2^28, 2^bits (> q0) and 2^(2 bits - 1) (> B q0, B = 2^(bits - 1))
+    digits = [of_limb_digits(params, ConstRecipe(("value", np.full(4, 2.0 ** e)), 3, 2.0**28))
+              for e in (0, bits - 28, 2 * bits - 29)]
+    assert digits == [1, 2, 3]
+    assert of_limb_digits(params, ConstRecipe(("plain", "w"), 3, 2.0**28)) == 0
 
 
 def test_plain_inputs_are_unknown_at_compile_time_and_stay_stored():
@@ -88,3 +107,7 @@ def test_the_bind_time_check_refuses_a_plaintext_that_does_not_fit():
     big = encode(params, np.full(params.slots, 100.0), 3, 2.0**28)
     with pytest.raises(InternalError, match="OF-Limb"):
         coefficient_limb(big)
+    # two digits hold it; one digit under a wrong (too small) bound cannot
+    assert coefficient_digits(big, 2, 2.0**28 * 100 + 1).shape == (2, params.N)
+    with pytest.raises(InternalError, match="OF-Limb"):
+        coefficient_digits(big, 1, 2.0**28 * 100 + 1)

@@ -375,3 +375,18 @@ def test_public_only_pickle_holds_no_secret(ckks_keys):
     assert ckks_keys.secret_coeffs.tobytes()[:64] not in blob
     restored = pickle.loads(blob)
     assert restored.fingerprint == ckks_keys.fingerprint and restored.secret_ntt is None
+
+
+def test_every_switching_key_uniform_half_is_the_expansion_of_its_public_seed():
+    from fhec.schemes.keys import expand_uniform_half, keygen
+
+    params = fhec.CKKSParams(N=2**10, levels=3, scale_bits=28, word_bits=32, security=None)
+    keys = keygen(params, rotations=[1, 3], seed=7)
+    seeds = set()
+    for (_, method), k in keys.switching.items():
+        moduli = params.moduli if method == "bv" else params.moduli + params.special_moduli
+        assert len(k.uniform_seed) == 32
+        assert np.array_equal(expand_uniform_half(k.uniform_seed, moduli, params.N, k.digits), k.a)
+        seeds.add(k.uniform_seed)
+    assert len(seeds) == len(keys.switching)  # one seed per key
+    assert "uniform_seed" not in repr(next(iter(keys.switching.values())))

@@ -88,9 +88,11 @@ def _problem(program: LimbProgram, target: Target, order: np.ndarray, slots: int
         src0=s0, src1=s1, src1_raw=s1_raw, dst=program.dst[order].astype(np.int64),
         kind=kind_of[ops], cost=cost_of[ops], busy=busy_of[ops], deps=deps,
         users_ptr=ptr, users=users, loaded=loaded, is_output=program.rvec_class == RVecClass.OUTPUT,
+        gen=target.generated_rvecs(program),
         capacity=slots, xfer=max(1.0, target.rvec_bytes(program.N) / target.offchip_bytes_per_cycle),
         mem_lat=float(target.offchip_latency_cycles), policy=int(Policy[policy.upper()]),
         reserve=int(slots * prefetch_reserve), window=max(1, int(slots * RUNAHEAD_FRACTION)),
+        gen_xfer=float(target.generator_cycles(program.N)), gen_lat=float(target.keys.generator_latency),
     )
 
 
@@ -162,6 +164,6 @@ def schedule_offchip(
         slot=res.slot.copy(),
         src0_slot=res.src0.copy(),
         src1_slot=res.src1.copy(),
-        traffic=classify_traffic(program, kind, arg),
+        traffic=classify_traffic(program, kind, arg, target.generated_rvecs(program)),
         peak_slots=int(res.peak),
     )

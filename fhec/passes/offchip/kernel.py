@@ -136,12 +136,16 @@ def _urgent_parked(st):
 
 @njit(cache=True)
 def _load(st, v, nu, slot, t):
-    """Load `v` into `slot`, the channel taking it at coarse time `t`; wakes the
-    instructions parked on it."""
+    """Load `v` into `slot`, the channel (or, for a generated key half, the key
+    generator) taking it at coarse time `t`; wakes the instructions parked on it."""
     st.resident[v] = True
     st.slot_of[v] = slot
-    st.avail[v] = t + st.mem_lat + st.xfer
-    st.tmem = t + st.xfer
+    if st.gen[v]:
+        st.avail[v] = t + st.gen_lat + st.gen_xfer
+        st.tgen = t + st.gen_xfer
+    else:
+        st.avail[v] = t + st.mem_lat + st.xfer
+        st.tmem = t + st.xfer
     st.touch[v] = tick(st)
     push_victim(st, v, nu)
     emit(st, _LOAD, v, slot, -1, -1)
@@ -225,7 +229,7 @@ def schedule_kernel(pb):
         tc = _start_time(st, c) if c >= 0 else 0.0
         lv, lnu = _urgent_load(st)
         if lv >= 0:
-            tl = max(st.tmem, st.now)
+            tl = max(st.tgen if st.gen[lv] else st.tmem, st.now)
             if c < 0 or tl <= tc:
                 slot = -1
                 if st.fcount > st.reserve or (c < 0 and st.fcount > 0):

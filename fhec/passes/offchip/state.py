@@ -53,6 +53,7 @@ _PROBLEM_FIELDS = (
     "users",
     "loaded",     # starts off chip (INPUT, KSH, CONST)
     "is_output",  # must be stored once after it is computed
+    "gen",        # loaded from the on-chip key generator, not the memory channel (`Target.generated_rvecs`)
     # scalars
     "capacity",   # scratchpad slots
     "xfer",       # cycles the memory channel takes per RVec
@@ -60,6 +61,8 @@ _PROBLEM_FIELDS = (
     "policy",     # a `policies.Policy` code
     "reserve",    # slots prefetches leave free
     "window",     # ranks an instruction may run ahead of the most urgent one waiting for a load
+    "gen_xfer",   # cycles the key generator takes per RVec
+    "gen_lat",    # the key generator's latency in cycles
 )
 Problem = collections.namedtuple("Problem", _PROBLEM_FIELDS)
 
@@ -89,6 +92,7 @@ _STATE_FIELDS = _PROBLEM_FIELDS[:7] + _PROBLEM_FIELDS[8:] + (
     "kclock",     # per unit kind, when its units are next free
     "now",        # the latest issue time
     "tmem",       # when the memory channel is next free
+    "tgen",       # when the key generator is next free
     "clock",      # LRU logical time
     "done",       # instructions issued
     "peak",       # most slots in use at once
@@ -131,8 +135,8 @@ def new_state(pb):
     cap_ev = 2 * n + 16
     st = State(
         pb.src0, pb.src1, pb.src1_raw, pb.dst, pb.kind, pb.cost, pb.busy,
-        pb.users_ptr, pb.users, pb.loaded, pb.is_output,
-        pb.capacity, pb.xfer, pb.mem_lat, pb.policy, pb.reserve, pb.window,
+        pb.users_ptr, pb.users, pb.loaded, pb.is_output, pb.gen,
+        pb.capacity, pb.xfer, pb.mem_lat, pb.policy, pb.reserve, pb.window, pb.gen_xfer, pb.gen_lat,
         # per rank
         np.zeros(n, dtype=np.bool_), pb.deps.copy(),
         np.zeros(max(n, 1), dtype=np.bool_), np.full(max(n, 1), -1, dtype=np.int64),
@@ -148,7 +152,7 @@ def new_state(pb):
         # free slots
         np.arange(pb.capacity).astype(np.int32), 0, pb.capacity,
         # time
-        np.zeros(NUM_KINDS, dtype=np.float64), 0.0, 0.0, 1, 0, 0, np.empty(4, dtype=np.int64),
+        np.zeros(NUM_KINDS, dtype=np.float64), 0.0, 0.0, 0.0, 1, 0, 0, np.empty(4, dtype=np.int64),
         # events
         np.empty(cap_ev, dtype=np.uint8), np.empty(cap_ev, dtype=np.int32), np.empty(cap_ev, dtype=np.int32),
         np.empty(cap_ev, dtype=np.int32), np.empty(cap_ev, dtype=np.int32), 0,
