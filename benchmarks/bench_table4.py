@@ -11,6 +11,20 @@ chains make the start (loading inputs and hints) negligible. The "paper" column 
 Table 4's F1 figure; the last column is the depth-48 schedule's cycles over the largest
 of its lower bounds (`fhec.analysis.bounds`).
 
+Since the on-chip data path is modeled (docs/scheduling.md, "The on-chip data path"), the
+f1 target schedules F1's register files (512 KB, 8 RVecs at N = 2^14, per cluster), its
+three crossbars (one 512 B port per cluster each) and its banks' ports. NTT and
+automorphism rows hardly move: each op streams one source over its cluster's port at the
+rate it consumes it (1.2-1.6x the paper). The key-switching rows (multiply, permutation)
+rise to 3.9-7.6x the paper, growing with L: every hint limb a multiplier reads crosses a
+512 B port in N/E cycles, as long as the NTT of a limb, and the digits cross between
+clusters; with F1's stated port width
+the hint reads alone are 2x Table 4's key-switch time at L = 14 (docs/scheduling.md), and
+the cluster scheduler keeps too few operands in the register files to close the rest.
+With every unit fed at its rate (the model before: tests/passes/test_cycle.py checks it
+on f1 without its data path) the rows were 0.93-0.98x the paper for key switching and
+1.25x for NTT and automorphism.
+
 Workloads: each is `chains` independent ciphertexts, each run through `depth`
 dependent operations of one kind, written directly with the limb emitters (the same
 ones the lowering uses), all sharing one key. Chains: 16 at N = 2^12 and 8 at N = 2^13

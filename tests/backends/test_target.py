@@ -43,8 +43,11 @@ def test_f1_matches_the_paper():
         UnitKind.ADD: 2,
     }
     assert t.total_units(UnitKind.MUL) == 32
-    assert t.unmodeled.register_file.capacity_bytes == 512 * 1024
-    assert (t.scratchpad.capacity_bytes, t.unmodeled.scratchpad.banks) == (64 * 1024 * 1024, 16)
+    assert t.register_file.capacity_bytes == 512 * 1024
+    assert (t.register_file.read_ports, t.register_file.write_ports) == (10, 6)
+    assert (t.scratchpad.capacity_bytes, t.scratchpad.banks, t.scratchpad.port_bytes_per_cycle) == (64 * 1024 * 1024, 16, 512)
+    assert (t.network.port_bytes_per_cycle, t.models_onchip, t.register_rvecs(16384), t.network_cycles(16384)) == (
+        512, True, 8, 128)
     assert t.offchip_bytes_per_cycle == 1024.0
     # §2.4: an RVec at N = 16K is 64 KB; §4: the scratchpad holds 1024 of them.
     assert t.rvec_bytes(16384) == 64 * 1024
@@ -113,8 +116,11 @@ def test_user_path_works(tmp_path):
         ("n_max = 16384", "n_max = 16384\nn_maxx = 64", "field 'n_maxx': Extra inputs are not permitted"),
         ("lanes = 128", "lanes = 128\nlane = 64", "field 'unmodeled.lane': Extra inputs are not permitted"),
         ("n_max = 16384", "n_max = 16384\nlanes = 64", r"field 'lanes' is not modeled .*; move it to \[unmodeled\] lanes"),
-        ("[scratchpad]\n", "[scratchpad]\nbanks = 16\n", r"field 'scratchpad.banks' is not modeled"),
-        ("[energy]\n", "[energy]\npj_per_byte_register_file = 0.2\n", r"field 'energy.pj_per_byte_register_file' is not modeled"),
+        ("[network]", "[unmodeled.network]", r"field 'unmodeled.network' is modeled now; move it to \[network\]"),
+        ("banks = 16                 # [paper] §3, Table 2: 16 x 4 MB banks", "", r"the on-chip data path is modeled as a whole"),
+        ("read_ports = 10", "read_ports = 1", r"field 'register_file.read_ports': Input should be greater than or equal to 2"),
+        ("[cluster]\n", "[cluster]\nregister_file = 1\n", r"field 'cluster.register_file' is modeled now; move it to \[register_file\]"),
+        ("[energy]\n", "[energy]\npj_per_byte_register_file = 0.2\n", r"field 'energy.pj_per_byte_register_file' is modeled now"),
         ('kind = "ntt"', 'kind = "fft"', r"field 'cluster.units\[0\].kind': Input should be 'ntt', 'aut', 'mul', 'add' or 'bconv'"),
         ("bandwidth_gb_s = 1024.0", "bandwidth_gb_s = 'fast'", "field 'memory.bandwidth_gb_s': Input should be a valid number"),
     ],
@@ -135,7 +141,7 @@ def test_energy_table_and_unit_energies_go_together(tmp_path):
     with pytest.raises(TargetError, match="every unit needs pj_per_element"):
         load_target(write(tmp_path, without_unit))
     no_energy = "\n".join(line for line in without_table.splitlines()
-                          if not line.startswith(("pj_per_element", "area_mm2")))
+                          if not line.startswith(("pj_per_element", "area_mm2", "pj_per_byte")))
     t = load_target(write(tmp_path, no_energy))
     assert t.energy is None and t.op_energy_pj(LimbOp.ADD, 1024) is None
     assert t.area is None and t.area_mm2 is None and t.area_breakdown() is None
@@ -148,7 +154,7 @@ def test_f1_area_is_table_2():
     assert parts == pytest.approx({"compute": 63.52, "scratchpad": 48.09, "network": 10.02, "memory_interface": 29.80})
     assert t.area_mm2 == pytest.approx(151.4, abs=0.05)
     # the area moves with what a sweep varies: half the scratchpad, half its area
-    half = Target.model_validate({**t.model_dump(), "scratchpad": {"capacity_bytes": 32 * 2**20}})
+    half = Target.model_validate({**t.model_dump(), "scratchpad": {**t.scratchpad.model_dump(), "capacity_bytes": 32 * 2**20}})
     assert half.area_breakdown()["scratchpad"] == pytest.approx(48.09 / 2)
 
 
@@ -187,9 +193,10 @@ def test_f1_64k_is_f1_with_a_larger_ring():
     """The what-if target changes only the name, the description and n_max (docs/targets.md)."""
     f1, big = load_target("f1"), load_target("f1-64k")
     assert big.n_max == 65536 and f1.n_max == 16384
-    assert big.model_dump(exclude={"name", "description", "n_max"}) == f1.model_dump(
-        exclude={"name", "description", "n_max"}
-    )
+    # ... and leaves the on-chip data path out: F1's register file holds 2 RVecs at N = 64K
+    assert big.model_dump(exclude={"name", "description", "n_max", "register_file", "network", "scratchpad"}) == \
+        f1.model_dump(exclude={"name", "description", "n_max", "register_file", "network", "scratchpad"})
+    assert big.scratchpad.capacity_bytes == f1.scratchpad.capacity_bytes and not big.models_onchip
     # an N = 64K op occupies an E = 128 unit for 512 cycles; a 64K RVec is 256 KB, 256 fit on chip
     assert big.occupancy_cycles(LimbOp.MUL, 65536) == 512
     assert (big.rvec_bytes(65536), big.scratchpad_rvecs(65536)) == (256 * 1024, 256)

@@ -75,11 +75,17 @@ def _adds_on_the_multipliers(d):
     units[MUL]["ops"] = tuple(units[MUL]["ops"]) + tuple(op for op in TINY.cluster.units[ADD].ops if op.name == "ADD")
 
 
+def _wider_words(d):
+    # 64-bit words double every RVec: the register file must still hold 3 at n_max
+    d["word_bits"] = 64
+    d["register_file"]["capacity_bytes"] *= 2
+
+
 PERTURB = {
     "name": _set("name", "tiny2"),
     "description": _set("description", "another machine"),
     "clock_ghz": _set("clock_ghz", 2.0),
-    "word_bits": _set("word_bits", 64),
+    "word_bits": _wider_words,
     "n_min": _set("n_min", 2048),
     "n_max": _set("n_max", 512),
     "cluster.count": _set("cluster", "count", 1),
@@ -103,19 +109,19 @@ PERTURB = {
     "pipelining.mode": _set("pipelining", "mode", "limb-interleaved"),
     "lowering.plaintexts": _set("lowering", "plaintexts", "of-limb"),
     "ordering.linear_transforms": _set("ordering", "linear_transforms", "giant-step-centric"),
+    "register_file.capacity_bytes": _set("register_file", "capacity_bytes", 98304),
+    "register_file.read_ports": _set("register_file", "read_ports", 2),
+    "register_file.write_ports": _set("register_file", "write_ports", 1),
+    "register_file.pj_per_byte": _set("register_file", "pj_per_byte", 1.0),
+    "scratchpad.banks": _set("scratchpad", "banks", 1),
+    "scratchpad.port_bytes_per_cycle": _set("scratchpad", "port_bytes_per_cycle", 16),
+    "network.port_bytes_per_cycle": _set("network", "port_bytes_per_cycle", 16),
+    "network.latency": _set("network", "latency", 40),
 }
 
 UNMODELED = {
     "unmodeled.lanes": _set("unmodeled", "lanes", 32),
-    "unmodeled.register_file.capacity_bytes": _set("unmodeled", "register_file", "capacity_bytes", 1024),
-    "unmodeled.register_file.banks": _set("unmodeled", "register_file", "banks", 2),
-    "unmodeled.register_file.read_ports": _set("unmodeled", "register_file", "read_ports", 3),
-    "unmodeled.register_file.write_ports": _set("unmodeled", "register_file", "write_ports", 2),
-    "unmodeled.scratchpad.banks": _set("unmodeled", "scratchpad", "banks", 1),
-    "unmodeled.scratchpad.port_bytes_per_cycle": _set("unmodeled", "scratchpad", "port_bytes_per_cycle", 8),
-    "unmodeled.network.bytes_per_cycle": _set("unmodeled", "network", "bytes_per_cycle", 8),
-    "unmodeled.network.port_bytes_per_cycle": _set("unmodeled", "network", "port_bytes_per_cycle", 8),
-    "unmodeled.pj_per_byte_register_file": _set("unmodeled", "pj_per_byte_register_file", 9.0),
+    "unmodeled.register_file_banks": _set("unmodeled", "register_file_banks", 2),
 }
 
 
