@@ -163,7 +163,8 @@ class RegisterFile(_Frozen):
 
     capacity_bytes: int = Field(gt=0, le=MAX_BYTES, description="per cluster")
     read_ports: int = Field(ge=2, le=MAX_PORTS, description="RVec streams read at once (an op reads two)")
-    write_ports: int = Field(gt=0, le=MAX_PORTS, description="RVec streams written at once")
+    write_ports: int = Field(ge=3, le=MAX_PORTS,
+                             description="RVec streams written at once (an op's result and two kept sources)")
     pj_per_byte: float | None = Field(None, ge=0, le=MAX_PJ, description="energy per byte read or written")
 
 

@@ -111,7 +111,7 @@ PERTURB = {
     "ordering.linear_transforms": _set("ordering", "linear_transforms", "giant-step-centric"),
     "register_file.capacity_bytes": _set("register_file", "capacity_bytes", 98304),
     "register_file.read_ports": _set("register_file", "read_ports", 2),
-    "register_file.write_ports": _set("register_file", "write_ports", 1),
+    "register_file.write_ports": _set("register_file", "write_ports", 3),
     "register_file.pj_per_byte": _set("register_file", "pj_per_byte", 1.0),
     "scratchpad.banks": _set("scratchpad", "banks", 1),
     "scratchpad.port_bytes_per_cycle": _set("scratchpad", "port_bytes_per_cycle", 16),
