@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from fhec.analysis.bounds import load_aware_bound, load_tails, lower_bounds, transfers_in_flight
 from fhec.backends.streams import StreamOp, op_timing
 from fhec.backends.target import load_target
-from tests.sim.test_check import slots_only
 from fhec.ir.limb import LimbOp, LimbProgramBuilder, RVecClass
 from fhec.passes.cycle import schedule_cycles
 from fhec.passes.offchip import schedule_offchip
@@ -21,7 +20,6 @@ from tests.passes.test_offchip import he_program, random_program
 
 F1 = load_target("f1")
 TINY = load_target("tiny")
-F1_SLOTS = slots_only(F1)
 N = 2**10
 
 
@@ -81,7 +79,6 @@ def test_longest_tail_is_loaded_first():
     beats by loading input 0 first)."""
     k, depth = 40, 30
     prog = _one_long_chain(k, depth)
-    F1 = F1_SLOTS  # the argument is about the memory channel; F1's network would add fills
     tm = op_timing(F1, N)
     _, tails = load_tails(prog, F1)
     long_tail = tails.max()

@@ -24,11 +24,10 @@ from fhec.ring.primes import ntt_primes
 from fhec.sim.check import check_streams
 
 from tests.passes.test_offchip import he_program, random_program
-from tests.sim.test_check import slots_only
 
 TINY = load_target("tiny")
-F1 = load_target("f1")
-F1_SLOTS = slots_only(F1)  # F1 with every unit fed at its rate: the functional-unit model alone
+F1 = load_target("f1")  # the functional-unit model: every unit fed at its rate
+F1_DATAPATH = load_target("f1-datapath")  # plus register files, crossbars and bank ports
 
 
 def schedule(prog, target, **kw):
@@ -87,8 +86,8 @@ def test_independent_work_spreads_over_clusters():
     for i in range(16):
         b.emit(LimbOp.NTT, b.new_rvecs(RVecClass.OUTPUT, 0, [out, 0, i]), x)
     prog = b.build()
-    _, s = schedule(prog, F1_SLOTS)  # with the network, the 16 reads of x share its bank's port
-    check_streams(s, F1_SLOTS, prog)
+    _, s = schedule(prog, F1)  # with the data path, the 16 reads of x share its bank's port
+    check_streams(s, F1, prog)
     ntt_units = {int(u) for u, o in zip(s.unit, s.op) if o == StreamOp.NTT}
     assert {s.units[u].cluster for u in ntt_units} == set(range(16))
     assert len(set(s.cycle[s.op == StreamOp.NTT].tolist())) == 1  # all at once
@@ -133,15 +132,15 @@ def ratio_to_bound(prog, target=F1):
 
 @pytest.mark.parametrize("build", [rotation_chains, multiply_chains], ids=["rotate", "multiply"])
 def test_compute_bound_n8192_within_1_3x_of_the_bound(build):
-    # the functional units alone (docs/scheduling.md: with F1's network the ports bind)
-    assert ratio_to_bound(build(2**13, 7, chains=8, depth=24), F1_SLOTS) <= 1.3
+    # the functional units alone (docs/scheduling.md: on f1-datapath the ports bind)
+    assert ratio_to_bound(build(2**13, 7, chains=8, depth=24)) <= 1.3
 
 
 @pytest.mark.parametrize("build", [rotation_chains, multiply_chains], ids=["rotate", "multiply"])
 def test_compute_bound_n16384_within_1_3x_of_the_bound(build):
     """A homomorphic rotation / multiply at N = 2^14, L = 14 (F1 Table 4's largest set),
     8 independent ciphertexts x 24 repetitions so the hints are reused from the scratchpad."""
-    assert ratio_to_bound(build(2**14, 14, chains=8, depth=24), F1_SLOTS) <= 1.3
+    assert ratio_to_bound(build(2**14, 14, chains=8, depth=24)) <= 1.3
 
 
 def reciprocal_throughput_ns(N, L, chains, d1=4, d2=8, target=F1):
@@ -160,16 +159,16 @@ TABLE4_PERMUTATION = [(2**12, 4, 40.0, 16), (2**13, 7, 224.0, 8), (2**14, 14, 16
 
 @pytest.mark.parametrize("N,L,paper,chains", TABLE4_PERMUTATION, ids=["N4096", "N8192", "N16384"])
 def test_table4_homomorphic_permutation(N, L, paper, chains):
-    """F1's functional units alone reproduce Table 4 (its network does not: docs/scheduling.md)."""
-    assert abs(reciprocal_throughput_ns(N, L, chains, target=F1_SLOTS) - paper) <= 0.25 * paper
+    """F1's functional units alone (f1) reproduce Table 4 (f1-datapath does not: docs/scheduling.md)."""
+    assert abs(reciprocal_throughput_ns(N, L, chains) - paper) <= 0.25 * paper
 
 
 @pytest.mark.parametrize("build", [rotation_chains, multiply_chains], ids=["rotate", "multiply"])
 def test_f1_network_schedules_pass_the_checker_and_the_network_bound(build):
     prog = build(2**12, 4, chains=4, depth=3)
-    ds, s = schedule(prog, F1)
-    check_streams(s, F1, prog)
-    b = lower_bounds(prog, F1)
+    ds, s = schedule(prog, F1_DATAPATH)
+    check_streams(s, F1_DATAPATH, prog)
+    b = lower_bounds(prog, F1_DATAPATH)
     assert b.network_cycles > 0 and s.total_cycles >= b.cycles
 
 

@@ -27,7 +27,7 @@ def slots_only(target):
 
 
 TINY = slots_only(load_target("tiny"))
-F1 = slots_only(load_target("f1"))
+F1 = load_target("f1")
 
 
 @pytest.fixture(scope="module")
