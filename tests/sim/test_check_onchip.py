@@ -130,8 +130,8 @@ def test_plan_missing_on_a_target_that_models_registers(pressed):
     assert HazardKind.MISMATCH in kinds(dataclasses.replace(s, onchip=None), prog)
 
 
-def test_f1_fu_reads_come_from_registers_or_streams():
-    f1 = load_target("f1")
+def test_f1_datapath_fu_reads_come_from_registers_or_streams():
+    f1 = load_target("f1-datapath")
     prog = he_program(N=2**12, L=4, method="bv", ops=("mul", "rot"), chains=4)
     s = schedule_cycles(schedule_offchip(prog, f1), f1)
     assert find_hazards(s, f1, prog) == []

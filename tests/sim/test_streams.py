@@ -33,7 +33,7 @@ from tests.sim.test_check import slots_only
 TINY = load_target("tiny")
 TINY_SLOTS = slots_only(TINY)  # units read and write slots: the mutations below break slots
 F1 = load_target("f1")
-TARGETS = {"tiny": TINY, "f1": F1}
+TARGETS = {"tiny": TINY, "f1": F1, "f1-datapath": load_target("f1-datapath")}  # plain and on-chip kernels
 
 
 def random_loaded(prog, seed):
