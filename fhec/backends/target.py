@@ -11,8 +11,9 @@ changes each and watches the compiled output change).
 The on-chip data path is optional and modeled when given (docs/scheduling.md, "The
 on-chip data path"): ``[register_file]`` (capacity and ports per cluster, F1 §3, §4.4),
 the scratchpad's ``banks`` and ``port_bytes_per_cycle`` and ``[network]`` (the crossbars'
-port width and latency). A target without them is scheduled as before: every unit reads
-and writes the scratchpad at its own rate. Facts the model does not use yet (vector
+port width and latency). A target without them is scheduled at the functional-unit
+level: every unit reads and writes the scratchpad at its own rate (``f1``); ``f1-datapath``
+is F1 with them. Facts the model does not use yet (vector
 lanes E, the register file's banking) live in the separate ``[unmodeled]`` table
 (`Unmodeled`): they are validated and shown by ``fhec targets``, but nothing schedules
 or reports with them, so a value there changes no result.
