@@ -259,7 +259,8 @@ def bounds_table(lowered, target: str):
     table.add_column("bound")
     table.add_column("cycles", justify="right")
     notes = {"compute": f"busiest unit kind: {b.busiest_kind}", "bandwidth": "compulsory traffic",
-             "dependency": "critical path", "load-aware": "each load, then the work waiting for it"}
+             "dependency": "critical path", "load-aware": "each load, then the work waiting for it",
+             "network": "compulsory fills and write-backs over the ports" if tgt.models_onchip else "not modeled"}
     table.add_column("")
     for name, cycles in b.named.items():
         table.add_row(name + (" (binding)" if name == b.binding else ""), f"{cycles:,.0f}", notes[name])
@@ -320,7 +321,7 @@ def stats_tables(spec: str, keyswitch: str | None = None, target: str | None = N
               help="Also print the lower bounds on this target (a shipped name or a target TOML file).")
 def stats_command(program: str, keyswitch: str | None, target: str | None) -> None:
     """Limb-instruction statistics of PROGRAM: counts per LimbOp and per HE op, bytes per value
-    class; with --target, the compute, bandwidth, dependency and load-aware lower bounds."""
+    class; with --target, the compute, bandwidth, dependency, load-aware and network lower bounds."""
     from rich.console import Console
 
     try:

@@ -24,6 +24,15 @@ distance from the limit (the report's ``bound_ratio``):
   before its first key switch finishes (a chain of products and relinearizations)
   cannot overlap that load with the levels after it; this bound says so, where the
   compute and bandwidth bounds each see only half of the time.
+* **network** (targets that model the on-chip data path, `Target.models_onchip`): a
+  functional unit reads only registers and network streams, and a value enters the
+  chip's registers only by a fill from its scratchpad slot (or by a copy of a register
+  that got it so), so every loaded value some instruction reads crosses a
+  scratchpad->cluster port and a bank's read port at least once; every output reaches
+  its slot, for its store, only by a write-back over a cluster->scratchpad port and a
+  bank's write port. Each crossing holds a port ceil(RVec bytes / port bytes) cycles and
+  there are as many ports of each kind as clusters (banks), so the bound is those
+  crossings' port time over the number of ports.
 
 Timing facts come from the target (`fhec.backends.streams.op_timing`), never from a
 scheduler.
@@ -57,6 +66,7 @@ class Bounds:
     bandwidth_cycles: float
     dependency_cycles: float = 0.0
     load_aware_cycles: float = 0.0
+    network_cycles: float = 0.0
 
     @property
     def cycles(self) -> float:
@@ -65,9 +75,10 @@ class Bounds:
 
     @property
     def named(self) -> dict[str, float]:
-        """Every bound by name: "compute", "bandwidth", "dependency", "load-aware"."""
+        """Every bound by name: "compute", "bandwidth", "dependency", "load-aware", "network"."""
         return {"compute": self.compute_cycles, "bandwidth": self.bandwidth_cycles,
-                "dependency": self.dependency_cycles, "load-aware": self.load_aware_cycles}
+                "dependency": self.dependency_cycles, "load-aware": self.load_aware_cycles,
+                "network": self.network_cycles}
 
     @property
     def binding(self) -> str:
@@ -186,8 +197,25 @@ def load_aware_bound(program: LimbProgram, target: Target) -> float:
     return float((start + float(tm.latency[StreamOp.LOAD]) + q).max())
 
 
+def network_bound(program: LimbProgram, target: Target) -> float:
+    """Port time of the fills and write-backs no schedule avoids, over the ports (see the
+    module doc); 0 on a target that does not model the on-chip data path."""
+    if not target.models_onchip or len(program) == 0:
+        return 0.0
+    N = program.N
+    read = np.zeros(program.num_rvecs, dtype=bool)
+    read[program.src0[program.src0 >= 0]] = True
+    read[program.src1[program.src1 >= 0]] = True
+    fills = int(np.count_nonzero(read & IS_LOADED[program.rvec_class]))
+    computed = np.zeros(program.num_rvecs, dtype=bool)
+    computed[program.dst] = True
+    writebacks = int(np.count_nonzero(computed & (program.rvec_class == RVecClass.OUTPUT)))
+    ports = min(target.cluster.count, int(target.scratchpad.banks))
+    return max(fills, writebacks) * float(target.network_cycles(N)) / ports
+
+
 def lower_bounds(program: LimbProgram, target: Target) -> Bounds:
-    """Compute, bandwidth, dependency and load-aware bounds of `program` on `target`."""
+    """Compute, bandwidth, dependency, load-aware and network bounds of `program` on `target`."""
     compute, busiest, per_kind = compute_bound(program, target)
     return Bounds(compute, busiest, per_kind, bandwidth_bound(program, target), dependency_bound(program, target),
-                  load_aware_bound(program, target))
+                  load_aware_bound(program, target), network_bound(program, target))

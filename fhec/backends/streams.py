@@ -68,6 +68,7 @@ import math
 
 import numpy as np
 
+from fhec.backends.onchip import OnChip
 from fhec.backends.target import Target
 from fhec.errors import InternalError
 from fhec.ir.limb_ops import ARITY, IMM_KIND, ImmKind, LimbOp
@@ -249,6 +250,7 @@ class Streams:
     imm: np.ndarray
     tag: np.ndarray
     total_cycles: int
+    onchip: OnChip | None = None  # registers and network transfers (fhec.backends.onchip), on targets that model them
 
     def __post_init__(self) -> None:
         for name, dtype in _COLUMNS.items():
@@ -259,15 +261,19 @@ class Streams:
             raise InternalError(f"Streams: columns {bad} differ in length from unit ({n})")
         if n and (self.unit.min() < 0 or self.unit.max() >= len(self.units)):
             raise InternalError("Streams: unit index out of range")
+        if self.onchip is not None and len(self.onchip.reg) != n:
+            raise InternalError(f"Streams: {len(self.onchip.reg)} register rows for {n} entries")
         object.__setattr__(self, "total_cycles", int(self.total_cycles))
 
     @classmethod
     def from_entries(cls, *, target: str, N: int, slots: int, units: tuple[Unit, ...], total_cycles: int,
-                     **columns: np.ndarray) -> Streams:
-        """Build from unsorted columns (all of `_COLUMNS`), sorting by (unit, cycle)."""
+                     onchip: OnChip | None = None, **columns: np.ndarray) -> Streams:
+        """Build from unsorted columns (all of `_COLUMNS`; `onchip`'s register columns
+        aligned with them), sorting by (unit, cycle)."""
         order = np.lexsort((columns["cycle"], columns["unit"]))
         cols = {k: np.asarray(columns[k])[order] for k in _COLUMNS}
-        return cls(target=target, N=N, slots=slots, units=units, total_cycles=total_cycles, **cols)
+        return cls(target=target, N=N, slots=slots, units=units, total_cycles=total_cycles,
+                   onchip=None if onchip is None else onchip.take(order), **cols)
 
     def __len__(self) -> int:
         return len(self.unit)
@@ -296,13 +302,13 @@ class Streams:
     def select(self, mask: np.ndarray) -> Streams:
         """The entries where `mask` is true (same units and metadata); for tests and tools."""
         cols = {k: getattr(self, k)[mask] for k in _COLUMNS}
-        return dataclasses.replace(self, **cols)
+        return dataclasses.replace(self, onchip=None if self.onchip is None else self.onchip.take(mask), **cols)
 
     def replace_columns(self, **columns: np.ndarray) -> Streams:
         """A copy with some columns replaced, re-sorted by (unit, cycle)."""
         cols = {k: columns.get(k, getattr(self, k)) for k in _COLUMNS}
         return Streams.from_entries(target=self.target, N=self.N, slots=self.slots, units=self.units,
-                                    total_cycles=self.total_cycles, **cols)
+                                    total_cycles=self.total_cycles, onchip=self.onchip, **cols)
 
     def counts(self) -> dict[str, int]:
         """Entries per unit name."""

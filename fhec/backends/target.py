@@ -8,10 +8,15 @@ optional energy costs. Every one of these fields is read by the schedulers, the
 timing/energy report or the target checks (``tests/backends/test_target_fields.py``
 changes each and watches the compiled output change).
 
-Facts the model does not use yet (vector lanes E, the register file, scratchpad banks
-and ports, the on-chip network, register-file energy) live in the separate
-``[unmodeled]`` table (`Unmodeled`): they are validated and shown by ``fhec targets``,
-but nothing schedules or reports with them, so a value there changes no result.
+The on-chip data path is optional and modeled when given (docs/scheduling.md, "The
+on-chip data path"): ``[register_file]`` (capacity and ports per cluster, F1 §3, §4.4),
+the scratchpad's ``banks`` and ``port_bytes_per_cycle`` and ``[network]`` (the crossbars'
+port width and latency). A target without them is scheduled at the functional-unit
+level: every unit reads and writes the scratchpad at its own rate (``f1``); ``f1-datapath``
+is F1 with them. Facts the model does not use yet (vector
+lanes E, the register file's banking) live in the separate ``[unmodeled]`` table
+(`Unmodeled`): they are validated and shown by ``fhec targets``, but nothing schedules
+or reports with them, so a value there changes no result.
 Shipped targets live in ``fhec/backends/targets/*.toml`` (``f1``, ``osiris``, ``tiny``,
 ...); their TOML comments and ``docs/targets.md`` give the source of every number. Four
 optional tables carry a machine's dataflow rules: ``[pipelining]`` (`Pipelining`: whole-limb
@@ -72,7 +77,6 @@ __all__ = [
     "Ordering",
     "Unmodeled",
     "RegisterFile",
-    "ScratchpadBanks",
     "Network",
     "Target",
     "load_target",
@@ -155,12 +159,16 @@ class FunctionalUnit(_Frozen):
 
 
 class RegisterFile(_Frozen):
-    """The banked vector register file of one cluster (not modeled yet: see `Unmodeled`)."""
+    """The vector register file of one cluster (F1 §3, §4.4): the cycle scheduler allocates
+    its ``capacity_bytes // rvec_bytes`` registers to values, chaining a value produced and
+    consumed in one cluster through it; every read and write of a whole RVec holds one
+    port for the op's occupancy."""
 
-    capacity_bytes: int = Field(gt=0, le=MAX_BYTES)
-    banks: int = Field(gt=0, le=MAX_PORTS)
-    read_ports: int = Field(gt=0, le=MAX_PORTS)
-    write_ports: int = Field(gt=0, le=MAX_PORTS)
+    capacity_bytes: int = Field(gt=0, le=MAX_BYTES, description="per cluster")
+    read_ports: int = Field(ge=2, le=MAX_PORTS, description="RVec streams read at once (an op reads two)")
+    write_ports: int = Field(ge=3, le=MAX_PORTS,
+                             description="RVec streams written at once (an op's result and two kept sources)")
+    pj_per_byte: float | None = Field(None, ge=0, le=MAX_PJ, description="energy per byte read or written")
 
 
 class Cluster(_Frozen):
@@ -184,23 +192,23 @@ class Cluster(_Frozen):
 
 
 class Scratchpad(_Frozen):
-    """The shared, software-managed on-chip memory: the off-chip scheduler's capacity."""
+    """The shared, software-managed on-chip memory: the off-chip scheduler's capacity.
+    With a `Network`, its banks and their ports are modeled too: slot s lives in bank
+    s % banks, which has one port to each direction of the network."""
 
     capacity_bytes: int = Field(gt=0, le=MAX_BYTES)
-
-
-class ScratchpadBanks(_Frozen):
-    """How the scratchpad is banked (not modeled yet: see `Unmodeled`)."""
-
-    banks: int = Field(gt=0, le=MAX_PORTS)
-    port_bytes_per_cycle: int = Field(gt=0, le=MAX_PORT_BYTES, description="per bank")
+    banks: int | None = Field(None, gt=0, le=MAX_PORTS, description="needed with [network]")
+    port_bytes_per_cycle: int | None = Field(None, gt=0, le=MAX_PORT_BYTES, description="per bank and direction")
 
 
 class Network(_Frozen):
-    """The on-chip network between scratchpad banks and clusters (not modeled yet: see `Unmodeled`)."""
+    """The on-chip network (F1 §3, §6): three crossbars, scratchpad -> cluster,
+    cluster -> scratchpad and cluster -> cluster, each with one port per cluster (and per
+    scratchpad bank) of ``port_bytes_per_cycle``; a transfer of one RVec holds a port for
+    ceil(RVec bytes / port bytes) cycles and lands ``latency`` cycles after it starts."""
 
-    bytes_per_cycle: int = Field(gt=0, le=MAX_BYTES, description="aggregate over all crossbars")
     port_bytes_per_cycle: int = Field(gt=0, le=MAX_PORT_BYTES, description="per cluster or bank port")
+    latency: int = Field(ge=0, le=MAX_LATENCY_CYCLES, description="cycles from a transfer's start to its first chunk landing")
 
 
 class OffChipMemory(_Frozen):
@@ -314,10 +322,8 @@ class Unmodeled(_Frozen):
     """
 
     lanes: int | None = Field(None, gt=0, le=MAX_N, description="vector lanes E (timing uses each unit's throughput)")
-    register_file: RegisterFile | None = Field(None, description="per cluster")
-    scratchpad: ScratchpadBanks | None = None
-    network: Network | None = None
-    pj_per_byte_register_file: float | None = Field(None, ge=0, le=MAX_PJ)
+    register_file_banks: int | None = Field(
+        None, gt=0, le=MAX_PORTS, description="element-partitioned RF banks (the model books ports, not banks)")
 
     def summary(self) -> str:
         """``field=value`` for every given field, dotted paths, in declaration order."""
@@ -337,13 +343,18 @@ class Unmodeled(_Frozen):
 
 _MOVED_TO_UNMODELED = {
     ("lanes",): "[unmodeled] lanes",
-    ("network",): "[unmodeled.network]",
-    ("cluster", "register_file"): "[unmodeled.register_file]",
-    ("scratchpad", "banks"): "[unmodeled.scratchpad] banks",
-    ("scratchpad", "port_bytes_per_cycle"): "[unmodeled.scratchpad] port_bytes_per_cycle",
-    ("energy", "pj_per_byte_register_file"): "[unmodeled] pj_per_byte_register_file",
 }
 """Fields of the earlier layout that no code read, and where they live now."""
+
+_MOVED_TO_MODELED = {
+    ("cluster", "register_file"): "[register_file] (and its banks to [unmodeled] register_file_banks)",
+    ("unmodeled", "register_file"): "[register_file] (and its banks to [unmodeled] register_file_banks)",
+    ("unmodeled", "scratchpad"): "[scratchpad] banks and port_bytes_per_cycle",
+    ("unmodeled", "network"): "[network] port_bytes_per_cycle and latency",
+    ("unmodeled", "pj_per_byte_register_file"): "[register_file] pj_per_byte",
+    ("energy", "pj_per_byte_register_file"): "[register_file] pj_per_byte",
+}
+"""Fields of earlier layouts that are modeled now, and where they live."""
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -372,6 +383,8 @@ class Target(_Frozen):
     lowering: Lowering = Lowering()
     ordering: Ordering = Ordering()
     keys: Keys = Keys()
+    register_file: RegisterFile | None = Field(None, description="per cluster; modeled with [network]")
+    network: Network | None = None
     unmodeled: Unmodeled = Unmodeled()
 
     @model_validator(mode="before")
@@ -388,6 +401,12 @@ class Target(_Frozen):
                         f"field '{'.'.join(path)}' is not modeled (no code reads it yet); "
                         f"move it to {home} (docs/targets.md)"
                     )
+            for path, home in _MOVED_TO_MODELED.items():
+                table = data
+                for key in path[:-1]:
+                    table = table.get(key) if isinstance(table, dict) else None
+                if isinstance(table, dict) and path[-1] in table:
+                    raise ValueError(f"field '{'.'.join(path)}' is modeled now; move it to {home} (docs/targets.md)")
         return data
 
     @field_validator("n_min", "n_max")
@@ -413,16 +432,27 @@ class Target(_Frozen):
             raise ValueError("units give area_mm2 but the [area] table is missing")
         # An instruction reads up to two RVecs and writes one: storage for fewer than
         # three at the smallest N cannot run anything.
-        rf = self.unmodeled.register_file
+        onchip = (self.register_file, self.network, self.scratchpad.banks, self.scratchpad.port_bytes_per_cycle)
+        if any(x is not None for x in onchip) and any(x is None for x in onchip):
+            raise ValueError(
+                "the on-chip data path is modeled as a whole: give [register_file], [network] and the "
+                "scratchpad's banks and port_bytes_per_cycle together, or none of them (docs/targets.md)")
+        if self.register_file is not None and (self.energy is None) != (self.register_file.pj_per_byte is None):
+            raise ValueError("register_file.pj_per_byte is given exactly when the [energy] table is")
+        rf = self.register_file
         stores = [("scratchpad", self.scratchpad.capacity_bytes)]
         if rf is not None:
-            stores.append(("unmodeled.register_file", rf.capacity_bytes))
-        for what, capacity in stores:
-            if capacity < MIN_RVECS * self.rvec_bytes(self.n_min):
+            stores.append(("register_file", rf.capacity_bytes))
+        # the scratchpad at the smallest N (the off-chip scheduler spills the rest); a
+        # register file at the largest, where it holds fewest (nothing spills an operand)
+        stores = [(what, capacity, self.n_min if what == "scratchpad" else self.n_max) for what, capacity in stores]
+        for what, capacity, n in stores:
+            if capacity < MIN_RVECS * self.rvec_bytes(n):
+                bound = "n_min" if n == self.n_min else "n_max"
                 raise ValueError(
-                    f"{what}.capacity_bytes = {capacity} holds fewer than {MIN_RVECS} RVecs of N = n_min = "
-                    f"{self.n_min} words ({self.rvec_bytes(self.n_min)} bytes each); give at least "
-                    f"{MIN_RVECS * self.rvec_bytes(self.n_min)} bytes"
+                    f"{what}.capacity_bytes = {capacity} holds fewer than {MIN_RVECS} RVecs of N = {bound} = "
+                    f"{n} words ({self.rvec_bytes(n)} bytes each); give at least "
+                    f"{MIN_RVECS * self.rvec_bytes(n)} bytes"
                 )
         return self
 
@@ -457,6 +487,25 @@ class Target(_Frozen):
     def scratchpad_rvecs(self, n: int) -> int:
         """How many RVecs of `n` words fit in the scratchpad."""
         return self.scratchpad.capacity_bytes // self.rvec_bytes(n)
+
+    @property
+    def models_onchip(self) -> bool:
+        """True when register files, scratchpad bank ports and the network are modeled."""
+        return self.network is not None
+
+    def register_rvecs(self, n: int) -> int:
+        """Registers per cluster at ring degree `n` (RVecs of `n` words in one register
+        file); 0 when the target does not model register files."""
+        return 0 if self.register_file is None else self.register_file.capacity_bytes // self.rvec_bytes(n)
+
+    def network_cycles(self, n: int) -> int:
+        """Cycles one transfer of an RVec of `n` words holds its network and bank ports:
+        ceil(RVec bytes / the narrower of the network's and the banks' port bytes per
+        cycle); 0 when the network is not modeled."""
+        if self.network is None:
+            return 0
+        port = min(self.network.port_bytes_per_cycle, int(self.scratchpad.port_bytes_per_cycle))
+        return math.ceil(self.rvec_bytes(n) / port)
 
     # --- units and timing --------------------------------------------------------------
 

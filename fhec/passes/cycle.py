@@ -24,9 +24,11 @@ available"):
   them go to the key generator ``gen0`` as GEN entries, at its rate and latency.
 
 No load or store is added or removed: the off-chip traffic is the data
-schedule's. The machine model and what it leaves out (register files and the
-on-chip network are assumed to feed every unit at its rate, as F1 §3 states) are
-described in docs/scheduling.md.
+schedule's. On a target that models the on-chip data path (`Target.models_onchip`),
+the kernel of `fhec.passes.cycle_onchip` runs instead: it also allocates registers
+and places the network transfers and the ports they hold (docs/scheduling.md, "The
+on-chip data path"). Without it, every unit reads and writes the scratchpad at its
+own rate.
 
 Preserves: the data schedule's events, their slots and their off-chip traffic.
 Every produced `Streams` passes `fhec.sim.check.check_streams`.
@@ -43,6 +45,7 @@ from fhec._jit import announce_compile
 
 from fhec.backends.streams import GENERATOR_KIND, MEMORY_KIND, OpTiming, Streams, StreamOp, op_timing, unit_layout
 from fhec.backends.target import Target, UnitKind
+from fhec.errors import TargetError
 from fhec.ir.limb import LimbProgram
 from fhec.ir.schedule import DataSchedule, Event
 
@@ -198,7 +201,7 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
     return out_unit, out_cycle, total
 
 
-def _kind_tables(target: Target, timing: OpTiming, units) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+def _kind_tables(target: Target, timing: OpTiming, units) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
     kinds = sorted({u.kind for u in units if u.kind not in (MEMORY_KIND, GENERATOR_KIND)})
     kind_index = {k: i for i, k in enumerate(kinds)}
     ptr = [0]
@@ -236,14 +239,17 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
     units = unit_layout(target)
     kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen_unit = _kind_tables(target, timing, units)
     gen = target.generated_rvecs(program)
-    out_unit, out_cycle, total = _place_kernel(
-        data.kind, data.arg.astype(np.int64), data.slot.astype(np.int64),
-        data.src0_slot.astype(np.int64), data.src1_slot.astype(np.int64),
-        program.op.astype(np.int64), program.src0.astype(np.int64), program.src1.astype(np.int64),
-        program.dst.astype(np.int64), program.num_rvecs, data.slots,
-        timing.occupancy, timing.latency, timing.read_cycles, timing.write_cycles,
-        kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit,
-    )
+    onchip = None
+    if target.models_onchip:  # register files, network and bank ports (fhec.passes.cycle_onchip)
+        if gen.any():
+            # the data-path kernel books no generator unit: refuse rather than mis-time GEN entries
+            raise TargetError(f"target {target.name!r} models the on-chip data path and generates key halves "
+                              "on chip; fhec schedules one or the other: drop [keys] or the data-path tables.")
+        out_unit, out_cycle, total, onchip = _place_onchip(
+            data, target, timing, units, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit)
+    else:
+        out_unit, out_cycle, total = _place_plain(
+            data, timing, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit)
     ne = len(data)
     comp = data.kind == Event.COMPUTE
     load = data.kind == Event.LOAD
@@ -260,5 +266,48 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
     return Streams.from_entries(
         target=target.name, N=N, slots=data.slots, units=units, total_cycles=int(total) if ne else 0,
         unit=out_unit, cycle=out_cycle, op=op, dst=dst, src0=src0, src1=src1, mod=mod, imm=imm,
-        tag=data.arg,
+        tag=data.arg, onchip=onchip,
+    )
+
+
+def _place_onchip(data: DataSchedule, target: Target, timing: OpTiming, units, kind_of_op, kind_ptr, kind_units,
+                  unit_min_occ, mem_unit):
+    from fhec.backends.onchip import OnChip, Transfers
+    from fhec.errors import InternalError
+    from fhec.passes.cycle_onchip import schedule_onchip_kernel
+
+    program = data.program
+    N = program.N
+    # readers left per value: every instruction operand and every STORE event
+    remaining = np.bincount(program.src0[program.src0 >= 0], minlength=program.num_rvecs).astype(np.int64)
+    remaining += np.bincount(program.src1[program.src1 >= 0], minlength=program.num_rvecs)
+    remaining += np.bincount(data.arg[data.kind == Event.STORE], minlength=program.num_rvecs)
+    rf = target.register_file
+    unit_cluster = np.array([max(u.cluster, 0) for u in units], dtype=np.int64)
+    out_unit, out_cycle, reg, reg0, reg1, total, table, err = schedule_onchip_kernel(
+        data.kind, data.arg.astype(np.int64), data.slot.astype(np.int64),
+        program.op.astype(np.int64), program.src0.astype(np.int64), program.src1.astype(np.int64),
+        program.dst.astype(np.int64), program.num_rvecs, data.slots,
+        timing.occupancy, timing.latency, timing.read_cycles, timing.write_cycles,
+        kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, unit_cluster, remaining,
+        program.mod.astype(np.int64) % target.cluster.count, target.cluster.count, target.register_rvecs(N), target.network_cycles(N), target.network.latency,
+        target.scratchpad.banks, rf.read_ports, rf.write_ports,
+    )
+    if err:
+        raise InternalError(f"cycle scheduler: a value the schedule needs is neither in the scratchpad nor in a "
+                            f"register (code {err})")
+    onchip = OnChip(target.register_rvecs(N), reg, reg0, reg1, Transfers.from_table(table))
+    return out_unit, out_cycle, total, onchip
+
+
+def _place_plain(data: DataSchedule, timing: OpTiming, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit,
+                 gen, gen_unit):
+    program = data.program
+    return _place_kernel(
+        data.kind, data.arg.astype(np.int64), data.slot.astype(np.int64),
+        data.src0_slot.astype(np.int64), data.src1_slot.astype(np.int64),
+        program.op.astype(np.int64), program.src0.astype(np.int64), program.src1.astype(np.int64),
+        program.dst.astype(np.int64), program.num_rvecs, data.slots,
+        timing.occupancy, timing.latency, timing.read_cycles, timing.write_cycles,
+        kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit,
     )

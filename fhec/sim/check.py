@@ -24,6 +24,15 @@ reports:
                        ``total_cycles``
 ``missing``            a value read from a location it was never written to, an
                        instruction never executed, an OUTPUT never stored
+``port``               more transfers on a network port, a scratchpad bank port or a
+                       register file's read or write ports than it has
+
+On a target that models the on-chip data path (`fhec.backends.onchip`), functional
+units read and write registers and the network transfers move values between
+registers and slots: the checker tracks registers like slots (so a register read
+before its value landed, or after another value replaced it, is a hazard; a register
+beyond the cluster's register file is ``capacity``), and books every port itself
+(`fhec.sim.check_onchip`).
 
 `check_streams` raises `StreamHazardError` if there is any hazard.
 """
@@ -38,6 +47,7 @@ import numpy as np
 from fhec.backends.streams import HAS_IMM, STREAM_ARITY, Streams, StreamOp, unit_layout
 from fhec.backends.target import Target
 from fhec.errors import InternalError
+from fhec.sim.check_onchip import OnChipFacts, check_onchip, onchip_facts
 from fhec.sim.check_timing import checker_timing
 from fhec.ir.limb import LimbProgram
 from fhec.ir.limb_ops import ARITY, IS_LOADED, LimbOp, RVecClass
@@ -54,6 +64,7 @@ class HazardKind(str, enum.Enum):
     WRONG_UNIT = "wrong-unit"
     MISMATCH = "mismatch"
     MISSING = "missing"
+    PORT = "port"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,7 +156,16 @@ def _replay(streams: Streams, target: Target, program: LimbProgram, limit: int |
     _check_bandwidth(s, tm, target, op, col)
     slot_ok = _check_capacity(s, target, op, col)
     fu = _check_fields(s, program, op, _generated(target, program), col)
-    _check_values(s, tm, program, op, fu, slot_ok, col)
+    facts = onchip_facts(target, s.N)
+    if (facts is None) != (s.onchip is None):
+        col.add(HazardKind.MISMATCH, -1, f"target {target.name!r} {'models' if facts else 'does not model'} "
+                                         f"register files, but the streams {'lack' if facts else 'carry'} a register plan")
+        facts = None
+    if facts is None or s.onchip is None:
+        _check_values(s, tm, program, op, fu, slot_ok, col)
+    else:
+        reg_ok = check_onchip(s, tm, facts, program, op, fu, col, HazardKind)
+        _check_values_onchip(s, tm, facts, program, op, fu & reg_ok, slot_ok, col)
     _check_complete(s, program, op, fu, col)
     _check_total(s, tm, op, col)
     return col
@@ -312,6 +332,110 @@ def _check_values(s: Streams, tm, program: LimbProgram, op: np.ndarray, fu_ok: n
     _check_reads(col, "slot s", w_loc, w_land, w_dur, w_val, w_ent, r_loc, r_start, r_dur, r_val, r_ent)
 
     # memory vectors: loaded classes are present from the start; a STORE lands whole at t + xfer
+    initial = np.flatnonzero(IS_LOADED[program.rvec_class]).astype(np.int64)
+    m_loc = np.concatenate([initial, s.dst[se].astype(np.int64)])
+    m_land = np.concatenate([np.full(len(initial), -1, np.int64), t[se] + tm.latency[StreamOp.STORE]])
+    m_val = np.concatenate([initial, tag[se]])
+    m_ent = np.concatenate([np.full(len(initial), -1, np.int64), se])
+    _check_reads(col, "memory vector m", m_loc, m_land, np.zeros(len(m_loc), np.int64), m_val, m_ent,
+                 s.src0[le].astype(np.int64), t[le], np.zeros(len(le), np.int64), tag[le], le)
+
+
+def _check_values_onchip(s: Streams, tm, facts: OnChipFacts, program: LimbProgram, op: np.ndarray,
+                         fu_ok: np.ndarray, slot_ok: np.ndarray, col: _Collector) -> None:
+    """`_check_values` with registers: an FU writes a register and reads each source from
+    a register or from the transfer that streams it (a FILL reads a slot, an XFER another
+    cluster's register); a staged FILL or XFER writes a register instead; a WRITEBACK
+    copies a register to a slot; LOAD and STORE move between slots and memory as before."""
+    from fhec.backends.onchip import TransferKind
+
+    tag = s.tag.astype(np.int64)
+    t = s.cycle
+    load = (op == StreamOp.LOAD) & slot_ok & (tag >= 0) & (tag < program.num_rvecs)
+    store = (op == StreamOp.STORE) & slot_ok & (tag >= 0) & (tag < program.num_rvecs)
+    fe = np.flatnonzero(fu_ok & slot_ok)
+    le = np.flatnonzero(load)
+    se = np.flatnonzero(store)
+    ti = tag[fe]
+    oc = s.onchip
+    tr = oc.transfers
+    ok = (tr.value >= 0) & (tr.value < program.num_rvecs)
+    fill = np.flatnonzero(ok & (tr.kind == TransferKind.FILL))
+    wb = np.flatnonzero(ok & (tr.kind == TransferKind.WRITEBACK))
+    xf = np.flatnonzero(ok & (tr.kind == TransferKind.XFER))
+    none = lambda n: np.full(n, -1, np.int64)  # noqa: E731  (a transfer is no stream entry)
+    xo, lat = facts.xo, facts.latency
+
+    # registers: written by FUs; read by FUs, write-backs and cluster-to-cluster streams
+    r0 = fe[oc.reg0[fe] >= 0]
+    two = fe[(program.src1[ti] >= 0) & (oc.reg1[fe] >= 0)]
+    staged = np.concatenate([fill, xf])
+    staged = staged[tr.reg[staged] >= 0]
+    w_loc = np.concatenate([oc.reg[fe], tr.reg[staged]])
+    w_land = np.concatenate([t[fe] + tm.latency[op[fe]], tr.cycle[staged] + lat])
+    w_dur = np.concatenate([tm.write_cycles[op[fe]], np.full(len(staged), xo)])
+    w_val = np.concatenate([program.dst[ti].astype(np.int64), tr.value[staged]])
+    w_ent = np.concatenate([fe, none(len(staged))])
+    r_loc = np.concatenate([oc.reg0[r0], oc.reg1[two], tr.reg[wb], tr.src_reg[xf]])
+    r_start = np.concatenate([t[r0], t[two], tr.cycle[wb], tr.cycle[xf]])
+    r_dur = np.concatenate([tm.read_cycles[op[r0]], tm.read_cycles[op[two]], np.full(len(wb) + len(xf), xo)])
+    r_val = np.concatenate([program.src0[tag[r0]].astype(np.int64), program.src1[tag[two]].astype(np.int64),
+                            tr.value[wb], tr.value[xf]])
+    r_ent = np.concatenate([r0, two, none(len(wb) + len(xf))])
+    _check_reads(col, "register r", w_loc, w_land, w_dur, w_val, w_ent, r_loc, r_start, r_dur, r_val, r_ent)
+
+    # slots: written by loads and write-backs, read by fills and stores
+    w_loc = np.concatenate([s.dst[le].astype(np.int64), tr.slot[wb]])
+    w_land = np.concatenate([t[le] + tm.latency[StreamOp.LOAD], tr.cycle[wb] + lat])
+    w_dur = np.concatenate([np.full(len(le), tm.write_cycles[StreamOp.LOAD]), np.full(len(wb), xo)])
+    w_val = np.concatenate([tag[le], tr.value[wb]])
+    w_ent = np.concatenate([le, none(len(wb))])
+    r_loc = np.concatenate([tr.slot[fill], s.src0[se].astype(np.int64)])
+    r_start = np.concatenate([tr.cycle[fill], t[se]])
+    r_dur = np.concatenate([np.full(len(fill), xo), np.full(len(se), tm.read_cycles[StreamOp.STORE])])
+    r_val = np.concatenate([tr.value[fill], tag[se]])
+    r_ent = np.concatenate([none(len(fill)), se])
+    _check_reads(col, "slot s", w_loc, w_land, w_dur, w_val, w_ent, r_loc, r_start, r_dur, r_val, r_ent)
+
+    # streamed operands: exactly one transfer per source not read from a register, carrying
+    # that source's value, early enough that the unit never reads ahead of it
+    streams_ = np.flatnonzero(ok & ((tr.kind == TransferKind.FILL) | (tr.kind == TransferKind.XFER))
+                              & (tr.entry >= 0) & (tr.entry < len(s)) & (tr.operand >= 0) & (tr.operand <= 2))
+    got = np.zeros((len(s), 2), dtype=np.int64)
+    for k in (0, 1):
+        mine = streams_[(tr.operand[streams_] == k) | (tr.operand[streams_] == 2)]
+        np.add.at(got[:, k], tr.entry[mine], 1)
+    srcs = (program.src0, program.src1)
+    regs = (oc.reg0, oc.reg1)
+    for k in (0, 1):
+        need = np.zeros(len(s), dtype=bool)
+        need[fe] = (srcs[k][ti] >= 0) & (regs[k][fe] < 0)
+        wrong = np.flatnonzero((need & (got[:, k] != 1)) | (~need & (got[:, k] > 0)))
+        col.many(HazardKind.MISMATCH, wrong,
+                 lambda e, k=k: f"source {k} is streamed by {int(got[e, k])} network transfer(s); it needs "
+                                f"{'exactly one' if need[e] else 'none (it names a register)'}")
+    e_of = tr.entry[streams_]
+    for k in (0, 1):
+        mine = (tr.operand[streams_] == k) | (tr.operand[streams_] == 2)
+        j, e = streams_[mine], e_of[mine]
+        valid = fu_ok[e] & slot_ok[e]
+        j, e = j[valid], e[valid]
+        want = srcs[k][tag[e]].astype(np.int64)
+        bad_val = np.flatnonzero(tr.value[j] != want)
+        for q in bad_val[:20].tolist():
+            col.add(HazardKind.MISMATCH, int(e[q]), f"source {k} is streamed %{int(tr.value[j[q]])}; the instruction "
+                                                   f"reads %{int(want[q])}")
+        early = t[e] < tr.cycle[j] + lat + np.maximum(0, xo - tm.read_cycles[op[e]])
+        for q in np.flatnonzero(early)[:20].tolist():
+            col.add(HazardKind.READ_BEFORE_READY, int(e[q]),
+                    f"reads source {k} from a transfer issued at cycle {int(tr.cycle[j[q]])}, which only stays ahead "
+                    f"from cycle {int(tr.cycle[j[q]] + lat + max(0, xo - tm.read_cycles[op[e[q]]]))}")
+        cl = np.array([u.cluster for u in s.units], dtype=np.int64)[s.unit[e]]
+        away = np.flatnonzero(cl != tr.cluster[j])
+        for q in away[:20].tolist():
+            col.add(HazardKind.MISMATCH, int(e[q]), f"source {k} is streamed to cluster {int(tr.cluster[j[q]])}, "
+                                                   f"not the entry's cluster {int(cl[q])}")
+
     initial = np.flatnonzero(IS_LOADED[program.rvec_class]).astype(np.int64)
     m_loc = np.concatenate([initial, s.dst[se].astype(np.int64)])
     m_land = np.concatenate([np.full(len(initial), -1, np.int64), t[se] + tm.latency[StreamOp.STORE]])

@@ -89,6 +89,20 @@ def execute_streams(
     # A location holds (words, prime they are residues of); never written: zeros.
     pending: list[tuple[int, int, bool, int, tuple[np.ndarray, int]]] = []  # (lands, seq, to_memory, location, value)
     seq = 0
+    # with registers (fhec.backends.onchip): FU entries read and write registers, and the
+    # network transfers move values between registers and slots; registers follow the
+    # slots in the location space, so `scratch` holds both
+    plan = streams.onchip
+    regs = 0 if plan is None else target.cluster.count * plan.registers
+    scratch += [None] * regs
+    if plan is not None:
+        reg = plan.reg[order].tolist()
+        reg0 = plan.reg0[order].tolist()
+        reg1 = plan.reg1[order].tolist()
+        entry_of = order.tolist()
+        moves = _transfer_moves(plan, slots, target.network.latency)
+        streamed: dict[tuple[int, int], tuple[np.ndarray, int]] = {}  # (entry, operand) -> value on its way
+        mi = 0
 
     def slot(loc: int) -> int:
         if not 0 <= loc < slots:
@@ -96,19 +110,28 @@ def execute_streams(
         return loc
 
     def read(loc: int, q: int) -> tuple[np.ndarray, int]:
-        held = scratch[slot(loc)]
+        if not 0 <= loc < len(scratch):
+            raise InternalError(f"stream entry names location {loc}, outside the scratchpad and registers")
+        held = scratch[loc]
         return (zeros, q) if held is None else held
 
-    for e in range(len(order)):
-        if progress is not None and e % PROGRESS_EVERY == 0:
-            progress(e)
-        t = cycle[e]
+    def land_until(t: int) -> None:
         while pending and pending[0][0] <= t:
             _, _, to_memory, loc, value = heapq.heappop(pending)
             if to_memory:
                 memory[loc] = value
             else:
                 scratch[loc] = value
+
+    for e in range(len(order)):
+        if progress is not None and e % PROGRESS_EVERY == 0:
+            progress(e)
+        t = cycle[e]
+        if plan is not None:  # the transfers issued up to this entry's cycle, in cycle order
+            while mi < len(moves) and moves[mi][0] <= t:
+                seq = _move(moves[mi], scratch, streamed, pending, seq, zeros, land_until)
+                mi += 1
+        land_until(t)
         o = StreamOp(op[e])
         if o in (StreamOp.LOAD, StreamOp.GEN):  # GEN: the key half its seed expands to
             value, to_memory, loc = memory.get(src0[e], (zeros, 1)), False, slot(dst[e])
@@ -119,10 +142,14 @@ def execute_streams(
             if not 0 <= m < len(moduli):
                 raise InternalError(f"stream entry uses modulus index {m}; the program has {len(moduli)}")
             q = moduli[m]
-            a, p = read(src0[e], q)
-            b = None
-            if src1[e] >= 0:
-                b, pb = read(src1[e], q)
+            if plan is None:
+                a, p = read(src0[e], q)
+                b = read(src1[e], q) if src1[e] >= 0 else None
+            else:  # a register of the cluster, or the value a transfer streams to the unit
+                a, p = _operand(e, 0, reg0, entry_of, streamed, read, slots, q)
+                b = _operand(e, 1, reg1, entry_of, streamed, read, slots, q) if src1[e] >= 0 else None
+            if b is not None:
+                b, pb = b
                 b = b if pb == q else modarith.reduce_mod(b, q)
             c = 0
             if HAS_IMM[o] and o != StreamOp.AUT:  # a constant-table index
@@ -133,9 +160,13 @@ def execute_streams(
                 a=a[None], b=None if b is None else b[None], moduli=(q,), src_moduli=(p,),
                 consts=np.array([c], dtype=np.uint64), galois=imm[e], N=N,
             )
-            value, to_memory, loc = (apply(LimbOp(int(o)), operands)[0], q), False, slot(dst[e])
+            loc = slot(dst[e]) if plan is None else slots + reg[e]
+            value, to_memory = (apply(LimbOp(int(o)), operands)[0], q), False
         heapq.heappush(pending, (t + latency[o], seq, to_memory, loc, value))
         seq += 1
+    if plan is not None:
+        for move in moves[mi:]:
+            seq = _move(move, scratch, streamed, pending, seq, zeros, land_until)
     if progress is not None:
         progress(len(order))
     for _, _, to_memory, loc, value in sorted(pending, key=lambda p: (p[0], p[1])):
@@ -150,6 +181,50 @@ def execute_streams(
             raise InternalError(f"output {program.rvec_label(r)} was never stored to memory")
         out[r] = memory[r][0]
     return out
+
+
+def _transfer_moves(plan, slots: int, latency: int) -> list[tuple[int, int, int, int, int]]:
+    """(issue cycle, source location, landing cycle, destination location or -1, (entry,
+    operand) it streams to or None) of every network transfer, in issue order; registers
+    are locations ``slots + flat register``."""
+    from fhec.backends.onchip import TransferKind
+
+    tr = plan.transfers
+    wb = tr.kind == TransferKind.WRITEBACK
+    src = np.where(tr.kind == TransferKind.FILL, tr.slot, slots + np.where(wb, tr.reg, tr.src_reg))
+    # a write-back lands in its slot, a staged fill or copy in its register, a streamed one in the unit
+    dst = np.where(wb, tr.slot, np.where(tr.reg >= 0, slots + tr.reg, -1))
+    order = np.argsort(tr.cycle, kind="stable")
+    if len(order) and src[order].min() < 0:
+        raise InternalError("a network transfer names no source")
+    return list(zip(tr.cycle[order].tolist(), src[order].tolist(), (tr.cycle[order] + latency).tolist(),
+                    dst[order].tolist(), tr.entry[order].tolist(), tr.operand[order].tolist()))
+
+
+def _move(move, scratch, streamed, pending, seq, zeros, land_until) -> int:
+    """Issue one transfer: read its source now; a streamed one is held for the entry and
+    operand(s) it feeds; a write-back lands in its slot, and a fill or copy that names a
+    register in that register, later."""
+    t, src, lands, dst, entry, operand = move
+    land_until(t)
+    held = scratch[src]
+    value = (zeros, 1) if held is None else held
+    if entry >= 0:
+        for k in ((0, 1) if operand == 2 else (operand,)):
+            streamed[(entry, k)] = value
+    if dst >= 0:
+        heapq.heappush(pending, (lands, seq, False, dst, value))
+        return seq + 1
+    return seq
+
+
+def _operand(e, k, regs, entry_of, streamed, read, slots, q):
+    if regs[e] >= 0:
+        return read(slots + regs[e], q)
+    value = streamed.pop((entry_of[e], k), None)
+    if value is None:
+        raise InternalError(f"stream entry {entry_of[e]} reads source {k} from neither a register nor a transfer")
+    return value
 
 
 def _initial_memory(program: LimbProgram, loaded: Mapping[int, np.ndarray]) -> dict[int, tuple[np.ndarray, int]]:

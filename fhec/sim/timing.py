@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, STREAM_ARITY, Streams, op_timing
+from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, STREAM_ARITY, Streams, StreamOp, op_timing
 from fhec.backends.target import Target
 from fhec.ir.limb import LimbOp
 from fhec.analysis.bounds import Bounds
@@ -64,14 +64,22 @@ class Report(BaseModel):
         limb_instructions, stream_entries: sizes of the limb program and its streams.
         cycles, time_us: the schedule's length (cycles at the target's clock).
         compute_bound_cycles, bandwidth_bound_cycles, dependency_bound_cycles,
-            load_aware_bound_cycles, busiest_kind: the lower bounds (`fhec.analysis.bounds`).
+            load_aware_bound_cycles, network_bound_cycles, busiest_kind: the lower
+            bounds (`fhec.analysis.bounds`).
         bound_ratio: cycles / the largest bound (1.0 = at the limit); binding_bound
             names that bound.
         utilization: unit kind -> busy fraction of its units over the schedule
             (``mem`` is the off-chip channel).
         offchip_bytes: traffic class -> bytes (F1 Fig. 9a: ksh, input, const and output
             compulsory / non-compulsory, intermediate loads and stores, and totals).
-        onchip_bytes: bytes read and written in the scratchpad by all units.
+        onchip_bytes: bytes read and written in the scratchpad by all units; on a target
+            that models the on-chip data path, the bytes the network moves (fills,
+            write-backs, cluster-to-cluster copies) plus the loads and stores.
+        register_file_bytes: bytes read and written in the register files (0 without them).
+        network_transfers: transfer kind -> count (fill, writeback, xfer; empty without).
+        binding_resources: phase ("program", then each bootstrap stage) -> the resource
+            class busiest over it (`fhec.sim.resources`): a unit kind, ``hbm``, a network
+            port class, the scratchpad bank ports or the register-file ports.
         peak_scratchpad_slots, scratchpad_slots: RVec slots at the peak and available.
         policy: the off-chip eviction policy; prefetch_reserve: the fraction of the
             scratchpad prefetches left free (see `fhec.passes.offchip.schedule_offchip`).
@@ -100,12 +108,16 @@ class Report(BaseModel):
     bandwidth_bound_cycles: float = _AMOUNT
     dependency_bound_cycles: float = Field(0.0, ge=0, allow_inf_nan=False)
     load_aware_bound_cycles: float = Field(0.0, ge=0, allow_inf_nan=False)
+    network_bound_cycles: float = Field(0.0, ge=0, allow_inf_nan=False)
     busiest_kind: str
     bound_ratio: float = _AMOUNT
     binding_bound: str = "compute"
     utilization: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]]
     offchip_bytes: dict[str, Annotated[int, Field(ge=0)]]
     onchip_bytes: int = _COUNT
+    register_file_bytes: int = 0
+    network_transfers: dict[str, Annotated[int, Field(ge=0)]] = {}
+    binding_resources: dict[str, str] = {}
     peak_scratchpad_slots: int = _COUNT
     scratchpad_slots: int = _COUNT
     policy: str
@@ -185,6 +197,7 @@ class Report(BaseModel):
             ("bandwidth bound", f"{self.bandwidth_bound_cycles:,.0f} cycles"),
             ("dependency bound", f"{self.dependency_bound_cycles:,.0f} cycles"),
             ("load-aware bound", f"{self.load_aware_bound_cycles:,.0f} cycles"),
+            *([("network bound", f"{self.network_bound_cycles:,.0f} cycles")] if self.network_transfers else []),
             ("cycles / bound", f"{self.bound_ratio:.2f}× ({self.binding_bound} bound)"),
             ("utilization", ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items())),
             ("off-chip traffic", f"{off['total'] * mb:,.2f} MiB (compulsory {off['compulsory'] * mb:,.2f} MiB)"),
@@ -196,7 +209,10 @@ class Report(BaseModel):
                 f"outputs {(off['output_compulsory'] + off['output_noncompulsory']) * mb:,.2f}, "
                 f"intermediates {(off['intermediate_loads'] + off['intermediate_stores']) * mb:,.2f} MiB",
             ),
-            ("on-chip traffic", f"{self.onchip_bytes * mb:,.1f} MiB"),
+            ("on-chip traffic", f"{self.onchip_bytes * mb:,.1f} MiB"
+             + (f" (transfers: {', '.join(f'{k} {v:,}' for k, v in self.network_transfers.items())}; register "
+                f"files {self.register_file_bytes * mb:,.1f} MiB)" if self.network_transfers else "")),
+            ("binding resource", ", ".join(f"{k}: {v}" for k, v in self.binding_resources.items()) or "-"),
             (
                 "scratchpad",
                 f"peak {self.peak_scratchpad_slots} of {self.scratchpad_slots} RVec slots ({self.policy}, "
@@ -261,9 +277,27 @@ def utilization(streams: Streams, target: Target) -> dict[str, float]:
 
 
 def onchip_bytes(streams: Streams, rvec_bytes: int) -> int:
-    """Scratchpad bytes read and written by every entry (each touches whole RVecs)."""
+    """Scratchpad bytes read and written by every entry (each touches whole RVecs); with
+    the on-chip data path, the network's transfers plus the loads and stores."""
+    if streams.onchip is not None:
+        mem = int(np.count_nonzero((streams.op == StreamOp.LOAD) | (streams.op == StreamOp.STORE)))
+        return (len(streams.onchip.transfers) + mem) * rvec_bytes
     touched = STREAM_ARITY[streams.op].astype(np.int64) + 1  # sources read + one destination written
     return int(touched.sum()) * rvec_bytes
+
+
+def register_file_bytes(streams: Streams, rvec_bytes: int) -> int:
+    """Register-file bytes read and written: every FU result, every source read from a
+    register, every write-back and cluster-to-cluster read, every staged fill or copy."""
+    plan = streams.onchip
+    if plan is None:
+        return 0
+    fu = ~np.isin(streams.op, (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN))  # functional-unit entries
+    tr = plan.transfers
+    n = int(np.count_nonzero(fu)) + int(np.count_nonzero(fu & (plan.reg0 >= 0)))
+    n += int(np.count_nonzero(fu & (plan.reg1 >= 0)))
+    n += int(np.count_nonzero(tr.kind != 0)) + int(np.count_nonzero(tr.reg[tr.kind != 1] >= 0))
+    return n * rvec_bytes
 
 
 def energy(streams: Streams, target: Target, data: DataSchedule, onchip: int) -> Energy | None:
@@ -275,9 +309,11 @@ def energy(streams: Streams, target: Target, data: DataSchedule, onchip: int) ->
         counts[op] * (target.op_energy_pj(op, streams.N) or 0.0) for op in LimbOp if counts[op]
     )
     e = target.energy
+    rf = target.register_file
+    rf_pj = 0.0 if rf is None else register_file_bytes(streams, target.rvec_bytes(streams.N)) * rf.pj_per_byte
     return Energy(
         compute_uj=compute / 1e6,
-        onchip_uj=onchip * e.pj_per_byte_onchip / 1e6,
+        onchip_uj=(onchip * e.pj_per_byte_onchip + rf_pj) / 1e6,
         offchip_uj=data.traffic.total * e.pj_per_byte_offchip / 1e6,
     )
 
@@ -300,8 +336,14 @@ def make_report(
     lowered, gives the per-stage costs of a bootstrap)."""
     from fhec.analysis.stages import stage_costs
 
+    from fhec.sim.resources import binding_resource, busy_intervals
+
     limb = data.program
     on = onchip_bytes(streams, limb.rvec_bytes)
+    intervals = busy_intervals(streams, target)
+    binding = {"program": binding_resource(intervals, 0, streams.total_cycles)}
+    if he_program is not None:
+        binding.update(_stage_binding(he_program, limb, streams, target, intervals))
     bound = max(bounds.cycles, 1.0)
     util = utilization(streams, target)
     util = {k: util[k] for k in sorted(util, key=lambda k: (k == MEMORY_KIND, k))}
@@ -318,12 +360,16 @@ def make_report(
         bandwidth_bound_cycles=bounds.bandwidth_cycles,
         dependency_bound_cycles=bounds.dependency_cycles,
         load_aware_bound_cycles=bounds.load_aware_cycles,
+        network_bound_cycles=bounds.network_cycles,
         busiest_kind=bounds.busiest_kind,
         bound_ratio=streams.total_cycles / bound,
         binding_bound=bounds.binding,
         utilization=util,
         offchip_bytes=data.traffic.as_dict(),
         onchip_bytes=on,
+        register_file_bytes=register_file_bytes(streams, limb.rvec_bytes),
+        network_transfers={} if streams.onchip is None else streams.onchip.transfers.counts(),
+        binding_resources=binding,
         peak_scratchpad_slots=data.peak_slots,
         scratchpad_slots=data.slots,
         policy=data.policy,
@@ -336,6 +382,25 @@ def make_report(
         stages={} if he_program is None else stage_costs(
             he_program, data, streams, op_timing(target, streams.N).occupancy),
     )
+
+
+def _stage_binding(he_program, limb, streams: Streams, target: Target, intervals) -> dict[str, str]:
+    """Bootstrap stage -> its binding resource, over the window from the stage's first
+    functional-unit entry to the end of its last."""
+    from fhec.analysis.stages import instruction_stages
+    from fhec.sim.resources import binding_resource
+
+    names, stage = instruction_stages(he_program, limb)
+    fu = ~np.isin(streams.op, (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN))  # functional-unit entries
+    tags = np.where(fu, streams.tag, 0)
+    st = np.where(fu, stage[tags], -1)
+    end = streams.cycle + op_timing(target, streams.N).occupancy[streams.op]
+    out = {}
+    for k, name in enumerate(names):
+        sel = st == k
+        if sel.any():
+            out[name] = binding_resource(intervals, int(streams.cycle[sel].min()), int(end[sel].max()))
+    return out
 
 
 def load_report(path) -> "Report":

@@ -12,6 +12,7 @@ from fhec.errors import FhecError, TargetError
 from fhec.ir.limb_ops import LimbOp
 
 F1_TEXT = (Path(fhec.backends.__file__).parent / "targets" / "f1.toml").read_text()
+F1_DATAPATH_TEXT = (Path(fhec.backends.__file__).parent / "targets" / "f1-datapath.toml").read_text()
 
 
 def write(tmp_path: Path, text: str, name: str = "user.toml") -> Path:
@@ -20,9 +21,9 @@ def write(tmp_path: Path, text: str, name: str = "user.toml") -> Path:
     return path
 
 
-def edited(old: str, new: str) -> str:
-    assert old in F1_TEXT, old
-    return F1_TEXT.replace(old, new, 1)
+def edited(old: str, new: str, text: str = F1_TEXT) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
 
 
 def test_shipped_targets_load():
@@ -43,8 +44,9 @@ def test_f1_matches_the_paper():
         UnitKind.ADD: 2,
     }
     assert t.total_units(UnitKind.MUL) == 32
-    assert t.unmodeled.register_file.capacity_bytes == 512 * 1024
-    assert (t.scratchpad.capacity_bytes, t.unmodeled.scratchpad.banks) == (64 * 1024 * 1024, 16)
+    # the FU-level model: units read and write the scratchpad at their own rate
+    assert (t.register_file, t.network, t.models_onchip) == (None, None, False)
+    assert t.scratchpad.capacity_bytes == 64 * 1024 * 1024
     assert t.offchip_bytes_per_cycle == 1024.0
     # §2.4: an RVec at N = 16K is 64 KB; §4: the scratchpad holds 1024 of them.
     assert t.rvec_bytes(16384) == 64 * 1024
@@ -55,6 +57,19 @@ def test_f1_matches_the_paper():
     assert t.unit_for(LimbOp.INTT).kind == UnitKind.NTT
     assert t.unit_for(LimbOp.BCONV).kind == UnitKind.MUL
     assert t.unit_for(LimbOp.NEG).kind == UnitKind.ADD
+
+
+def test_f1_datapath_is_f1_with_its_data_path():
+    """f1-datapath is f1 plus the register files, crossbars and bank ports (F1 §3, §6)."""
+    f1, t = load_target("f1"), load_target("f1-datapath")
+    onchip = {"name", "description", "register_file", "network", "scratchpad"}
+    assert t.model_dump(exclude=onchip) == f1.model_dump(exclude=onchip)
+    assert t.scratchpad.capacity_bytes == f1.scratchpad.capacity_bytes
+    assert t.register_file.capacity_bytes == 512 * 1024
+    assert (t.register_file.read_ports, t.register_file.write_ports) == (10, 6)
+    assert (t.scratchpad.banks, t.scratchpad.port_bytes_per_cycle) == (16, 512)
+    assert (t.network.port_bytes_per_cycle, t.models_onchip, t.register_rvecs(16384), t.network_cycles(16384)) == (
+        512, True, 8, 128)
 
 
 def test_timing_helpers_follow_the_documented_model():
@@ -113,8 +128,8 @@ def test_user_path_works(tmp_path):
         ("n_max = 16384", "n_max = 16384\nn_maxx = 64", "field 'n_maxx': Extra inputs are not permitted"),
         ("lanes = 128", "lanes = 128\nlane = 64", "field 'unmodeled.lane': Extra inputs are not permitted"),
         ("n_max = 16384", "n_max = 16384\nlanes = 64", r"field 'lanes' is not modeled .*; move it to \[unmodeled\] lanes"),
-        ("[scratchpad]\n", "[scratchpad]\nbanks = 16\n", r"field 'scratchpad.banks' is not modeled"),
-        ("[energy]\n", "[energy]\npj_per_byte_register_file = 0.2\n", r"field 'energy.pj_per_byte_register_file' is not modeled"),
+        ("[cluster]\n", "[cluster]\nregister_file = 1\n", r"field 'cluster.register_file' is modeled now; move it to \[register_file\]"),
+        ("[energy]\n", "[energy]\npj_per_byte_register_file = 0.2\n", r"field 'energy.pj_per_byte_register_file' is modeled now"),
         ('kind = "ntt"', 'kind = "fft"', r"field 'cluster.units\[0\].kind': Input should be 'ntt', 'aut', 'mul', 'add' or 'bconv'"),
         ("bandwidth_gb_s = 1024.0", "bandwidth_gb_s = 'fast'", "field 'memory.bandwidth_gb_s': Input should be a valid number"),
     ],
@@ -127,6 +142,21 @@ def test_bad_files_name_the_file_and_field(tmp_path, old, new, message):
     assert isinstance(info.value, FhecError)
 
 
+@pytest.mark.parametrize(
+    "old,new,message",
+    [
+        ("[network]", "[unmodeled.network]", r"field 'unmodeled.network' is modeled now; move it to \[network\]"),
+        ("banks = 16                 # [paper] §3, Table 2: 16 x 4 MB banks", "", r"the on-chip data path is modeled as a whole"),
+        ("read_ports = 10", "read_ports = 1", r"field 'register_file.read_ports': Input should be greater than or equal to 2"),
+    ],
+)
+def test_bad_data_path_tables_name_the_file_and_field(tmp_path, old, new, message):
+    path = write(tmp_path, edited(old, new, F1_DATAPATH_TEXT), "bad.toml")
+    with pytest.raises(TargetError, match=message) as info:
+        load_target(path)
+    assert str(info.value).startswith(f"{path}: ")
+
+
 def test_energy_table_and_unit_energies_go_together(tmp_path):
     without_table = F1_TEXT[: F1_TEXT.index("[energy]")]
     with pytest.raises(TargetError, match=r"units give pj_per_element but the \[energy\] table is missing"):
@@ -135,7 +165,7 @@ def test_energy_table_and_unit_energies_go_together(tmp_path):
     with pytest.raises(TargetError, match="every unit needs pj_per_element"):
         load_target(write(tmp_path, without_unit))
     no_energy = "\n".join(line for line in without_table.splitlines()
-                          if not line.startswith(("pj_per_element", "area_mm2")))
+                          if not line.startswith(("pj_per_element", "area_mm2", "pj_per_byte")))
     t = load_target(write(tmp_path, no_energy))
     assert t.energy is None and t.op_energy_pj(LimbOp.ADD, 1024) is None
     assert t.area is None and t.area_mm2 is None and t.area_breakdown() is None
@@ -148,7 +178,7 @@ def test_f1_area_is_table_2():
     assert parts == pytest.approx({"compute": 63.52, "scratchpad": 48.09, "network": 10.02, "memory_interface": 29.80})
     assert t.area_mm2 == pytest.approx(151.4, abs=0.05)
     # the area moves with what a sweep varies: half the scratchpad, half its area
-    half = Target.model_validate({**t.model_dump(), "scratchpad": {"capacity_bytes": 32 * 2**20}})
+    half = Target.model_validate({**t.model_dump(), "scratchpad": {**t.scratchpad.model_dump(), "capacity_bytes": 32 * 2**20}})
     assert half.area_breakdown()["scratchpad"] == pytest.approx(48.09 / 2)
 
 

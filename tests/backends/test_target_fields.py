@@ -75,19 +75,36 @@ def _adds_on_the_multipliers(d):
     units[MUL]["ops"] = tuple(units[MUL]["ops"]) + tuple(op for op in TINY.cluster.units[ADD].ops if op.name == "ADD")
 
 
+def _slots_only(d):
+    # fhec schedules generated key halves on targets without the on-chip data path only
+    d.update(register_file=None, network=None, scratchpad={"capacity_bytes": d["scratchpad"]["capacity_bytes"]})
+
+
 def _with_generated_keys(field, value):
     """A generator field matters only when the target generates key halves."""
     def edit(d):
+        _slots_only(d)
         d["keys"]["uniform_half"] = "generated"
         d["keys"][field] = value
     return edit
+
+
+def _generating(d):
+    _slots_only(d)
+    d["keys"]["uniform_half"] = "generated"
+
+
+def _wider_words(d):
+    # 64-bit words double every RVec: the register file must still hold 3 at n_max
+    d["word_bits"] = 64
+    d["register_file"]["capacity_bytes"] *= 2
 
 
 PERTURB = {
     "name": _set("name", "tiny2"),
     "description": _set("description", "another machine"),
     "clock_ghz": _set("clock_ghz", 2.0),
-    "word_bits": _set("word_bits", 64),
+    "word_bits": _wider_words,
     "n_min": _set("n_min", 2048),
     "n_max": _set("n_max", 512),
     "cluster.count": _set("cluster", "count", 1),
@@ -111,22 +128,22 @@ PERTURB = {
     "pipelining.mode": _set("pipelining", "mode", "limb-interleaved"),
     "lowering.plaintexts": _set("lowering", "plaintexts", "of-limb"),
     "ordering.linear_transforms": _set("ordering", "linear_transforms", "giant-step-centric"),
-    "keys.uniform_half": _set("keys", "uniform_half", "generated"),
+    "keys.uniform_half": _generating,
     "keys.generator_words_per_cycle": _with_generated_keys("generator_words_per_cycle", 1),
     "keys.generator_latency": _with_generated_keys("generator_latency", 5000),
+    "register_file.capacity_bytes": _set("register_file", "capacity_bytes", 98304),
+    "register_file.read_ports": _set("register_file", "read_ports", 2),
+    "register_file.write_ports": _set("register_file", "write_ports", 3),
+    "register_file.pj_per_byte": _set("register_file", "pj_per_byte", 1.0),
+    "scratchpad.banks": _set("scratchpad", "banks", 1),
+    "scratchpad.port_bytes_per_cycle": _set("scratchpad", "port_bytes_per_cycle", 16),
+    "network.port_bytes_per_cycle": _set("network", "port_bytes_per_cycle", 16),
+    "network.latency": _set("network", "latency", 40),
 }
 
 UNMODELED = {
     "unmodeled.lanes": _set("unmodeled", "lanes", 32),
-    "unmodeled.register_file.capacity_bytes": _set("unmodeled", "register_file", "capacity_bytes", 1024),
-    "unmodeled.register_file.banks": _set("unmodeled", "register_file", "banks", 2),
-    "unmodeled.register_file.read_ports": _set("unmodeled", "register_file", "read_ports", 3),
-    "unmodeled.register_file.write_ports": _set("unmodeled", "register_file", "write_ports", 2),
-    "unmodeled.scratchpad.banks": _set("unmodeled", "scratchpad", "banks", 1),
-    "unmodeled.scratchpad.port_bytes_per_cycle": _set("unmodeled", "scratchpad", "port_bytes_per_cycle", 8),
-    "unmodeled.network.bytes_per_cycle": _set("unmodeled", "network", "bytes_per_cycle", 8),
-    "unmodeled.network.port_bytes_per_cycle": _set("unmodeled", "network", "port_bytes_per_cycle", 8),
-    "unmodeled.pj_per_byte_register_file": _set("unmodeled", "pj_per_byte_register_file", 9.0),
+    "unmodeled.register_file_banks": _set("unmodeled", "register_file_banks", 2),
 }
 
 
@@ -214,5 +231,10 @@ def test_unmodeled_table_is_optional(tmp_path):
 
 @pytest.mark.parametrize("field", ["generator_words_per_cycle", "generator_latency"])
 def test_a_generator_field_changes_the_output_of_a_generating_target(field):
-    generating = perturbed(_set("keys", "uniform_half", "generated"))
+    generating = perturbed(_generating)
     assert compiled_output(perturbed(PERTURB[f"keys.{field}"])) != compiled_output(generating)
+
+
+def test_generating_key_halves_changes_the_output_of_a_target_without_the_data_path():
+    # PERTURB's "keys.uniform_half" also drops tiny's data path: this isolates the flag
+    assert compiled_output(perturbed(_generating)) != compiled_output(perturbed(_slots_only))

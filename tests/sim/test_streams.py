@@ -28,10 +28,12 @@ from fhec.sim.functional import execute
 from fhec.sim.streams import execute_streams
 
 from tests.passes.test_offchip import random_program
+from tests.sim.test_check import slots_only
 
 TINY = load_target("tiny")
+TINY_SLOTS = slots_only(TINY)  # units read and write slots: the mutations below break slots
 F1 = load_target("f1")
-TARGETS = {"tiny": TINY, "f1": F1}
+TARGETS = {"tiny": TINY, "f1": F1, "f1-datapath": load_target("f1-datapath")}  # plain and on-chip kernels
 
 
 def random_loaded(prog, seed):
@@ -154,10 +156,24 @@ def test_multiply_and_rotate_match_the_eager_evaluator(target, method):
 @pytest.fixture(scope="module")
 def tiny_schedule():
     prog, loaded = build_he([("mul-bv", 0, 1), ("rot-hybrid", 2, 0)])
-    s, got = run(prog, TINY, loaded)
+    s, got = run(prog, TINY_SLOTS, loaded)
     want = execute(prog, loaded)
     assert_same(got, want)
     return prog, loaded, s, want
+
+
+def test_a_register_plan_read_from_the_wrong_register_gives_a_wrong_answer():
+    prog, loaded = build_he([("mul-bv", 0, 1), ("rot-hybrid", 2, 0)])
+    s, got = run(prog, TINY, loaded)
+    want = execute(prog, loaded)
+    assert_same(got, want)
+    oc = s.onchip
+    e = np.flatnonzero(oc.reg0 >= 0)
+    reg0 = oc.reg0.copy()
+    K = oc.registers
+    reg0[e] = (reg0[e] // K) * K + (reg0[e] % K + 1) % K  # every such read from the next register
+    broken = dataclasses.replace(s, onchip=dataclasses.replace(oc, reg0=reg0))
+    assert differs(execute_streams(broken, TINY, prog, loaded), want)
 
 
 def differs(got, want):
@@ -179,7 +195,7 @@ def test_reading_before_the_producer_lands_gives_a_wrong_answer(tiny_schedule):
     writer = {int(prog.dst[s.tag[e]]): int(e) for e in fu}
     e = next(int(e) for e in fu[::-1] if int(prog.src0[s.tag[e]]) in writer)
     broken = on_extra_unit(s, e, int(s.cycle[writer[int(prog.src0[s.tag[e]])]]))
-    assert differs(execute_streams(broken, TINY, prog, loaded), want)
+    assert differs(execute_streams(broken, TINY_SLOTS, prog, loaded), want)
 
 
 def test_swapped_source_slots_give_a_wrong_answer(tiny_schedule):
@@ -190,7 +206,7 @@ def test_swapped_source_slots_give_a_wrong_answer(tiny_schedule):
     src0[e], src1[e] = src1[e], src0[e]
     if s.op[e] == StreamOp.MUL:  # commutative: point it at another slot instead
         src1[e] = (src1[e] + 1) % s.slots
-    assert differs(execute_streams(s.replace_columns(src0=src0, src1=src1), TINY, prog, loaded), want)
+    assert differs(execute_streams(s.replace_columns(src0=src0, src1=src1), TINY_SLOTS, prog, loaded), want)
 
 
 def test_dropped_store_is_an_error(tiny_schedule):
