@@ -48,7 +48,7 @@ class OpShape:
     levels: for LEVEL_DOWN, the divisions by a last prime it performs; level_mul: for
     LEVEL_DOWN, whether it first multiplies by a correction constant; target_limbs: for
     MOD_RAISE, the limbs of the level it raises to; subtract: for ADD_EXT_Q, whether it
-    subtracts.
+    subtracts; square: for MUL, whether both operands are one value.
     """
 
     L: int
@@ -63,6 +63,7 @@ class OpShape:
     level_mul: bool = False
     target_limbs: int = 0
     subtract: bool = False
+    square: bool = False
 
 
 def _zero() -> Counter:
@@ -83,6 +84,14 @@ def _add_sub(op: LimbOp) -> Callable[[OpShape], Counter]:
         return c
 
     return count
+
+
+def _tensor_product(s: OpShape) -> Counter:
+    """Three products per limb: a square doubles its cross product (one ADD); any other
+    product is Karatsuba's (two sums, then two subtractions)."""
+    if s.square:
+        return Counter({"MUL": 3 * s.L, "ADD": s.L})
+    return Counter({"MUL": 3 * s.L, "ADD": 2 * s.L, "SUB": 2 * s.L})
 
 
 def _add_plain(op: LimbOp) -> Callable[[OpShape], Counter]:
@@ -248,7 +257,7 @@ OP_COUNTS: dict[HeOp, Callable[[OpShape], Counter]] = {
     HeOp.SUB_PLAIN: _add_plain(LimbOp.SUB),
     HeOp.ADD_CONST: _add_plain(LimbOp.ADD),
     HeOp.SUB_CONST: _add_plain(LimbOp.SUB),
-    HeOp.MUL: lambda s: Counter({"MUL": 4 * s.L, "ADD": s.L}),
+    HeOp.MUL: _tensor_product,
     HeOp.MUL_PLAIN: _per_part(LimbOp.MUL),
     HeOp.MUL_CONST: _mul_const,
     HeOp.MUL_FACTOR: _per_part(LimbOp.MUL_CONST),
@@ -316,6 +325,7 @@ def shape_of(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str)
         method=method or "hybrid", bgv=params.scheme == "bgv", scalar=scalar, key_switch=key_switch,
         levels=levels, level_mul=level_mul, target_limbs=target_limbs,
         subtract=node.op is HeOp.ADD_EXT_Q and bool(node.attr("subtract", False)),
+        square=node.op is HeOp.MUL and node.args[0] == node.args[1],
     )
 
 

@@ -320,7 +320,7 @@ EMITTERS: dict[HeOp, Emitter] = {
     HeOp.SUB_PLAIN: _add_plain(subtract=True, from_input=True),
     HeOp.ADD_CONST: _add_plain(subtract=False, from_input=False),
     HeOp.SUB_CONST: _add_plain(subtract=True, from_input=False),
-    HeOp.MUL: lambda lw, em, n, a: em.multiply(a[0], a[1]),
+    HeOp.MUL: lambda lw, em, n, a: em.multiply(a[0], a[1], square=n.args[0] == n.args[1]),
     HeOp.MUL_PLAIN: _mul_plain,
     HeOp.MUL_CONST: _mul_const,
     HeOp.MUL_MONOMIAL: _mul_monomial,
