@@ -44,11 +44,16 @@ each falls back to the plain rule when the unrescaled value could exceed the mod
   before one rescale (`_Emitter.fused`);
 * an odd Chebyshev value T_{2h+1} = 2·T_{h+1}·T_h − T_1 subtracts T_1, put on the
   product's scale and level the same way, before the product's rescale
-  (`_Emitter.odd_chebyshev`).
+  (`_Emitter.odd_chebyshev`);
+* a giant step B_g above its leaf quotient q drops limbs to q's level (its scale stays)
+  and q's constants are encoded at the scale that puts the rescaled q·B_g on the
+  canonical scale (`_Emitter.giant_product`), where aligning B_g cost a LEVEL_DOWN.
 
 Where the one-rescale-per-product policy aligned each term with a LEVEL_DOWN (a constant
-multiply and a rescale), this drops limbs; a degree-63 series takes 29 rescales and 6
-LEVEL_DOWNs instead of 73 and 35.
+multiply and a rescale), this drops limbs; a degree-63 series took 29 rescales and 6
+LEVEL_DOWNs instead of 73 and 35 in EvalMod's setting before `giant_product`, which
+leaves 4 there (docs/bootstrapping.md); a dense degree-63 series at N = 2^8, 8 levels,
+takes 28 rescales and 4 LEVEL_DOWNs where it took 28 and 8.
 
 Measured (tests/ir/test_he_polynomial.py, benchmarks/bench_polynomial.py): dense
 degree 15 / 31 / 63 series take depth 4 / 5 / 6 and 8 / 13 / 18 ciphertext products in
