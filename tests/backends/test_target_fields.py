@@ -102,6 +102,7 @@ PERTURB = {
     "energy.pj_per_byte_offchip": _set("energy", "pj_per_byte_offchip", 40.0),
     "pipelining.mode": _set("pipelining", "mode", "limb-interleaved"),
     "lowering.plaintexts": _set("lowering", "plaintexts", "of-limb"),
+    "lowering.products": _set("lowering", "products", "karatsuba"),
     "ordering.linear_transforms": _set("ordering", "linear_transforms", "giant-step-centric"),
 }
 
