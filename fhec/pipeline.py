@@ -217,12 +217,16 @@ def _expand_key_switches(program: HeProgram, o: Options) -> HeProgram:
 
 def _lower(program: HeProgram, o: Options) -> LoweredProgram:
     """The expanded HE program becomes limb instructions (data-free; loaded rvecs carry
-    their identity); plaintext constants by OF-Limb when the target asks (``[lowering]
-    plaintexts = "of-limb"``). Preserves every residue of every output."""
+    their identity); plaintext constants by OF-Limb and tensor products by Karatsuba when
+    the target asks (``[lowering] plaintexts = "of-limb"``, ``products = "karatsuba"``).
+    Preserves every residue of every output."""
     from fhec.passes.lower import lower
 
-    lowering = getattr(o.target, "lowering", None)  # stream targets only; ISA machines store plaintexts
-    return lower(program, verify=False, of_limb=lowering is not None and lowering.plaintexts == "of-limb")
+    lowering = getattr(o.target, "lowering", None)  # stream targets only; ISA machines take the defaults
+    if lowering is None:
+        return lower(program, verify=False)
+    return lower(program, verify=False, of_limb=lowering.plaintexts == "of-limb",
+                 karatsuba=lowering.products == "karatsuba")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

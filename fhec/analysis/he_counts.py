@@ -48,7 +48,8 @@ class OpShape:
     levels: for LEVEL_DOWN, the divisions by a last prime it performs; level_mul: for
     LEVEL_DOWN, whether it first multiplies by a correction constant; target_limbs: for
     MOD_RAISE, the limbs of the level it raises to; subtract: for ADD_EXT_Q, whether it
-    subtracts.
+    subtracts; square: for MUL, whether both operands are one value; karatsuba: for MUL, the
+    lowering's choice for two different operands (`lower(..., karatsuba=True)`).
     """
 
     L: int
@@ -63,6 +64,8 @@ class OpShape:
     level_mul: bool = False
     target_limbs: int = 0
     subtract: bool = False
+    square: bool = False
+    karatsuba: bool = False
 
 
 def _zero() -> Counter:
@@ -83,6 +86,16 @@ def _add_sub(op: LimbOp) -> Callable[[OpShape], Counter]:
         return c
 
     return count
+
+
+def _tensor_product(s: OpShape) -> Counter:
+    """A square doubles its one cross product; any other product is schoolbook (four
+    products, one ADD) or Karatsuba's (three products; two sums, then two subtractions)."""
+    if s.square:
+        return Counter({"MUL": 3 * s.L, "ADD": s.L})
+    if s.karatsuba:
+        return Counter({"MUL": 3 * s.L, "ADD": 2 * s.L, "SUB": 2 * s.L})
+    return Counter({"MUL": 4 * s.L, "ADD": s.L})
 
 
 def _add_plain(op: LimbOp) -> Callable[[OpShape], Counter]:
@@ -248,7 +261,7 @@ OP_COUNTS: dict[HeOp, Callable[[OpShape], Counter]] = {
     HeOp.SUB_PLAIN: _add_plain(LimbOp.SUB),
     HeOp.ADD_CONST: _add_plain(LimbOp.ADD),
     HeOp.SUB_CONST: _add_plain(LimbOp.SUB),
-    HeOp.MUL: lambda s: Counter({"MUL": 4 * s.L, "ADD": s.L}),
+    HeOp.MUL: _tensor_product,
     HeOp.MUL_PLAIN: _per_part(LimbOp.MUL),
     HeOp.MUL_CONST: _mul_const,
     HeOp.MUL_FACTOR: _per_part(LimbOp.MUL_CONST),
@@ -284,8 +297,9 @@ def _constant_is_scalar(value) -> bool:
     return is_int_scalar(value) or (not isinstance(value, Const) and np.ndim(value) == 0)
 
 
-def shape_of(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str) -> OpShape:
-    """The `OpShape` of one node of an expanded program (what its count depends on)."""
+def shape_of(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str, karatsuba: bool = False) -> OpShape:
+    """The `OpShape` of one node of an expanded program (what its count depends on);
+    `karatsuba` as for `fhec.passes.lower.lower`."""
     params = program.params
     arg = program.node(node.args[0]).type if node.args else node.type
     level = arg.level
@@ -316,22 +330,25 @@ def shape_of(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str)
         method=method or "hybrid", bgv=params.scheme == "bgv", scalar=scalar, key_switch=key_switch,
         levels=levels, level_mul=level_mul, target_limbs=target_limbs,
         subtract=node.op is HeOp.ADD_EXT_Q and bool(node.attr("subtract", False)),
+        square=node.op is HeOp.MUL and node.args[0] == node.args[1], karatsuba=karatsuba,
     )
 
 
-def node_limb_counts(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str = "hybrid") -> Counter:
+def node_limb_counts(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str = "hybrid",
+                     karatsuba: bool = False) -> Counter:
     """Limb instructions `fhec.passes.lower` emits for one primitive node (LimbOp name -> count)."""
-    return OP_COUNTS[node.op](shape_of(program, node, methods))
+    return OP_COUNTS[node.op](shape_of(program, node, methods, karatsuba))
 
 
-def program_limb_counts(program: HeProgram, methods: Mapping[int, str] | str = "hybrid") -> Counter:
+def program_limb_counts(program: HeProgram, methods: Mapping[int, str] | str = "hybrid",
+                        karatsuba: bool = False) -> Counter:
     """Limb instructions of a whole expanded program, by closed form (LimbOp name -> count).
 
-    `methods` as for `fhec.passes.lower.lower` (whole key-switching nodes; pieces carry
-    their own). Output copies are not counted (module doc)."""
+    `methods` and `karatsuba` as for `fhec.passes.lower.lower` (whole key-switching nodes;
+    pieces carry their own). Output copies are not counted (module doc)."""
     total = Counter()
     for node in program.nodes:
-        total += node_limb_counts(program, node, methods)
+        total += node_limb_counts(program, node, methods, karatsuba)
     return total
 
 

@@ -270,9 +270,18 @@ class Lowering(_Frozen):
     coefficient form and every limb is generated on chip by an NTT that reads it centered
     (`fhec.passes.lower`, "OF-Limb"): one load instead of one per limb, one NTT per limb
     more. Only plaintexts whose coefficients provably fit one limb take this path.
+
+    ``products``: the tensor product of two different ciphertexts (a square always takes
+    three products and one addition per limb). ``schoolbook`` (default): four products and
+    one addition per limb; ``karatsuba``: three products and four additions, d1 =
+    (a0 + a1)(b0 + b1) − d0 − d2 (`fhec.passes.lower_ops.LimbEmitter.multiply`). Karatsuba
+    saves multiplier work and energy but loads the adders and keeps more temporaries live,
+    which costs cycles on a machine with fewer adders than multipliers or a scratchpad
+    of a few rvecs (docs/lowering.md, "Tensor products").
     """
 
     plaintexts: Literal["stored", "of-limb"] = "stored"
+    products: Literal["schoolbook", "karatsuba"] = "schoolbook"
 
 
 class Ordering(_Frozen):

@@ -44,11 +44,16 @@ each falls back to the plain rule when the unrescaled value could exceed the mod
   before one rescale (`_Emitter.fused`);
 * an odd Chebyshev value T_{2h+1} = 2·T_{h+1}·T_h − T_1 subtracts T_1, put on the
   product's scale and level the same way, before the product's rescale
-  (`_Emitter.odd_chebyshev`).
+  (`_Emitter.odd_chebyshev`);
+* a giant step B_g above its leaf quotient q drops limbs to q's level (its scale stays)
+  and q's constants are encoded at the scale that puts the rescaled q·B_g on the
+  canonical scale (`_Emitter.giant_product`), where aligning B_g cost a LEVEL_DOWN.
 
 Where the one-rescale-per-product policy aligned each term with a LEVEL_DOWN (a constant
-multiply and a rescale), this drops limbs; a degree-63 series takes 29 rescales and 6
-LEVEL_DOWNs instead of 73 and 35.
+multiply and a rescale), this drops limbs; a degree-63 series took 29 rescales and 6
+LEVEL_DOWNs instead of 73 and 35 in EvalMod's setting before `giant_product`, which
+leaves 4 there (docs/bootstrapping.md); a dense degree-63 series at N = 2^8, 8 levels,
+takes 28 rescales and 4 LEVEL_DOWNs where it took 28 and 8.
 
 Measured (tests/ir/test_he_polynomial.py, benchmarks/bench_polynomial.py): dense
 degree 15 / 31 / 63 series take depth 4 / 5 / 6 and 8 / 13 / 18 ciphertext products in
@@ -64,7 +69,7 @@ from typing import Any, Callable, Union
 
 from fhec.ir.he import HeOp, attrs_of
 from fhec.ir.he_types import IRTypeError
-from fhec.schemes import ranges
+from fhec.schemes import ranges, rules
 
 BASES = ("power", "chebyshev")
 """The bases a POLYNOMIAL's coefficients may be given in."""
@@ -331,7 +336,7 @@ class _Emitter:
     def plus_const(self, v: int, c) -> int:
         return v if c == 0 else self.b.add_const(v, c, self.loc)
 
-    def fused(self, items: list[tuple[int, Any]], land: int | None = None) -> list[int]:
+    def fused(self, items: list[tuple[int, Any]], land: int | None = None, scale: float | None = None) -> list[int]:
         """CKKS: the terms c·T_i of a leaf with a non-integer coefficient, summed before a
         single rescale (what the auto policy would do with one rescale per term and a
         LEVEL_DOWN per alignment). Each T_i (level l_i, scale s_i) is multiplied by c
@@ -341,11 +346,16 @@ class _Emitter:
         canonical scale of low − 1: the level the per-term policy ends at too. With
         `land` (a level below low − 1: where the sum will be added to a giant step's
         product) the terms drop to land + 1 instead, so that the sum lands on that level
-        and needs no LEVEL_DOWN (a constant multiply and a rescale) to meet it. Falls back
-        to `scaled` per term when the unrescaled sum could exceed Q_low / 2 or nothing
-        is left to rescale."""
+        and needs no LEVEL_DOWN (a constant multiply and a rescale) to meet it; a single
+        term takes this path only then (alone, its own rescale would land above `land`) or
+        with `scale`: the scale the sum must have after its rescale instead of the canonical
+        one (`giant_product`: a quotient whose giant step meets it by dropping limbs).
+        Falls back to `scaled` per term when the unrescaled sum could exceed Q_low / 2 or
+        nothing is left to rescale."""
         b = self.b
-        if not b.ckks or all(exact_integer(c) is not None for _, c in items) or len(items) < 2:
+        if not b.ckks or all(exact_integer(c) is not None for _, c in items) or not items:
+            return [self.scaled(v, c) for v, c in items]
+        if len(items) == 1 and scale is None and (land is None or land + b.step >= b.type_of(items[0][0]).level):
             return [self.scaled(v, c) for v, c in items]
         params = b.params
         bounds = [b.type_of(v).bound for v, _ in items]
@@ -355,7 +365,10 @@ class _Emitter:
         def product_scale(low: int) -> float | None:
             """The common product scale at `low`, or None when the sum would not fit."""
             s_low = b.canonical_scale(low)
-            target = s_low * b.plain_scale_for(low, s_low)
+            if scale is not None:
+                target = scale * math.prod(float(rules.rescale_prime(params, j)) for j in range(low - b.step + 1, low + 1))
+            else:
+                target = s_low * b.plain_scale_for(low, s_low)
             ok = low >= b.step and total is not None and total < ranges.value_limit(params, low, target, noise + 1)
             return target if ok else None
 
@@ -374,6 +387,39 @@ class _Emitter:
             acc = term if acc is None else b.emit(HeOp.ADD, (acc, term), (), self.loc)
         return [b.after_multiply(acc, self.loc, auto=True)]
 
+    def giant_product(self, q: Leaf, g: int) -> int | None:
+        """CKKS: q·B_g for a leaf quotient q whose terms sit below B_g, so that its sum
+        lands below g's level: B_g drops limbs to that level (MOD_SWITCH, exact; its scale
+        stays), and q's constants are encoded so that q's sum has the scale that puts the
+        rescaled product on the canonical scale of the level below. This replaces the
+        LEVEL_DOWN of B_g (a constant multiply and a rescale) that aligning it onto the
+        canonical scale would cost. None (use the plain rule) when q lands on g's level
+        anyway, there is no level to rescale, or q's sum cannot take that scale (`fused`
+        fell back)."""
+        b = self.b
+        items = [(self.basis_value(i), c) for i, c in enumerate(q.coeffs) if i and c != 0]
+        if not b.ckks or not items:
+            return None
+        land, tg = min(b.type_of(v).level for v, _ in items) - b.step, b.type_of(g)
+        if land >= tg.level or land < b.step:
+            return None
+        # the product q·B_g, rescaled by `step` primes, must land on the canonical scale there
+        # (dropping limbs leaves B_g's scale as it is)
+        dropped = math.prod(float(rules.rescale_prime(b.params, j)) for j in range(land - b.step + 1, land + 1))
+        try:
+            want = b.canonical_scale(land - b.step) * dropped / tg.scale
+        except IRTypeError:  # below the bottom of a composite chain: no canonical scale there
+            return None
+        low_g = b.two_parts(g, self.loc)
+        while b.type_of(low_g).level > land:
+            low_g = b.emit(HeOp.MOD_SWITCH, (low_g,), (), self.loc)
+        terms = self.fused(items, scale=want)
+        if len(terms) != 1 or b.type_of(terms[0]).level != land or not rules.scales_match(
+                b.params, b.type_of(terms[0]).scale, want):
+            return None
+        qv = self.plus_const(terms[0], q.coeffs[0])
+        return b.multiply(qv, low_g, self.loc, auto=True)
+
     def emit(self, node: Node, land: int | None = None) -> int:
         """The value of a plan node; `land`: the level its sum meets (see `fused`)."""
         if isinstance(node, Leaf):
@@ -386,7 +432,10 @@ class _Emitter:
             return self.plus_const(acc, node.coeffs[0])
         g = self.basis_value(node.g)
         level = self.b.type_of
-        if _is_series(node.q):
+        top = self.giant_product(node.q, g) if isinstance(node.q, Leaf) else None
+        if top is not None:
+            pass
+        elif _is_series(node.q):
             # a leaf quotient lands on g's level: the product needs no alignment
             q = self.emit(node.q, level(g).level if isinstance(node.q, Leaf) else None)
             top = self.b.multiply(q, g, self.loc, auto=True)

@@ -108,6 +108,7 @@ class _Lowering:
     key_sources: dict[str, tuple[int | str, str]] = field(default_factory=dict)
     chosen: dict[int, str] = field(default_factory=dict)
     of_limb: bool = False
+    karatsuba: bool = False
 
     @property
     def params(self):
@@ -337,7 +338,7 @@ EMITTERS: dict[HeOp, Emitter] = {
     HeOp.SUB_PLAIN: _add_plain(subtract=True, from_input=True),
     HeOp.ADD_CONST: _add_plain(subtract=False, from_input=False),
     HeOp.SUB_CONST: _add_plain(subtract=True, from_input=False),
-    HeOp.MUL: lambda lw, em, n, a: em.multiply(a[0], a[1]),
+    HeOp.MUL: lambda lw, em, n, a: em.multiply(a[0], a[1], square=n.args[0] == n.args[1], karatsuba=lw.karatsuba),
     HeOp.MUL_PLAIN: _mul_plain,
     HeOp.MUL_CONST: _mul_const,
     HeOp.MUL_MONOMIAL: _mul_monomial,
@@ -369,7 +370,7 @@ EMITTERS: dict[HeOp, Emitter] = {
 
 
 def lower(program: HeProgram, methods: Mapping[int, str] | str = "hybrid", *, verify: bool = True,
-          of_limb: bool = False) -> LoweredProgram:
+          of_limb: bool = False, karatsuba: bool = False) -> LoweredProgram:
     """Lower an expanded HE program to limb instructions.
 
     Key switches may be whole nodes (relinearize, rotate, ...) or already split into
@@ -378,12 +379,15 @@ def lower(program: HeProgram, methods: Mapping[int, str] | str = "hybrid", *, ve
     map node id -> method (see `fhec.passes.keyswitch_choice.choose_methods`).
     `of_limb`: generate the limbs of every plaintext constant that fits one limb on chip
     (OF-Limb, `of_limb_fits`) instead of loading them; a target asks for it with
-    ``[lowering] plaintexts = "of-limb"``.
+    ``[lowering] plaintexts = "of-limb"``. `karatsuba`: the tensor product of two different
+    ciphertexts in three limb products and four additions instead of four and one
+    (``[lowering] products = "karatsuba"``); the residues are the same.
     Raises `InternalError` if the program still holds high-level ops.
     """
     if not program.is_expanded:
         raise InternalError("lower() needs an expanded program: run fhec.passes.he_expand.expand first")
-    lw = _Lowering(program, methods, LimbEmitter(program.params), program.users(), of_limb=of_limb)
+    lw = _Lowering(program, methods, LimbEmitter(program.params), program.users(), of_limb=of_limb,
+                   karatsuba=karatsuba)
     vals: dict[int, Any] = {}
     for node in program.nodes:
         emit = EMITTERS.get(node.op)

@@ -149,13 +149,32 @@ class LimbEmitter:
         consts = [c % q for q in self.params.moduli[:limbs]]
         return np.stack([self.mul_const(p, consts, self._mods(limbs)) for p in a])
 
-    def multiply(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Tensor product of two 2-part ciphertexts: (a0·b0, a0·b1 + a1·b0, a1·b1)."""
+    def multiply(self, a: np.ndarray, b: np.ndarray, square: bool = False, karatsuba: bool = False) -> np.ndarray:
+        """Tensor product of two 2-part ciphertexts, (a0·b0, a0·b1 + a1·b0, a1·b1).
+
+        A square (`square`: b is a) takes three limb products: its two cross products are
+        one, doubled (d1 = a0·a1 + a0·a1). Any other product takes four and one addition, or
+        under `karatsuba` three and four additions, d1 = (a0 + a1)(b0 + b1) − d0 − d2 (as
+        `Evaluator._multiply_ct` computes it). Every identity holds mod q, so every residue
+        is the schoolbook one."""
         limbs = a.shape[1]
         mods = self._mods(limbs)
+        three = np.concatenate([mods] * 3)
+        if square:
+            # a0·a0, a0·a1, a1·a1 in one call: the rows three calls would emit, in order
+            d0, cross, d2 = self.op(LimbOp.MUL, np.concatenate([a[0], a[0], a[1]]), np.concatenate([a[0], a[1], a[1]]),
+                                    mod=three).reshape(3, limbs)
+            return np.stack([d0, self.op(LimbOp.ADD, cross, cross, mod=mods), d2])
+        if karatsuba:
+            sa, sb = self.op(LimbOp.ADD, np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]),
+                             mod=np.concatenate([mods] * 2)).reshape(2, limbs)
+            d0, d2, m = self.op(LimbOp.MUL, np.concatenate([a[0], a[1], sa]), np.concatenate([b[0], b[1], sb]),
+                                mod=three).reshape(3, limbs)
+            d1 = self.op(LimbOp.SUB, self.op(LimbOp.SUB, m, d0, mod=mods), d2, mod=mods)
+            return np.stack([d0, d1, d2])
         # a0·b0, a0·b1 and a1·b0 in one call: the rows three calls would emit, in order
         d0, m01, m10 = self.op(LimbOp.MUL, np.concatenate([a[0], a[0], a[1]]), np.concatenate([b[0], b[1], b[0]]),
-                               mod=np.concatenate([mods] * 3)).reshape(3, limbs)
+                               mod=three).reshape(3, limbs)
         d1 = self.op(LimbOp.ADD, m01, m10, mod=mods)
         d2 = self.op(LimbOp.MUL, a[1], b[1], mod=mods)
         return np.stack([d0, d1, d2])

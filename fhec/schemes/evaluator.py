@@ -88,6 +88,19 @@ def _q(ct_or_moduli) -> np.ndarray:
     return np.array(moduli, dtype=np.uint64)
 
 
+
+def _tensor_product(a: np.ndarray, b: np.ndarray, q, square: bool):
+    """(a0·b0, a0·b1 + a1·b0, a1·b1) mod q with three products, as the lowering emits it
+    (`LimbEmitter.multiply`): a square doubles its one cross product; any other product is
+    Karatsuba's, (a0 + a1)(b0 + b1) − a0·b0 − a1·b1. Both equal the schoolbook sums mod q,
+    and residues are canonical, so every word is the schoolbook one."""
+    if square:
+        cross = mul_mod(a[0], a[1], q)
+        return mul_mod(a[0], a[0], q), add_mod(cross, cross, q), mul_mod(a[1], a[1], q)
+    d0, d2 = mul_mod(a[0], b[0], q), mul_mod(a[1], b[1], q)
+    m = mul_mod(add_mod(a[0], a[1], q), add_mod(b[0], b[1], q), q)
+    return d0, sub_mod(sub_mod(m, d0, q), d2, q), d2
+
 class Evaluator:
     """Evaluates HE ops on ciphertexts of one key set.
 
@@ -339,10 +352,7 @@ class Evaluator:
         if b.parts > 2:
             b = self.relinearize(b, keyswitch=keyswitch)
         a, b = self._align(a, b, for_add=False)
-        q = _q(a)
-        d0 = mul_mod(a.data[0], b.data[0], q)
-        d1 = add_mod(mul_mod(a.data[0], b.data[1], q), mul_mod(a.data[1], b.data[0], q), q)
-        d2 = mul_mod(a.data[1], b.data[1], q)
+        d0, d1, d2 = _tensor_product(a.data, b.data, _q(a), square=a is b)
         scale = rules.multiply_scale(self.params, a.scale, b.scale)
         noise = nz.multiply_noise(self.params, a.noise, a.scale, b.noise, b.scale)
         ct = Ciphertext(self.params, np.stack([d0, d1, d2]), a.level, scale, a.key_id, noise)

@@ -27,13 +27,13 @@ def _lowered_by_node(lowered) -> dict[int, Counter]:
     return {node: Counter(c) for node, c in lowered.limb.counts_by_he_node().items() if node not in outputs}
 
 
-def _assert_counts_match(program, methods):
-    lowered = lower(program, methods)
+def _assert_counts_match(program, methods, karatsuba=False):
+    lowered = lower(program, methods, karatsuba=karatsuba)
     got = _lowered_by_node(lowered)
     for node in program.nodes:
         if node.op is HeOp.OUTPUT:
             continue
-        want = +node_limb_counts(program, node, methods)
+        want = +node_limb_counts(program, node, methods, karatsuba)
         assert want == got.get(node.id, Counter()), f"{node.op.value} (node {node.id}): {want} != {got.get(node.id)}"
 
 
@@ -42,14 +42,33 @@ def _assert_counts_match(program, methods):
     ft.programs(scheme="ckks", max_depth=3) | ft.programs(scheme="bgv", max_depth=2),
     st.sampled_from(["hybrid", "bv"]),
     st.sampled_from(["whole", "none", "single", "auto"]),
+    st.booleans(),
 )
-def test_closed_forms_equal_the_lowering(program, method, hoisting):
+def test_closed_forms_equal_the_lowering(program, method, hoisting, karatsuba):
     prepared = prepare(program)
     methods = choose_methods(prepared, method)
     if hoisting == "whole":
-        _assert_counts_match(prepared, methods)
+        _assert_counts_match(prepared, methods, karatsuba)
     else:
-        _assert_counts_match(expand_key_switches(prepared, methods, hoisting), "hybrid")
+        _assert_counts_match(expand_key_switches(prepared, methods, hoisting), "hybrid", karatsuba)
+
+
+@pytest.mark.parametrize("karatsuba", [False, True])
+def test_tensor_products_take_three_limb_products(karatsuba):
+    """A square takes three products per limb whatever the choice; a product of two
+    different ciphertexts takes four (schoolbook) or three (Karatsuba)."""
+    params = fhec.CKKSParams(N=2**6, levels=2, scale_bits=26, word_bits=32, security=None, min_precision_bits=None)
+    p = fhec.Program("t", params)
+    x, y = p.input("x"), p.input("y")
+    p.output("sq", x * x)
+    p.output("xy", x * y)
+    prepared = prepare(p)
+    by_node = _lowered_by_node(lower(prepared, "hybrid", karatsuba=karatsuba))
+    square, product = (n for n in prepared.nodes if n.op is HeOp.MUL)
+    L = params.limbs_at(prepared.node(square.args[0]).type.level)
+    assert by_node[square.id] == Counter({"MUL": 3 * L, "ADD": L})
+    want = {"MUL": 3 * L, "ADD": 2 * L, "SUB": 2 * L} if karatsuba else {"MUL": 4 * L, "ADD": L}
+    assert by_node[product.id] == Counter(want)
 
 
 @pytest.mark.parametrize("special_primes", [1, 2, 3])

@@ -127,6 +127,7 @@ PERTURB = {
     "energy.pj_per_byte_offchip": _set("energy", "pj_per_byte_offchip", 40.0),
     "pipelining.mode": _set("pipelining", "mode", "limb-interleaved"),
     "lowering.plaintexts": _set("lowering", "plaintexts", "of-limb"),
+    "lowering.products": _set("lowering", "products", "karatsuba"),
     "ordering.linear_transforms": _set("ordering", "linear_transforms", "giant-step-centric"),
     "keys.uniform_half": _generating,
     "keys.generator_words_per_cycle": _with_generated_keys("generator_words_per_cycle", 1),

@@ -309,3 +309,31 @@ def test_approx_errors(args, words):
     with pytest.raises(PolynomialError) as e:
         fhec.approx(*args)
     assert words in str(e.value)
+
+
+# -- alignment without LEVEL_DOWN ------------------------------------------------------------------
+
+
+def _level_downs(program) -> int:
+    return len(list(expand(program.ir).nodes_of(HeOp.LEVEL_DOWN)))
+
+
+@pytest.mark.parametrize("d", [31, 63])
+def test_giant_steps_meet_their_quotients_by_dropping_limbs(d):
+    """A dense Chebyshev series (EvalMod's shape): where a leaf quotient lands below its
+    giant step, the giant step drops limbs and the quotient's constants carry the scale,
+    instead of a LEVEL_DOWN; the compiled limbs equal the evaluator's bit for bit and the
+    result matches numpy within the estimated precision."""
+    from fhec.verify_run import run_checked
+
+    params = fhec.CKKSParams(N=2**8, levels=8, scale_bits=30, word_bits=32, base_limbs=2, security=None)
+    coeffs = np.array(dense(d, "chebyshev"))
+    p, _, _ = traced(params, Chebyshev(coeffs / np.sum(np.abs(coeffs))), bound=1.0)  # |value| <= 1
+    expanded = expand(p.ir)
+    giant = [n for n in expanded.nodes_of(HeOp.MUL)
+             if any(expanded.node(a).op is HeOp.MOD_SWITCH for a in n.args)]
+    assert giant, "no giant step took the limb-dropping path"
+    assert _level_downs(p) <= {31: 3, 63: 4}[d]  # 7 and 8 when every alignment was a LEVEL_DOWN
+    xs = np.random.default_rng(d).uniform(-1, 1, params.slots)
+    run_checked(p, {"x": xs}, seed=0)  # every limb of the compiled run equals the evaluator's
+    ft.assert_matches_reference(p, {"x": xs}, seed=0)
