@@ -285,12 +285,13 @@ def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3) -> fhec.Prog
 
 def small_params() -> fhec.CKKSParams:
     """The bootstrap-toy configuration at N = 2^12 with 10 levels after a bootstrap (one
-    per ReLU at degrees 3, 3, 7) and a 2^40 scale in 50-bit words: the toy's 2^30 leaves a
-    bootstrapped value about 10 bits, too few to carry through seven ReLUs and their
-    bootstraps; at 2^40 it keeps about 20."""
+    per ReLU at degrees 3, 3, 7) and a 2^36 scale in Osiris's 40-bit words, so the CI
+    variant compiles for `osiris-tiny`: the toy's 2^30 leaves a bootstrapped value about
+    10 bits, too few to carry through seven ReLUs and their bootstraps (`fhec check`
+    measures about 25 bits at 2^36)."""
     literal = fhec.CKKSParams.preset("bootstrap-toy")
-    return fhec.CKKSParams.preset("bootstrap-toy", levels=literal.bootstrap.depth(2**12) + 10, scale_bits=55,
-                                  word_bits=60)
+    return fhec.CKKSParams.preset("bootstrap-toy", levels=literal.bootstrap.depth(2**12) + 10, scale_bits=36,
+                                  word_bits=40)
 
 
 def small(hoisting: str | None = "single") -> fhec.Program:

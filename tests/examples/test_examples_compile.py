@@ -14,8 +14,9 @@ from fhec.cli import main
 
 EXAMPLES = examples_dir()
 
-TARGET = {"rpu_matvec.py": "rpu"}
-"""Examples written for another machine than f1 (rpu_matvec uses the RPU's 40-bit words)."""
+TARGET = {"rpu_matvec.py": "rpu", "resnet20.py": "osiris-tiny"}
+"""Examples written for another machine than f1 (rpu_matvec uses the RPU's 40-bit words;
+resnet20's CI variant uses Osiris's 40-bit words at N = 2^12)."""
 
 SLOW = {"bootstrap.py"}
 """Examples whose compile takes half a minute or more (three bootstraps at N = 2^12)."""
