@@ -18,6 +18,10 @@ TARGET = {"rpu_matvec.py": "rpu", "resnet20.py": "osiris-tiny"}
 """Examples written for another machine than f1 (rpu_matvec uses the RPU's 40-bit words;
 resnet20's CI variant uses Osiris's 40-bit words at N = 2^12)."""
 
+PROGRAM = {"helr.py": "small_f1"}
+"""Examples that define several programs: the one compiled here (helr's other program,
+`small`, bootstraps; `fhec check` covers both)."""
+
 SLOW = {"bootstrap.py"}
 """Examples whose compile takes half a minute or more (three bootstraps at N = 2^12)."""
 
@@ -28,7 +32,8 @@ SLOW = {"bootstrap.py"}
 ])
 def test_every_shipped_example_compiles_for_its_target(name):
     target = TARGET.get(name, "f1")
-    r = CliRunner().invoke(main, ["compile", str(EXAMPLES / name), "--target", target])
+    spec = str(EXAMPLES / name) + (f":{PROGRAM[name]}" if name in PROGRAM else "")
+    r = CliRunner().invoke(main, ["compile", spec, "--target", target])
     assert r.exit_code == 0, r.output
     assert "cycles" in r.output
 
