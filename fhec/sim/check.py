@@ -331,14 +331,7 @@ def _check_values(s: Streams, tm, program: LimbProgram, op: np.ndarray, fu_ok: n
     r_ent = np.concatenate([fe, two, se])
     _check_reads(col, "slot s", w_loc, w_land, w_dur, w_val, w_ent, r_loc, r_start, r_dur, r_val, r_ent)
 
-    # memory vectors: loaded classes are present from the start; a STORE lands whole at t + xfer
-    initial = np.flatnonzero(IS_LOADED[program.rvec_class]).astype(np.int64)
-    m_loc = np.concatenate([initial, s.dst[se].astype(np.int64)])
-    m_land = np.concatenate([np.full(len(initial), -1, np.int64), t[se] + tm.latency[StreamOp.STORE]])
-    m_val = np.concatenate([initial, tag[se]])
-    m_ent = np.concatenate([np.full(len(initial), -1, np.int64), se])
-    _check_reads(col, "memory vector m", m_loc, m_land, np.zeros(len(m_loc), np.int64), m_val, m_ent,
-                 s.src0[le].astype(np.int64), t[le], np.zeros(len(le), np.int64), tag[le], le)
+    _check_memory_vectors(s, tm, program, t, tag, se, le, col)
 
 
 def _check_values_onchip(s: Streams, tm, facts: OnChipFacts, program: LimbProgram, op: np.ndarray,
@@ -436,6 +429,13 @@ def _check_values_onchip(s: Streams, tm, facts: OnChipFacts, program: LimbProgra
             col.add(HazardKind.MISMATCH, int(e[q]), f"source {k} is streamed to cluster {int(tr.cluster[j[q]])}, "
                                                    f"not the entry's cluster {int(cl[q])}")
 
+    _check_memory_vectors(s, tm, program, t, tag, se, le, col)
+
+
+def _check_memory_vectors(s: Streams, tm, program: LimbProgram, t, tag, se, le, col: _Collector) -> None:
+    """Every LOAD (entries `le`) reads a memory vector holding its value: loaded classes are
+    present from the start, a STORE (entries `se`) lands whole at t + its latency. Shared
+    by both data paths: off chip, the register plan changes nothing."""
     initial = np.flatnonzero(IS_LOADED[program.rvec_class]).astype(np.int64)
     m_loc = np.concatenate([initial, s.dst[se].astype(np.int64)])
     m_land = np.concatenate([np.full(len(initial), -1, np.int64), t[se] + tm.latency[StreamOp.STORE]])
