@@ -110,6 +110,14 @@ NUM_STREAM_OPS = 19
 MEMORY_KIND = "mem"
 """`Unit.kind` of the memory controller."""
 GENERATOR_KIND = "gen"
+
+NOT_FUNCTIONAL_UNIT = (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN)
+"""Stream ops that no functional unit runs (the memory controller's and the key generator's)."""
+
+
+def on_functional_units(op: np.ndarray) -> np.ndarray:
+    """Mask of the stream entries with op codes `op` that a functional unit runs."""
+    return ~np.isin(op, NOT_FUNCTIONAL_UNIT)
 """`Unit.kind` of the on-chip key generator (targets with ``[keys] uniform_half = "generated"``)."""
 
 STREAM_ARITY = np.zeros(NUM_STREAM_OPS, dtype=np.int8)

@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 
 from fhec.backends.onchip import TransferKind
-from fhec.backends.streams import StreamOp
+from fhec.backends.streams import on_functional_units
 from fhec.backends.target import Target
 from fhec.ir.limb import LimbProgram
 
@@ -70,7 +70,7 @@ def check_onchip(s, tm, facts: OnChipFacts, program: LimbProgram, op: np.ndarray
     K, C = facts.registers, facts.clusters
     if oc.registers != K:
         col.add(kinds.MISMATCH, -1, f"the plan has {oc.registers} registers per cluster; the target has {K} at N = {s.N}")
-    is_fu = ~np.isin(op, (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN))
+    is_fu = on_functional_units(op)
     cluster = np.array([u.cluster for u in s.units], dtype=np.int64)[s.unit]
     tag = np.where(fu_ok, s.tag, 0).astype(np.int64)
     has1 = fu_ok & (program.src1[tag] >= 0)

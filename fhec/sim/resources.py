@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from fhec.backends.onchip import TransferKind
-from fhec.backends.streams import MEMORY_KIND, StreamOp, op_timing
+from fhec.backends.streams import MEMORY_KIND, op_timing, on_functional_units
 from fhec.backends.target import Target
 
 __all__ = ["busy_intervals", "utilization_in", "binding_resource", "NETWORK_CLASSES"]
@@ -56,7 +56,7 @@ def busy_intervals(streams, target: Target) -> dict[str, tuple[np.ndarray, np.nd
     banks = int(target.scratchpad.banks)
     out["scratchpad bank ports"] = (*span(fill | wb), 2 * banks)
     rf = target.register_file
-    fu = ~np.isin(streams.op, (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN))  # functional-unit entries
+    fu = on_functional_units(streams.op)
     t = streams.cycle
     r0 = fu & (plan.reg0 >= 0)
     r1 = fu & (plan.reg1 >= 0)

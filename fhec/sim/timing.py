@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, STREAM_ARITY, Streams, StreamOp, op_timing
+from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, STREAM_ARITY, Streams, StreamOp, op_timing, on_functional_units
 from fhec.backends.target import Target
 from fhec.ir.limb import LimbOp
 from fhec.analysis.bounds import Bounds
@@ -292,7 +292,7 @@ def register_file_bytes(streams: Streams, rvec_bytes: int) -> int:
     plan = streams.onchip
     if plan is None:
         return 0
-    fu = ~np.isin(streams.op, (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN))  # functional-unit entries
+    fu = on_functional_units(streams.op)
     tr = plan.transfers
     n = int(np.count_nonzero(fu)) + int(np.count_nonzero(fu & (plan.reg0 >= 0)))
     n += int(np.count_nonzero(fu & (plan.reg1 >= 0)))
@@ -391,7 +391,7 @@ def _stage_binding(he_program, limb, streams: Streams, target: Target, intervals
     from fhec.sim.resources import binding_resource
 
     names, stage = instruction_stages(he_program, limb)
-    fu = ~np.isin(streams.op, (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN))  # functional-unit entries
+    fu = on_functional_units(streams.op)
     tags = np.where(fu, streams.tag, 0)
     st = np.where(fu, stage[tags], -1)
     end = streams.cycle + op_timing(target, streams.N).occupancy[streams.op]
