@@ -97,7 +97,7 @@ def run(quick: bool = False) -> list[dict]:
     sys.path.insert(0, str(ROOT / "fhec" / "examples"))
     import helr
 
-    packings = ("", "-sparse") if helr.sparse_bootstrap_built() else ("",)
+    packings = ("", "-sparse")
     for packing in packings:
         for target, source in (("osiris", "Osiris Table III(a), 1 TB/s"), ("osiris-2tb", "Osiris Table III(b), 2 TB/s")):
             for variant, paper in OSIRIS_MS[target].items():

@@ -55,9 +55,8 @@ Deviations from HELR's formulation (and the papers' runs):
   and ends by packing the update into S (the masks fold into the update's constants: no
   level), so one bootstrap refreshes all 2·f weights. Osiris runs HELR-1024 with sparsely
   packed bootstrapping (§VI): S repeats with period 2·f = 512, so ``helr_1024(...,
-  sparse=True)`` bootstraps those 512 slots (``BootstrapConfig(slots=512)``, where fhec
-  builds sparse bootstrapping: `sparse_bootstrap_built`); by default the bootstrap is fully
-  packed, all 2^15 slots at N = 2^16.
+  sparse=True)`` bootstraps those 512 slots (``BootstrapConfig(slots=512)``); by default
+  the bootstrap is fully packed, all 2^15 slots at N = 2^16.
 
 * **The broadcast of step 3 is one linear transform** (g diagonals, the mask folded into
   them: slot i ← x[i − (i mod g)]) instead of HELR's mask + rotate-and-sum. It saves the
@@ -365,25 +364,12 @@ def helr_1024(variant: str = "SH", target: str = "osiris", sparse: bool = False)
     return build("helr-1024", hoisting=mode, params=lambda: osiris_params(mode, words, period))
 
 
-def sparse_bootstrap_built() -> bool:
-    """Whether this fhec builds sparsely packed bootstrapping (``BootstrapConfig(slots=n)``
-    with n < N/2 accepted by `CKKSParams`)."""
-    try:
-        toy_params(sparse_slots=128)
-    except fhec.ParameterError as e:
-        if "only full packing" in str(e):
-            return False
-        raise
-    return True
-
-
 def suite_rows() -> list[dict]:
     """The rows of `fhec bench --suite f1|osiris` this example provides (see fhec/suites/):
     F1's logistic regression, and HELR-1024 NH/SH/DH at 1 and 2 TB/s, with a sparse bootstrap
-    of the state's 512 slots where fhec builds one (as Osiris), else fully packed."""
-    sparse = sparse_bootstrap_built()
-    packing = ("a sparse bootstrap of its 512 slots per iteration, as Osiris" if sparse else
-               "one fully packed bootstrap per iteration (Osiris: sparsely packed)")
+    of the state's 512 slots (as Osiris)."""
+    sparse = True
+    packing = "a sparse bootstrap of its 512 slots per iteration, as Osiris"
     rows = [{
         "suite": "f1", "name": "Logistic regression", "variant": None, "target": "f1", "paper_ms": 1.15,
         "paper_source": "F1 Table 3", "build": lambda: build("f1"), "needs": None,
