@@ -18,12 +18,20 @@ What changes at N = 2^14, and why:
   (1 − y/a²) mod t (`equality_coefficients`): one squaring and a degree-255 series,
   evaluated by fhec's baby-step / giant-step Paterson–Stockmeyer (`Cipher.polynomial`,
   ⌈log2 256⌉ = 8 levels). 9 levels where Fermat takes 16.
+* **32-bit level primes** (`modulus_bits=32`, F1's word; fhec's default is 30 bits for
+  128-bit security at N = 2^13, and this setting is not secure anyway, below). A BGV
+  product multiplies the two noises (and √N), and the modulus switch after it divides by
+  the level's prime, so noise stays at its floor (about 2^21 here: the rounding of a
+  switch times t) only while floor + log2 √N + floor − prime bits ≤ floor, i.e. for primes
+  of at least floor + 7 bits. 30-bit primes leave two bits of margin, which the series'
+  chain of squarings (u^16 → u^128) overruns: measured with `fhec.evaluate`, the budget is
+  gone three products into the window (fhec's average-case estimate, which says +37 bits
+  at the output, misses it); with 32-bit primes measured and estimated budgets agree
+  within a bit at every stage.
 * **One modulus switch after the series.** Its coefficients are integers up to t/2 =
-  2^16, and multiplying by them multiplies the noise; the window's products then square
-  the mask's noise, and with 30-bit level primes a product of two ciphertexts only shrinks
-  back to the floor (about 2^21 at N = 2^14, t = 65537) from below about 2^23. One more
-  modulus switch takes the series' result back to the floor (without it, fhec's estimate
-  of the result's noise budget is −575 bits; with it, +37).
+  2^16, and multiplying by them multiplies the noise (the series' result is 16 bits above
+  the floor); the window's products then square that excess. One more modulus switch
+  takes the mask back to the floor.
 * **A window of W = 32 slots** (`WINDOW`): the longest key, "Bosnia and Herzegovina", has
   22 bytes, padded to a power of two for the rotate-and-multiply product (below). HElib
   uses all 48 of its slots; here a row has 8192 slots, and a product over all of them
@@ -42,8 +50,8 @@ What changes at N = 2^14, and why:
 Depth: 1 (d²) + 8 (series) + 1 (modulus switch) + 5 (window) + 1 (value) = 16 of F1's
 L = 17, so the output is at level 1.
 
-F1's setting is not 128-bit secure by the HE standard: 17 levels of ~30-bit primes make
-log Q·P about 555 bits, beyond the 438 the standard allows at N = 2^14 (F1 states no
+F1's setting is not 128-bit secure by the HE standard: 17 levels of 32-bit primes make
+log Q·P 608 bits, beyond the 438 the standard allows at N = 2^14 (F1 states no
 security level for it), so the paper-size program passes security=None, as fhec's
 f1-ckks-bootstrap preset does for F1's CKKS bootstrapping.
 
@@ -122,14 +130,16 @@ def decode(values) -> str:
 
 
 def db_lookup(entries: int = len(COUNTRIES), N: int = 2**14, plain_modulus: int = 65537, levels: int = 17,
-              window: int = WINDOW, total_product: bool = False, security: int | None = None) -> fhec.Program:
+              window: int = WINDOW, total_product: bool = False, modulus_bits: int = 32,
+              security: int | None = None) -> fhec.Program:
     """The lookup (module doc) over `entries` encrypted key-value pairs: inputs ``query``,
     ``key_i`` and ``value_i`` (values at the level where the mask meets them); output
     ``value``. `total_product` takes the window's product as HElib does (W − 1 rotated
     copies multiplied in a balanced tree) instead of by doubling."""
     if window & (window - 1) or window < 1:
         raise ValueError(f"window = {window} must be a power of two")
-    params = fhec.BGVParams(N=N, levels=levels, plain_modulus=plain_modulus, security=security)
+    params = fhec.BGVParams(N=N, levels=levels, plain_modulus=plain_modulus, modulus_bits=modulus_bits,
+                            security=security)
     g = equality_coefficients(params.plain_modulus)
     p = fhec.Program(f"db_lookup_{entries}_N{N}", params)
     query = p.input("query")
