@@ -25,8 +25,8 @@ What changes at N = 2^14, and why:
   switch times t) only while floor + log2 √N + floor − prime bits ≤ floor, i.e. for primes
   of at least floor + 7 bits. 30-bit primes leave two bits of margin, which the series'
   chain of squarings (u^16 → u^128) overruns: measured with `fhec.evaluate`, the budget is
-  gone three products into the window (fhec's average-case estimate, which says +37 bits
-  at the output, misses it); with 32-bit primes measured and estimated budgets agree
+  gone three products into the window (fhec's average-case estimate, which says +34 bits
+  at the 47-entry output, misses it); with 32-bit primes measured and estimated budgets agree
   within a bit at every stage.
 * **One modulus switch after the series.** Its coefficients are integers up to t/2 =
   2^16, and multiplying by them multiplies the noise (the series' result is 16 bits above
@@ -44,8 +44,9 @@ What changes at N = 2^14, and why:
   and 5 products, where HElib's product of W rotated copies (`total_product=True`) takes
   W − 1 = 31 of each for the same depth 5 and the same result.
 * **The value product** is the last level; values are stored at that level (the server
-  mod-switches its encrypted table down once, not per query), their bytes in slots 0..W−1,
-  where the mask is 0 or 1 (beyond the window it may be anything, and the value is 0).
+  mod-switches its encrypted table down once, not per query), their bytes once, in slots
+  0..W−1, where the mask is the entry's match bit. Beyond the window the mask is a partial
+  product (a suffix of the string matching), so a value's slots there must be, and are, 0.
 
 Depth: 1 (d²) + 8 (series) + 1 (modulus switch) + 5 (window) + 1 (value) = 16 of F1's
 L = 17, so the output is at level 1.
@@ -109,14 +110,15 @@ def equality_coefficients(t: int, span: int = CHAR_SPAN) -> list[int]:
     return coeffs
 
 
-def encode(s: str, slots: int, window: int = WINDOW) -> list[int]:
-    """A string's bytes in slots 0.., zero-padded to `window`, then the same again (the copy
-    makes the window's rotations cyclic, module doc); `slots` values in all."""
+def encode(s: str, slots: int, window: int = WINDOW, copies: int = 2) -> list[int]:
+    """A string's bytes in slots 0.., zero-padded to `window`, `copies` times (keys and the
+    query twice: the copy makes the window's rotations cyclic, module doc; values once),
+    then zeros: `slots` values in all."""
     b = s.encode()
     if len(b) > window:
         raise ValueError(f"{s!r} has {len(b)} bytes, more than the {window}-slot window")
     block = list(b) + [0] * (window - len(b))
-    return (block * 2 + [0] * slots)[:slots]
+    return (block * copies + [0] * slots)[:slots]
 
 
 def decode(values) -> str:
@@ -179,7 +181,7 @@ def lookup_inputs(p: fhec.Program, query: str, table=COUNTRIES, window: int = WI
     entries = sum(name.startswith("key_") for name in p.ir.inputs)
     inputs = {"query": encode(query, n, window)}
     for i, (key, value) in enumerate(table[:entries]):
-        inputs[f"key_{i}"], inputs[f"value_{i}"] = encode(key, n, window), encode(value, n, window)
+        inputs[f"key_{i}"], inputs[f"value_{i}"] = encode(key, n, window), encode(value, n, window, copies=1)
     return inputs
 
 

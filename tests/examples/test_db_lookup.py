@@ -44,6 +44,7 @@ def test_strings_are_encoded_twice_in_the_window_and_decode_back():
     v = dbl.encode("Reykjavík", 128)
     assert len(v) == 128 and v[:32] == v[32:64] and not any(v[64:])
     assert dbl.decode(v) == "Reykjavík"
+    assert dbl.encode("Reykjavík", 128, copies=1) == v[:32] + [0] * 96
     with pytest.raises(ValueError, match="window"):
         dbl.encode("x" * 33, 128)
 
@@ -59,9 +60,12 @@ def test_doubling_computes_helibs_product_of_rotated_copies():
 def test_the_small_program_returns_the_capital_of_a_matching_key_only():
     p = dbl.p
     table = (("Iceland", "Reykjavík"), ("Ireland", "Dublin"), ("Italy", "Rome"))
-    for query, expected in (("Iceland", "Reykjavík"), ("Italy", "Rome"), ("Ital", ""), ("Italy ", "")):
+    for query, expected in (("Iceland", "Reykjavík"), ("Italy", "Rome"), ("Ital", ""), ("Italy ", ""),
+                            ("Xreland", "")):  # a suffix match ("reland") must leak nothing either
         out = fhec.evaluate(p, dbl.lookup_inputs(p, query, table), seed=0)["value"]
         assert dbl.decode(out) == expected, query
+        expected_slots = dbl.encode(expected, p.params.slots, copies=1)
+        np.testing.assert_array_equal(out, expected_slots)  # every slot: the capital, then zeros
 
 
 def test_the_paper_size_program_fits_f1s_seventeen_levels_with_noise_to_spare():
