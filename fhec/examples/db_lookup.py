@@ -190,8 +190,8 @@ def suite_rows() -> list[dict]:
     return [{
         "suite": "f1", "name": "DB lookup", "variant": None, "target": "f1", "paper_ms": 4.36,
         "paper_source": "F1 Table 3", "build": db_lookup, "needs": None,
-        "note": "HElib's 47 countries, per-character compare (degree-255 equality series in d²), product over a "
-                "32-slot window by doubling, value product: depth 16 of L 17",
+        "note": "HElib's 47 countries, per-character compare (degree-255 equality series in d² at t = 65537), "
+                "product over a 32-slot window by doubling, value product: depth 16 of L 17, 32-bit level primes",
     }]
 
 
