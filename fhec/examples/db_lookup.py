@@ -1,33 +1,64 @@
 """Encrypted database lookup in BGV, after HElib's BGV_country_db_lookup (F1 §7, Table 3).
 
 HElib's example stores a key-value table of European countries and their capitals (47
-entries), every key and every value encrypted, one ciphertext each. An encrypted query
-is compared with every key by Fermat's little theorem: for a prime t,
+entries, `COUNTRIES`), every key and every value an encrypted string, one character (byte)
+per slot. For each entry it computes a per-character equality mask of key and query
+(Fermat: 1 − (key − query)^(p−1) at p = 131), multiplies the masks of all slots together
+(`totalProduct` of the mask rotated to every one of its 48 slots), multiplies that by the
+entry's value, and sums over the entries: the ciphertext holding the matching capital
+(zeros when no key matches). This module is that program at F1's N = 2^14, L = 17.
 
-    mask_i = 1 - (key_i - query)^(t-1)      (1 where the key matches, 0 elsewhere)
+What changes at N = 2^14, and why:
 
-then each mask multiplies its value and the masked values are summed: the ciphertext
-holding the matching capital (zero when no key matches). Depth: log2(t-1) squarings for
-the power, plus one ciphertext product with the value.
+* **t = 65537.** fhec's BGV batches with a prime t ≡ 1 mod 2N; 65537 is the smallest at
+  N = 2^14. Fermat's x^(t−1) would be 16 squarings, which leaves no room for the product
+  over the string in L = 17. Characters are bytes, so the difference d = key − query of
+  one slot lies in [−255, 255], and "d = 0" is a polynomial there: 1 at 0 and 0 at every
+  other d. It is even, so it is g(d²) with g of degree 255, g(y) = Π_{a=1..255}
+  (1 − y/a²) mod t (`equality_coefficients`): one squaring and a degree-255 series,
+  evaluated by fhec's baby-step / giant-step Paterson–Stockmeyer (`Cipher.polynomial`,
+  ⌈log2 256⌉ = 8 levels). 9 levels where Fermat takes 16.
+* **32-bit level primes** (`modulus_bits=32`, F1's word; fhec's default is 30 bits for
+  128-bit security at N = 2^13, and this setting is not secure anyway, below). A BGV
+  product multiplies the two noises (and √N), and the modulus switch after it divides by
+  the level's prime, so noise stays at its floor (about 2^21 here: the rounding of a
+  switch times t) only while floor + log2 √N + floor − prime bits ≤ floor, i.e. for primes
+  of at least floor + 7 bits. 30-bit primes leave two bits of margin, which the series'
+  chain of squarings (u^16 → u^128) overruns: measured with `fhec.evaluate`, the budget is
+  gone three products into the window (fhec's average-case estimate, which says +34 bits
+  at the 47-entry output, misses it); with 32-bit primes measured and estimated budgets agree
+  within a bit at every stage.
+* **One modulus switch after the series.** Its coefficients are integers up to t/2 =
+  2^16, and multiplying by them multiplies the noise (the series' result is 16 bits above
+  the floor); the window's products then square that excess. One more modulus switch
+  takes the mask back to the floor.
+* **A window of W = 32 slots** (`WINDOW`): the longest key, "Bosnia and Herzegovina", has
+  22 bytes, padded to a power of two for the rotate-and-multiply product (below). HElib
+  uses all 48 of its slots; here a row has 8192 slots, and a product over all of them
+  would take 13 levels.
+* **The product over the window by doubling**: m ← m · rot(m, 2^s) for s = 0..4 leaves in
+  slot j the product of slots j..j+31. Each string is stored with a copy of itself in the
+  next W slots (`encode`), so slots j..j+31 are the W characters in a cyclic order, and
+  every slot of the window holds the whole product, as every slot does after HElib's
+  cyclic `totalProduct`: no mask-and-broadcast step. Doubling takes log2 W = 5 rotations
+  and 5 products, where HElib's product of W rotated copies (`total_product=True`) takes
+  W − 1 = 31 of each for the same depth 5 and the same result.
+* **The value product** is the last level; values are stored at that level (the server
+  mod-switches its encrypted table down once, not per query), their bytes once, in slots
+  0..W−1, where the mask is the entry's match bit. Beyond the window the mask is a partial
+  product (a suffix of the string matching), so a value's slots there must be, and are, 0.
 
-F1 runs it at N = 16K and L = 17. fhec's BGV batches with a prime t ≡ 1 mod 2N, and the
-smallest such prime at N = 2^14 is 65537: x^(t-1) = x^65536 is 16 squarings, and the
-value product the 17th level, which is F1's L = 17 exactly. HElib's example (t = 131,
-48 slots) compares the query with a key character by character and multiplies the
-per-character masks together (a product over the slots, log2(slots) more levels); at
-t = 65537 that product does not fit in L = 17, so here a key is one number mod t (say
-the country's index or a 16-bit hash of its name) replicated in every slot, and the
-value is the capital's name, one character per slot. The values are stored one level
-above the last (level 1), where the mask meets them: the server mod-switches its
-encrypted table down once, not per query.
+Depth: 1 (d²) + 8 (series) + 1 (modulus switch) + 5 (window) + 1 (value) = 16 of F1's
+L = 17, so the output is at level 1.
 
-F1's setting is not 128-bit secure by the HE standard: 17 levels of ~30-bit primes make
-log Q·P about 555 bits, beyond the 438 the standard allows at N = 2^14 (F1 states no
+F1's setting is not 128-bit secure by the HE standard: 17 levels of 32-bit primes make
+log Q·P 608 bits, beyond the 438 the standard allows at N = 2^14 (F1 states no
 security level for it), so the paper-size program passes security=None, as fhec's
 f1-ckks-bootstrap preset does for F1's CKKS bootstrapping.
 
-The module's program is the same lookup, small: 4 entries at N = 2^10 with t = 12289
-(x^12288 in 14 levels; INSECURE, security=None) so that `fhec check` is quick.
+The module's program is the same lookup, small: 3 entries at N = 2^10 with t = 12289 (the
+smallest batching prime there; INSECURE, security=None) so that `fhec check` is quick.
+`lookup_inputs` encodes a query and a table for `fhec.evaluate`.
 
 Run:  fhec examples copy ex && fhec check ex/db_lookup.py
 """
@@ -36,26 +67,122 @@ from __future__ import annotations
 
 import fhec
 
-COUNTRIES = 47
-"""Entries of HElib's countries_dataset.csv (European countries and their capitals)."""
+COUNTRIES = (
+    ("Albania", "Tirana"), ("Andorra", "Andorra la Vella"), ("Austria", "Vienna"), ("Belarus", "Minsk"),
+    ("Belgium", "Brussels"), ("Bosnia and Herzegovina", "Sarajevo"), ("Bulgaria", "Sofia"), ("Croatia", "Zagreb"),
+    ("Czech Republic", "Prague"), ("Denmark", "Copenhagen"), ("England", "London"), ("Estonia", "Tallinn"),
+    ("Finland", "Helsinki"), ("France", "Paris"), ("Germany", "Berlin"), ("Greece", "Athens"),
+    ("Hungary", "Budapest"), ("Iceland", "Reykjavík"), ("Ireland", "Dublin"), ("Italy", "Rome"),
+    ("Latvia", "Riga"), ("Liechtenstein", "Vaduz"), ("Lithuania", "Vilnius"), ("Luxembourg", "Luxembourg"),
+    ("Malta", "Valletta"), ("Moldova", "Chisinau"), ("Monaco", "Monaco"), ("Montenegro", "Podgorica"),
+    ("Netherlands", "Amsterdam"), ("Northern Ireland", "Belfast"), ("Norway", "Oslo"), ("Poland", "Warsaw"),
+    ("Portugal", "Lisbon"), ("Romania", "Bucharest"), ("Russia", "Moscow"), ("San Marino", "San Marino"),
+    ("Scotland", "Edinburgh"), ("Serbia", "Belgrade"), ("Slovakia", "Bratislava"), ("Slovenia", "Ljubljana"),
+    ("Spain", "Madrid"), ("Sweden", "Stockholm"), ("Switzerland", "Bern"), ("Turkey", "Ankara"),
+    ("Ukraine", "Kiev"), ("Vatican City", "Vatican City"), ("Wales", "Cardiff"),
+)
+"""The key-value pairs of HElib's countries_dataset.csv (European countries and their
+capitals, in its order): the table's size, 47 entries, is the suite row's."""
+
+CHAR_SPAN = 255
+"""Characters are bytes (UTF-8), so a slot's difference key − query lies in [−255, 255]."""
 
 
-def db_lookup(entries: int = COUNTRIES, N: int = 2**14, plain_modulus: int = 65537, levels: int = 17,
+def _window(strings) -> int:
+    longest = max(len(s.encode()) for s in strings)
+    return 1 << (longest - 1).bit_length()
+
+
+WINDOW = _window(s for pair in COUNTRIES for s in pair)
+"""Slots a string occupies: the longest key or value (22 bytes) padded to a power of two, 32."""
+
+
+def equality_coefficients(t: int, span: int = CHAR_SPAN) -> list[int]:
+    """Power-basis coefficients mod t of g(y) = Π_{a=1..span} (1 − y/a²): g(d²) is 1 for
+    d = 0 and 0 for every other d in [−span, span]. Needs t > 2·span (then the squares a²
+    are distinct and nonzero mod t)."""
+    if t <= 2 * span:
+        raise ValueError(f"t = {t} must exceed 2·{span} for the squares 1..{span}² to be distinct mod t")
+    coeffs = [1]
+    for a in range(1, span + 1):
+        root = pow(a * a, -1, t)  # (1 − y/a²) = 1 − root·y
+        coeffs = [(c - root * prev) % t for c, prev in zip(coeffs + [0], [0] + coeffs)]
+    return coeffs
+
+
+def encode(s: str, slots: int, window: int = WINDOW, copies: int = 2) -> list[int]:
+    """A string's bytes in slots 0.., zero-padded to `window`, `copies` times (keys and the
+    query twice: the copy makes the window's rotations cyclic, module doc; values once),
+    then zeros: `slots` values in all."""
+    b = s.encode()
+    if len(b) > window:
+        raise ValueError(f"{s!r} has {len(b)} bytes, more than the {window}-slot window")
+    block = list(b) + [0] * (window - len(b))
+    return (block * copies + [0] * slots)[:slots]
+
+
+def decode(values) -> str:
+    """The string in a lookup's output slots (bytes up to the first zero)."""
+    out = bytearray()
+    for v in values:
+        if int(v) == 0:
+            break
+        out.append(int(v))
+    return out.decode(errors="replace")
+
+
+def db_lookup(entries: int = len(COUNTRIES), N: int = 2**14, plain_modulus: int = 65537, levels: int = 17,
+              window: int = WINDOW, total_product: bool = False, modulus_bits: int = 32,
               security: int | None = None) -> fhec.Program:
     """The lookup (module doc) over `entries` encrypted key-value pairs: inputs ``query``,
-    ``key_i`` and ``value_i`` (values at level 1); output ``value``."""
-    params = fhec.BGVParams(N=N, levels=levels, plain_modulus=plain_modulus, security=security)
-    t = params.plain_modulus
+    ``key_i`` and ``value_i`` (values at the level where the mask meets them); output
+    ``value``. `total_product` takes the window's product as HElib does (W − 1 rotated
+    copies multiplied in a balanced tree) instead of by doubling."""
+    if window & (window - 1) or window < 1:
+        raise ValueError(f"window = {window} must be a power of two")
+    params = fhec.BGVParams(N=N, levels=levels, plain_modulus=plain_modulus, modulus_bits=modulus_bits,
+                            security=security)
+    g = equality_coefficients(params.plain_modulus)
     p = fhec.Program(f"db_lookup_{entries}_N{N}", params)
     query = p.input("query")
     found = None
     for i in range(entries):
-        key, value = p.input(f"key_{i}"), p.input(f"value_{i}", level=1)
-        mask = 1 - (key - query) ** (t - 1)  # Fermat: 1 unless key = query; log2(t - 1) levels
-        hit = mask * value
+        d = p.input(f"key_{i}") - query
+        mask = (d * d).polynomial(g).mod_switch()  # 1 where the characters agree; noise back to the floor
+        mask = _rotated_product(mask, window) if total_product else _doubling_product(mask, window)
+        hit = mask * p.input(f"value_{i}", level=mask.level)
         found = hit if found is None else found + hit
     p.output("value", found)
     return p
+
+
+def _doubling_product(m, window: int):
+    """Slot j ← Π of slots j..j+window−1: log2(window) rotations and products."""
+    step = 1
+    while step < window:
+        m = m * m.rotate(step)
+        step *= 2
+    return m
+
+
+def _rotated_product(m, window: int):
+    """The same product as HElib's totalProduct of the rotated copies: window − 1 rotations,
+    multiplied in a balanced tree (depth log2(window))."""
+    factors = [m] + [m.rotate(k) for k in range(1, window)]
+    while len(factors) > 1:
+        factors = [a * b for a, b in zip(factors[::2], factors[1::2])] + factors[len(factors) & ~1:]
+    return factors[0]
+
+
+def lookup_inputs(p: fhec.Program, query: str, table=COUNTRIES, window: int = WINDOW) -> dict:
+    """`fhec.evaluate` inputs of a `db_lookup` program: the query and the first entries of
+    `table`, encoded (`encode`); decode the output's slots with `decode`."""
+    n = p.params.slots
+    entries = sum(name.startswith("key_") for name in p.ir.inputs)
+    inputs = {"query": encode(query, n, window)}
+    for i, (key, value) in enumerate(table[:entries]):
+        inputs[f"key_{i}"], inputs[f"value_{i}"] = encode(key, n, window), encode(value, n, window, copies=1)
+    return inputs
 
 
 def suite_rows() -> list[dict]:
@@ -63,9 +190,9 @@ def suite_rows() -> list[dict]:
     return [{
         "suite": "f1", "name": "DB lookup", "variant": None, "target": "f1", "paper_ms": 4.36,
         "paper_source": "F1 Table 3", "build": db_lookup, "needs": None,
-        "note": "HElib's 47 countries, t = 65537 (16 squarings + the value product = L 17); a key is one "
-                "number per slot, not HElib's per-character compare and product over slots",
+        "note": "HElib's 47 countries, per-character compare (degree-255 equality series in d² at t = 65537), "
+                "product over a 32-slot window by doubling, value product: depth 16 of L 17, 32-bit level primes",
     }]
 
 
-p = db_lookup(entries=4, N=2**10, plain_modulus=12289, levels=15, security=None)
+p = db_lookup(entries=3, N=2**10, plain_modulus=12289, levels=16, security=None)
