@@ -3,32 +3,57 @@
 Osiris "re-implement[s] prior work of Lee et al. [42], replacing convolutions with their
 analogous matrix-vector products, leaving all else unchanged, including the use of
 high-degree composite polynomial approximations to ReLU", and runs it at its Table II
-set IV (N = 2^16). Lee et al. (ICML 2022, multiplexed parallel convolutions): a 3 x 3
-convolution from 3 to 16 channels, three stages of three basic blocks (two 3 x 3
-convolutions each, a residual shortcut; stages 2 and 3 start with stride 2 and double the
-channels), global average pooling and a 64 -> 10 dense layer; ReLU is
-x * (1 + sign(x)) / 2 with sign approximated by a composite of minimax polynomials of
-degrees 15, 15 and 27, and a bootstrap refreshes the value before every ReLU.
+set IV (N = 2^16, L_eff = 9), bootstrapping sparsely ("sparsely-packed bootstrapping ...
+is performed in ... ResNet-20, which is consistent with prior work"). Lee et al. (ICML
+2022, multiplexed parallel convolutions; their code is public): a 3 x 3 convolution from
+3 to 16 channels, three stages of three basic blocks (two 3 x 3 convolutions each, a
+residual shortcut; stages 2 and 3 start with stride 2, double the channels and take the
+shortcut by subsampling and zero channels, ResNet's option A), global average pooling and
+a 64 -> 10 dense layer; ReLU is x * (1 + sign(x)) / 2 with sign approximated by a
+composite of odd minimax polynomials of degrees 15, 15 and 27 (depth 14 with the
+product). Their chain leaves 16 levels after a bootstrap (the ReLU, the convolution, the
+batch normalization), so each ReLU but the first follows one bootstrap (18 in all); the
+image is encrypted with the levels of the first layer, whose ReLU needs none.
 
 How this program lays that out:
 
 * **Packing.** Lee et al.'s multiplexed packing, without their parallel copies: a stage
-  with gap g (1, 2, 4) stores its
-  (32/g) x (32/g) images interleaved in 32 x 32 planes of 1,024 slots, channel
-  c = g²·plane + g·a + b at slot 1024·plane + 32·(g·i + a) + (g·j + b). Every
-  convolution, strided or not, is then a slot matrix whose nonzero diagonals do not depend
-  on the pixel: one diagonal per (plane difference, row offset, column offset), masked
-  where the 3 x 3 window leaves the image (zero padding). `conv_diagonals` builds them
-  from seeded random weights of the right shapes (the diagonals are what the cost depends
-  on); every layer is one `linear_transform` (BSGS) with the hoisting the variant asks for.
-  The 22 layers hold about 15,000 diagonals (stage 3's 3 x 3 layers 1,575 each).
+  with gap g (1, 2, 4) stores its (32/g) x (32/g) images interleaved in 32 x 32 planes
+  of 1,024 slots, channel c = g²·plane + g·a + b at slot
+  1024·plane + 32·(g·i + a) + (g·j + b): 16, 8 and 4 planes, i.e. 2^14, 2^13 and 2^12
+  slots. Every convolution, strided or not, is then a slot matrix whose nonzero
+  diagonals do not depend on the pixel: one diagonal per (plane difference, row offset,
+  column offset), masked where the 3 x 3 window leaves the image (zero padding).
+  `conv_diagonals` builds them from seeded random weights of the right shapes (the
+  diagonals are what the cost depends on); every layer is one `linear_transform` (BSGS)
+  with the hoisting the variant asks for.
+* **Sparse slots.** The packing repeats with period 2^14 (`SPARSE_SLOTS`: stage 1's 16
+  planes, the largest layer) over the 2^15 slots, and every bootstrap refreshes 2^14
+  slots (`fhec.BootstrapConfig(slots=2**14)`, docs/bootstrapping.md "Sparse slots": a
+  value must repeat with that period). The layers keep the period: their diagonals are
+  built on one period, with rotations read mod 2^14 (signed, so a layer's steps stay one
+  range around 0 for the BSGS split), and repeated; stages 2 and 3 leave the rest of the
+  period zero. Within a period a rotation wraps around, so a plane difference of +k and
+  one of k − 16 share a diagonal: stage 1's 3 x 3 layers have 144 diagonals (279 on
+  2^15 slots). The 22 layers hold 13,737 diagonals (stage 3's 3 x 3 layers 1,575 each).
+* **Downsampling** (option A, as Lee et al.): the shortcut is the stride-2 `conv_diagonals`
+  of 1 x 1 weights that copy channel c to channel c (`downsampling_weights`): at most 16
+  diagonals, a data movement rather than a layer.
 * **ReLU.** relu(x) = (x / 2) · (1 + s(x)), s = p3 ∘ p2 ∘ p1 of degrees 15, 15, 27 in the
   Chebyshev basis (depth 4 + 4 + 5, then 1 for the product). The coefficients are
-  Chebyshev interpolants of scaled tanh steps (`fhec.approx`), not Lee et al.'s minimax
-  coefficients: the same degrees, depth and evaluation cost, a coarser sign.
-* **Bootstraps.** Before every ReLU, as Lee et al.; and wherever a polynomial or a layer
-  needs more levels than are left (set IV leaves 9 after a bootstrap and a ReLU needs 14,
-  so every ReLU is split once): `_refresh`.
+  Chebyshev interpolants of scaled tanh steps (`fhec.approx`), odd as Lee et al.'s, not
+  their minimax coefficients: the same degrees, depth and evaluation cost, a coarser sign.
+* **Levels and bootstraps.** Set IV leaves 9 levels after a bootstrap and a ReLU needs
+  14, so every ReLU is split once (`_refresh`): a bootstrap before it, p1 and p2 (8
+  levels), a bootstrap, p3 and the product (6), the next convolution (1); no other split
+  fits (p1 alone leaves 11 levels for the rest). That is 2 bootstraps for each ReLU but
+  the first, 36 in all, where Lee et al.'s 16 levels take 18 (Osiris does not state its
+  count; 9 levels cannot take fewer than 2 per ReLU). The image is encrypted at level 17
+  (`input_level`: the first convolution, its ReLU, the next convolution and ModRaise's
+  level), so the first ReLU needs no bootstrap, as in Lee et al. Every other convolution
+  runs at level 2, with the levels it would not spend dropped first (`_lowest`): its key
+  switches cost in proportion to its limbs, and Lee et al.'s convolutions also run at the
+  bottom of their chain, between the ReLU and the bootstrap.
 * **Scale.** Convolution weights are normalized so that every row of a layer's matrix
   has an absolute sum of 1 over the input's proven bound, and the residual sum is halved,
   so every ReLU input stays in [-1, 1] for pixels in [-1, 1] (batch normalization folded
@@ -37,22 +62,32 @@ How this program lays that out:
   rows, then the columns, of the interleaved image); **the dense layer** (64 -> 10) is one
   more `linear_transform`.
 
-Deviations from the paper's formulation: the ReLU coefficients (above); full packing
-(2^15 slots, as Table II's n = 2^15): this example does not use sparse-slot bootstrapping yet; no
-parallel copies in the packing, so a convolution has more diagonals than Lee et al.'s
-and fewer rotations per diagonal; the downsampling shortcut is a strided 1 x 1
-convolution (ResNet's option B) rather than zero-padded subsampling; fhec's bootstrap
-(`fhec.BootstrapConfig`, docs/bootstrapping.md) takes the place of Lee et al.'s; one
-key-switching basis, α = 14 (`set_iv`).
+Deviations from the paper's formulation:
 
-`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (8.3
-million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
+* the ReLU coefficients (above);
+* 2 bootstraps per ReLU, not 1: set IV's 9 levels (above);
+* one slot count for every bootstrap: fhec has one `BootstrapConfig` per parameter set,
+  so stages 2 and 3 (2^13 and 2^12 values) are refreshed as 2^14 slots, where Lee et al.
+  build a bootstrapper per stage (2^14, 2^13, 2^12 slots). Table II lists n = 2^15 for set
+  IV, the ring's slots; §VI says the bootstrap is sparse;
+* no parallel copies in the packing, so a convolution has more diagonals than Lee et al.'s
+  and fewer rotations per diagonal;
+* batch normalization folded into the convolution (Lee et al. multiply it apart, one
+  level; set IV has no level to spare for it), and no scale-adjusting multiply after the
+  first layer (fhec's scales are managed by the compiler);
+* fhec's bootstrap (`fhec.BootstrapConfig`, docs/bootstrapping.md) takes the place of Lee
+  et al.'s and Osiris's (Lattigo's): `set_iv`'s chain is Lattigo's default shape, with
+  CoeffsToSlots in 3 factors when sparse (fhec's sparse scale-down takes two levels), so
+  the chain has 25 levels either way;
+* one key-switching basis, α = 14 (`set_iv`).
+
+`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (8.8
+million limb instructions for SH; docs/scheduling.md, "Scaling"), and the module-level
 `resnet_small` (`small()`: N = 2^12, the bootstrap-toy configuration with 10 levels after
-a bootstrap, 2 channels, the first layer and one block) is what
-`fhec check fhec/examples/resnet20.py` runs (a minute or two). `suite_rows()` lists the Osiris Table III
-rows (NH/SH/DH at 1 and 2 TB/s).
+a bootstrap and 256 sparse slots, 2 channels, the first layer and one block) is what
+`fhec check fhec/examples/resnet20.py` runs (a minute or two). `suite_rows()` lists the
+Osiris Table III rows (NH/SH/DH at 1 and 2 TB/s).
 """
-
 from __future__ import annotations
 
 import math
@@ -399,7 +434,7 @@ def small(hoisting: str | None = "single") -> fhec.Program:
 resnet_small = small()
 
 
-FULL_SIZE = ("a full-size compile takes minutes of CPU and about 8 GB per row, so the suite table "
+FULL_SIZE = ("a full-size compile takes a minute or two of CPU and about 7 GB per row, so the suite table "
              "leaves it out: run benchmarks/bench_resnet.py")
 """Why the suite table shows no ResNet-20 number (its own benchmark module runs each row in a
 fresh process, with its peak memory)."""
@@ -415,8 +450,10 @@ def suite_rows() -> list[dict]:
                 "suite": "osiris", "name": "ResNet-20", "variant": variant, "target": target,
                 "paper_ms": paper[variant], "paper_source": source,
                 "build": lambda v=variant: full(v), "needs": FULL_SIZE,
-                "note": "Lee et al.'s ResNet-20 with convolutions as BSGS matrix-vector products; full packing "
-                        "(the example does not use sparse-slot bootstrapping yet), tanh-interpolant ReLU stages of Lee's degrees, "
-                        "one key-switching basis (alpha = 14, Osiris's bootstrapping one).",
+                "note": "Lee et al.'s ResNet-20 with convolutions as BSGS matrix-vector products; sparse bootstraps "
+                        "of 2^14 slots (the packing's period), 2 per ReLU but the first (set IV's 9 levels against "
+                        "the ReLU's 14; Lee et al. take 1 with 16 levels), the variant's hoisting in convolutions "
+                        "and bootstraps, tanh-interpolant ReLU stages of Lee's degrees, one key-switching basis "
+                        "(alpha = 14, Osiris's bootstrapping one).",
             })
     return rows
