@@ -1,7 +1,10 @@
 """ResNet-20 at N = 2^16 (`fhec/examples/resnet20.py`, Osiris Table II set IV) compiled
 whole: compile seconds, peak resident memory and limb instructions (issue 12's bar: under
 10 minutes and 8 GB on this 2-core machine), and the simulated time of the NH / SH / DH
-variants beside Osiris Table III.
+variants beside Osiris Table III. The program (its module doc) is Lee et al.'s network with
+36 sparse bootstraps of 2^14 slots (two per ReLU but the first: set IV leaves 9 levels and
+the ReLU needs 14), convolutions at level 2, and the variant's hoisting in both the
+convolutions and the bootstraps' DFTs (the NH / SH / DH rows vary the transforms Osiris's do).
 
 Each row compiles in a fresh process (as bench_bootstrap_compile does), which reports its
 wall-clock and CPU seconds (the machine is shared: the wall clock includes waiting for a

@@ -56,16 +56,75 @@ def test_conv_diagonals_compute_the_zero_padded_convolution(c_in, g_in, c_out, g
     assert np.allclose(y[used], want[used])
 
 
+@pytest.mark.parametrize("c_in, g_in, c_out, g_out, stride, k", [
+    (3, 1, 2, 1, 1, 3),   # first layer
+    (2, 1, 4, 2, 2, 3),   # strided 3 x 3
+    (4, 2, 8, 4, 2, 1),   # strided 1 x 1
+])
+def test_conv_diagonals_keep_a_periodic_packing_periodic(c_in, g_in, c_out, g_out, stride, k):
+    # a sparse bootstrap refreshes period-n vectors only: the layer must map the tiled
+    # input to the tiled convolution, in every period
+    rng = np.random.default_rng(7 * c_in + c_out)
+    src, dst, period, slots = r.Layout(c_in, g_in, 8), r.Layout(c_out, g_out, 8), 256, 1024
+    w, img = rng.standard_normal((c_out, c_in, k, k)), rng.standard_normal((c_in, src.side, src.side))
+    diagonals = r.conv_diagonals(w, src, dst, stride, slots, period)
+    x = np.tile(_packed(src, img, period), slots // period)
+    y = sum(v * np.roll(x, -step) for step, v in diagonals.items())
+    want = _packed(dst, _convolve(w, img, stride), period)
+    used = _packed(dst, np.ones((c_out, dst.side, dst.side)), period) > 0
+    periods = y.reshape(-1, period)
+    assert np.allclose(periods, periods[0]) and np.allclose(periods[0][used], want[used])
+    # the steps are signed within the period, as a full-packing layer's are within the slots
+    assert all(min(step, slots - step) < period // 2 + 1 for step in diagonals)
+
+
+def test_downsampling_shortcut_subsamples_and_pads_channels_with_zeros():
+    rng = np.random.default_rng(5)
+    src, dst, slots = r.Layout(4, 2, 8), r.Layout(8, 4, 8), 512
+    img = rng.standard_normal((4, src.side, src.side))
+    w = r.downsampling_weights(4, 8, 0.5)
+    diagonals = r.conv_diagonals(w, src, dst, 2, slots)
+    y = sum(v * np.roll(_packed(src, img, slots), -step) for step, v in diagonals.items())
+    want = np.concatenate([0.5 * img[:, ::2, ::2], np.zeros((4, dst.side, dst.side))])
+    used = _packed(dst, np.ones((8, dst.side, dst.side)), slots) > 0
+    assert np.allclose(y[used], _packed(dst, want, slots)[used])
+    assert len(diagonals) <= 4  # one per input channel at most: a data movement, not a dense layer
+
+
 def test_small_variant_has_the_shape_of_a_resnet():
     ops = Counter(n.op.name for n in r.small().ir.nodes)
-    # first conv + relu, one block (conv, relu, conv, shortcut, relu), the dense layer
-    assert ops["BOOTSTRAP"] == 3 and ops["POLYNOMIAL"] == 9 and ops["LINEAR_TRANSFORM"] == 4
+    # first conv + relu (on the fresh image's levels, no bootstrap, as Lee et al.), one block
+    # (conv, bootstrap + relu, conv, shortcut, bootstrap + relu), the dense layer
+    assert ops["BOOTSTRAP"] == 2 and ops["POLYNOMIAL"] == 9 and ops["LINEAR_TRANSFORM"] == 4
+
+
+@pytest.mark.slow
+def test_full_program_bootstraps_twice_per_relu_but_the_first():
+    # set IV leaves 9 levels after a bootstrap and a ReLU needs 14 (Lee et al.'s degrees
+    # 15, 15, 27: depth 4 + 4 + 5, then the product): each ReLU after the first is split
+    # once; a shallower network of the same layers keeps the tracing short
+    p = r.full("SH", blocks=1)
+    ops = Counter(n.op.name for n in p.ir.nodes)
+    relus = 1 + 2 * 3
+    assert ops["POLYNOMIAL"] == 3 * relus and ops["BOOTSTRAP"] == 2 * (relus - 1)
+    assert p.params.bootstrap.slot_count(p.params.N) == r.SPARSE_SLOTS == 2**14
+    image = next(n for n in p.ir.nodes if n.op.name == "INPUT")
+    assert image.type.level == 17  # conv, ReLU (14), the next conv, ModRaise's level
+    # every convolution runs at level 2, right above the bootstrap's ModRaise level
+    assert {n.type.level for n in p.ir.nodes if n.op.name == "LINEAR_TRANSFORM"} - {17} == {2}
+
+
+def test_a_packing_larger_than_the_bootstrap_period_is_refused():
+    params = r.small_params(slots=64)
+    with pytest.raises(fhec.ParameterError, match="slots=256"):
+        r.build(params, channels=(2,), blocks=1, relu_degrees=(3, 3, 7), side=8)
 
 
 def test_relu_stages_have_lee_et_al_degrees_and_stay_bounded():
     stages = r.sign_stages()
     assert [len(c) - 1 for c in stages] == list(r.RELU_DEGREES)
     assert all(np.abs(c).sum() <= 1 + 1e-12 for c in stages)
+    assert all(not c[0::2].any() for c in stages)  # odd, as the steps they interpolate
 
 
 def test_suite_rows_follow_the_convention():
@@ -139,9 +198,11 @@ def test_small_variant_passes_fhec_check():
 def test_small_variant_streams_match_the_evaluator_on_every_limb(target):
     from fhec.verify_run import run_compiled_checked
 
-    # bit identity does not need the small variant's 60-bit words (which no stream target has)
+    # bit identity does not need the small variant's 40-bit words and 2^36 scale; the sparse
+    # bootstrap and the periodic packing are the small variant's
     literal = fhec.CKKSParams.preset("bootstrap-toy")
-    params = fhec.CKKSParams.preset("bootstrap-toy", levels=literal.bootstrap.depth(2**12) + 10, min_precision_bits=None)
+    params = r.small_params(scale_bits=literal.scale_bits, word_bits=literal.word_bits, min_precision_bits=None)
     p = r.build(params, "single", channels=(2,), blocks=1, relu_degrees=(3, 3, 7), side=8, name="resnet_toy")
-    inputs = {"image": np.random.default_rng(3).uniform(-1, 1, p.params.slots)}
+    period = r.SMALL_SLOTS
+    inputs = {"image": np.tile(np.random.default_rng(3).uniform(-1, 1, period), p.params.slots // period)}
     run_compiled_checked(fhec.compile(p, target), inputs, seed=5, check=True)
