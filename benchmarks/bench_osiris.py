@@ -34,18 +34,44 @@ loaded with NH / SH / DH: stored limbs, and reloads of them under the capacity p
 whole keys). The Mv rows take n1 from `fhec.analysis.bsgs.best_n1` for the target (key
 loads against arithmetic, with GSC's on-chip giant-step sums as a capacity limit); the
 bootstraps keep the split with the fewest rotations: capping n2 at 4 as §V does
-(`BootstrapConfig.max_giant_steps = 4`) measured 2.36 ms SH and 2.52 ms DH at 1 TB/s,
-since the extra baby-step keys cost more than the sums it keeps on chip.
+(`BootstrapConfig.max_giant_steps = 4`) measured 2.22 ms SH and 2.31 ms DH at 1 TB/s,
+since the extra baby-step keys cost more than the sums it keeps on chip; so did the large
+n1/n2 ratios Bossuat et al. favour for double hoisting (n2 = round(sqrt(n/r)) per DFT
+factor: 2.41 ms at r = 4, 2.95 ms at r = 8 for DH), each extra baby step being a key load
+and a key product on Osiris.
 
-Why fhec differs. SH <= NH holds; DH is still the slowest, where the paper has it fastest.
-fhec's double hoisting multiplies (and OF-Limb generates) every diagonal over Q·P, K = L +
-alpha = 26 limbs at the top level against L = 12 with single hoisting, and saves the baby
-steps' mod-downs in exchange; at set III's alpha = 14 > L that trade loses: the compute
-bound of DH is 1.34 M cycles against 1.15 M for SH, with the Hadamard (mul) units busiest.
-The schedules reach 1.5-1.8x their lower bound (the load-aware bound at 1 TB/s, compute at
-2 TB/s), so fhec is faster than the paper for NH and SH while the paper's per-mode ratios
-are not reproduced. fhec's add unit at the BConv array's rate and the full-array BConv rate
-(alpha = 16 rows; set III has 14) are optimistic; the key generator's rate is an estimate.
+Why fhec differs. The Hadamard units run 2,048 products per cycle each (p = 512 columns
+of dnum = 2 cells, two multipliers per cell for each of KeyMult and diagonal products,
+§IV-E; Table IV's 32,256 multipliers agree), so the units are no longer the binding ones,
+and the lower bounds now order the modes as the paper does: DH 1.32 M cycles < SH 1.40 M <
+NH 1.44 M (load-aware, 1 TB/s). The schedules do not: DH is 1.76x its bound where NH and SH
+are 1.51-1.52x, so DH stays the slowest at 1 TB/s (2.33 against 2.12 ms SH) and between NH
+and SH at 2 TB/s. Where the time goes (stage cycles, `Report.stages`):
+
+* CoeffsToSlots (levels 24-21, 23-26 limbs) is bound by its key loads at 1 TB/s in every
+  mode, so DH's smaller arithmetic there (NTT units 394 k cycles against 426 k for SH,
+  BConv 170 k against 286 k) does not shorten it. What lengthens it is capacity: DH keeps
+  its n2 = 4 giant-step partial sums over Q·P, 4 x 2 x 40 = 320 of the scratchpad's 588
+  RVecs at the top level, against 4 x 2 x 26 with single hoisting, which leaves less room to
+  prefetch the next baby-step key (non-compulsory traffic 281 MB against 222 MB; the stage
+  takes 1.19 M cycles against 1.07 M). With twice the scratchpad both take 0.93 M.
+* SlotsToCoeffs (levels 11-9, 11-13 limbs) is bound by the two MDC NTT units. There
+  double hoisting generates every diagonal over Q·P by OF-Limb: with alpha = 14 special
+  primes against 11-13 Q limbs that is 5,853 generation NTTs against 2,759 (+198 k NTT-unit
+  cycles), while the baby-step mod-downs it saves are 1,270 I/NTTs (-81 k): the stage takes
+  0.59 M cycles against 0.46 M. Lattigo's double hoisting (`MultiplyByDiagMatrixBSGS`)
+  multiplies the diagonals' P limbs too, so they are needed; a giant-step count below the
+  break-even n2 < 2 + 2(l+1)/alpha (3.6-3.9 here) would save NTTs but load more keys.
+* EvalMod is the same in all modes (0.58 M).
+
+Counted as Osiris counts (N per product, N/2 log N per I/NTT), fhec's DH bootstrap does
+16.5 G modular multiplies against 16.9 G (SH) and 19.3 G (NH): 1.16x fewer than NH where
+the paper reports 1.68x; the paper does not give its per-mode counts, so where its larger
+saving comes from cannot be located. fhec is faster than the paper in every mode (0.73-0.86x
+at 1 TB/s). fhec's add unit at the BConv array's rate and the full-array BConv rate
+(alpha = 16 rows; set III has 14) are optimistic; the key generator's rate is an estimate;
+one MUL kind means KeyMult and diagonal products, simultaneous on Osiris, share the
+Hadamard units' rate here (conservative).
 """
 
 from __future__ import annotations
