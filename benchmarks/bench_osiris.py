@@ -33,19 +33,51 @@ limbs too, so constants are 99 MB compulsory in every mode (they were 447 / 746 
 loaded with NH / SH / DH: stored limbs, and reloads of them under the capacity pressure of
 whole keys). The Mv rows take n1 from `fhec.analysis.bsgs.best_n1` for the target (key
 loads against arithmetic, with GSC's on-chip giant-step sums as a capacity limit); the
-bootstraps keep the split with the fewest rotations: capping n2 at 4 as §V does
-(`BootstrapConfig.max_giant_steps = 4`) measured 2.36 ms SH and 2.52 ms DH at 1 TB/s,
-since the extra baby-step keys cost more than the sums it keeps on chip.
+bootstraps are compiled with each of `GIANT_STEP_CAPS` (`BootstrapConfig.max_giant_steps`:
+the split with the fewest rotations among those with at most n2 giant steps per DFT factor,
+n2 = 2..6, or no cap) and the row is the fastest ("n2 cap"; "-" = the fewest rotations), as
+Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C: "we independently optimize the
+ratio ... n1/n2, at each bandwidth"). The choice moves a row by at most 3.5% (DH at 2 TB/s:
+1.99 ms uncapped, 1.92 at n2 <= 5); §V's n2 = 4 measured 2.22 ms SH and 2.31 ms DH at
+1 TB/s. The larger n1/n2 ratios Bossuat et al. favour for double hoisting were slower
+(n2 = round(sqrt(n/r)) per factor: 2.41 ms at r = 4, 2.95 ms at r = 8 for DH at 1 TB/s):
+on Osiris each extra baby step is a key load, digit permutations on the one Benes network
+and a key product.
 
-Why fhec differs. SH <= NH holds; DH is still the slowest, where the paper has it fastest.
-fhec's double hoisting multiplies (and OF-Limb generates) every diagonal over Q·P, K = L +
-alpha = 26 limbs at the top level against L = 12 with single hoisting, and saves the baby
-steps' mod-downs in exchange; at set III's alpha = 14 > L that trade loses: the compute
-bound of DH is 1.34 M cycles against 1.15 M for SH, with the Hadamard (mul) units busiest.
-The schedules reach 1.5-1.8x their lower bound (the load-aware bound at 1 TB/s, compute at
-2 TB/s), so fhec is faster than the paper for NH and SH while the paper's per-mode ratios
-are not reproduced. fhec's add unit at the BConv array's rate and the full-array BConv rate
-(alpha = 16 rows; set III has 14) are optimistic; the key generator's rate is an estimate.
+Why fhec differs. The Hadamard units run 2,048 products per cycle each (p = 512 columns
+of dnum = 2 cells, two multipliers per cell for each of KeyMult and diagonal products,
+§IV-E; Table IV's 32,256 multipliers agree), so the units are no longer the binding ones,
+and the lower bounds order the modes as the paper does: with the fewest-rotations split,
+DH 1.32 M cycles < SH 1.40 M < NH 1.44 M (load-aware, 1 TB/s). At 2 TB/s the schedules do
+too (DH 1.92 < SH 1.96 < NH 2.02 ms; paper 1.89 / 2.59 / 2.77). At 1 TB/s they do not: DH
+is 1.7x its bound where NH and SH are 1.5x, so DH is the slowest (2.29 against 2.12 ms SH;
+the paper has it 4% faster than SH). Where DH's time goes at 1 TB/s (fewest-rotations
+split, stage cycles from `Report.stages`):
+
+* CoeffsToSlots (levels 24-21, 23-26 limbs) is bound by its key loads at 1 TB/s in every
+  mode, so DH's smaller arithmetic there (NTT units 394 k cycles against 426 k for SH,
+  BConv 170 k against 286 k) does not shorten it. What lengthens it is capacity: DH keeps
+  its n2 = 4 giant-step partial sums over Q·P, 4 x 2 x 40 = 320 of the scratchpad's 588
+  RVecs at the top level, against 4 x 2 x 26 with single hoisting, which leaves less room to
+  prefetch the next baby-step key (non-compulsory traffic 281 MB against 222 MB; the stage
+  takes 1.19 M cycles against 1.07 M). With twice the scratchpad both take 0.93 M.
+* SlotsToCoeffs (levels 11-9, 11-13 limbs) is bound by the two MDC NTT units. There
+  double hoisting generates every diagonal over Q·P by OF-Limb: with alpha = 14 special
+  primes against 11-13 Q limbs that is 5,853 generation NTTs against 2,759 (+198 k NTT-unit
+  cycles), while the baby-step mod-downs it saves are 1,270 I/NTTs (-81 k): the stage takes
+  0.59 M cycles against 0.46 M. Lattigo's double hoisting (`MultiplyByDiagMatrixBSGS`)
+  multiplies the diagonals' P limbs too, so they are needed; a giant-step count below the
+  break-even n2 < 2 + 2(l+1)/alpha (3.6-3.9 here) would save NTTs but load more keys.
+* EvalMod is the same in all modes (0.58 M).
+
+Counted as Osiris counts (N per product, N/2 log N per I/NTT), fhec's DH bootstrap does
+16.5 G modular multiplies against 16.9 G (SH) and 19.3 G (NH): 1.16x fewer than NH where
+the paper reports 1.68x; the paper does not give its per-mode counts, so where its larger
+saving comes from cannot be located. fhec is faster than the paper in every mode (0.73-0.86x
+at 1 TB/s). fhec's add unit at the BConv array's rate and the full-array BConv rate
+(alpha = 16 rows; set III has 14) are optimistic; the key generator's rate is an estimate;
+one MUL kind means KeyMult and diagonal products, simultaneous on Osiris, share the
+Hadamard units' rate here (conservative).
 """
 
 from __future__ import annotations
@@ -62,13 +94,16 @@ LABEL = {"none": "NH", "single": "SH", "double": "DH"}
 DIAGONALS = 128
 
 
-def set_iii(hoisting: str | None = None):
-    """Osiris set III as fhec builds it (see the module doc)."""
+def set_iii(hoisting: str | None = None, max_giant_steps: int | None = None):
+    """Osiris set III as fhec builds it (see the module doc); `max_giant_steps` caps each
+    bootstrap DFT factor's giant steps (`BootstrapConfig.max_giant_steps`)."""
     import fhec
     from fhec.schemes.presets import preset_literal
 
     lit = preset_literal("lattigo-n16")
-    boot = lit["bootstrap"] if hoisting is None else lit["bootstrap"].model_copy(update={"hoisting": hoisting})
+    boot = lit["bootstrap"].model_copy(update={"max_giant_steps": max_giant_steps})
+    if hoisting is not None:
+        boot = boot.model_copy(update={"hoisting": hoisting})
     lit.update(word_bits=40, scale_bits=38, base_limbs=2, special_primes=14, bootstrap=boot)
     return fhec.CKKSParams(**lit)
 
@@ -84,14 +119,40 @@ def _compile(program, target, check: bool = False):
     return c.report, seconds
 
 
-def bootstrap_ms(target, hoisting: str) -> tuple[float, object, float]:
+GIANT_STEP_CAPS = (None, 2, 3, 4, 5, 6)
+"""The bootstrap splits tried per row (module doc): the fewest rotations (None; its DFT
+factors have at most 7 giant steps, so larger caps change nothing) and n2 capped at 2..6."""
+
+
+def _bootstrap_program(hoisting: str, max_giant_steps: int | None = None):
     import fhec
 
-    params = set_iii(hoisting)
-    p = fhec.Program("bootstrap", params)
+    p = fhec.Program("bootstrap", set_iii(hoisting, max_giant_steps))
     p.output("y", p.input("x", level=1).bootstrap())
-    report, seconds = _compile(p, target, check=True)
+    return p
+
+
+def bootstrap_ms(target, hoisting: str, max_giant_steps: int | None = None) -> tuple[float, object, float]:
+    report, seconds = _compile(_bootstrap_program(hoisting, max_giant_steps), target, check=True)
     return report.time_us / 1000, report, seconds
+
+
+def tuned_bootstrap_ms(target, hoisting: str) -> tuple[float, object, float, int | None]:
+    """The fastest of `GIANT_STEP_CAPS` for this mode and target, as Osiris tunes n1/n2 per
+    hoisting mode and bandwidth (§VII-C); only the chosen schedule is replayed by the checker.
+    Returns (ms, report, seconds of all the compiles, the cap)."""
+    import fhec
+
+    best, total = None, 0.0
+    for cap in GIANT_STEP_CAPS:
+        t0 = time.perf_counter()
+        c = fhec.compile(_bootstrap_program(hoisting, cap), target)
+        total += time.perf_counter() - t0
+        if best is None or c.report.cycles < best[0].report.cycles:
+            best = (c, cap)
+    compiled, cap = best
+    compiled.check()  # the independent checker replays the chosen streams
+    return compiled.report.time_us / 1000, compiled.report, total, cap
 
 
 def residual_levels() -> int:
@@ -154,12 +215,13 @@ def run(quick: bool = False) -> list[dict]:
     boot: dict[tuple[str, str], float] = {}
     for target in ("osiris",) if quick else ("osiris", "osiris-2tb"):
         for h in modes:
-            ms, r, s = bootstrap_ms(target, h)
+            ms, r, s, cap = tuned_bootstrap_ms(target, h)
             boot[(target, h)] = ms
             paper = PAPER_BOOT_MS[(target, h)]
             rows.append({"group": group, "name": f"Bootstrap {LABEL[h]}", "target": target, "fhec": ms,
                          "paper": paper, "unit": "ms", "ratio": ms / paper, "cycles/bound": r.bound_ratio,
-                         "binding": r.binding_bound, **_traffic(r), "compile s": s})
+                         "binding": r.binding_bound, "n2 cap": "-" if cap is None else cap, **_traffic(r),
+                         "compile s": s})
     R = residual_levels()
     levels = (1, R) if quick else tuple(range(1, R + 1))
     slots_levels = (R + 1) * set_iii().slots  # levels 0..R are amortized (module doc)

@@ -35,6 +35,21 @@ def test_numbers_against_the_paper():
     assert abs(OSIRIS.area_mm2 - 246.9) / 246.9 < 0.02  # Table IV (Table V's parts sum to 243.9)
 
 
+def test_the_hadamard_rate_is_its_multipliers_of_one_role():
+    # §IV-E: p columns of dnum cells (set III: dnum = 2), each cell 2 multipliers for KeyMult and 2
+    # for diagonal products; one MUL stream of either role gets p x dnum x 2 products per cycle
+    N, dnum = 2**16, 2
+    mul = OSIRIS.unit_for(LimbOp.MUL)
+    assert mul.throughput == 512 * dnum * 2 and OSIRIS.total_units(UnitKind.MUL) == 2
+    assert OSIRIS.occupancy_cycles(LimbOp.MUL, N) == N // 512 // (dnum * 2)
+    # Table IV: 32,256 modular multipliers, less the MDCs' (2 units x 15-16 stages x 256 butterfly
+    # cells x 2) and the BConv array's (16 x 512 cells, +512 first-row scalers), leave the
+    # Hadamard units' 2 roles x their rate
+    hadamard = 2 * OSIRIS.total_units(UnitKind.MUL) * mul.throughput
+    left = [32256 - 2 * stages * 256 * 2 - bconv for stages in (15, 16) for bconv in (8192, 8704)]
+    assert min(left) <= hadamard <= max(left)
+
+
 def test_interleaving_hides_the_whole_limb_buffering_in_both_derivations():
     N = 2**16
     for derive in (op_timing, checker_timing):
