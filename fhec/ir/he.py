@@ -22,6 +22,7 @@ Python ints/floats/strings/None, tuples, and `Const` for numpy arrays.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -101,6 +102,27 @@ KEY_SWITCHING_OPS = frozenset({HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, He
 INPUT_OPS = frozenset({HeOp.INPUT, HeOp.PLAIN_INPUT})
 
 
+@functools.lru_cache(maxsize=8)
+def _position_weights(n: int) -> np.ndarray:
+    """Odd 64-bit multipliers, one per word position (Fibonacci hashing: i · 2^64/φ, | 1)."""
+    w = np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)
+    w.setflags(write=False)
+    return w
+
+
+def value_hash(a: np.ndarray) -> int:
+    """A hash of an array's values *and their positions*. By position because programs hold
+    many rotations of one vector (LoLa-CIFAR's 7,987 one-hot masks): a hash of the values
+    as a multiset puts them all in one dict bucket, and every lookup then compares arrays
+    one by one (quadratic in the number of masks: most of a 10^7-instruction lowering)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.itemsize % 8:  # not a slot dtype (float64, int64, complex128): by bytes
+        return hash((a.dtype.str, a.shape, a.tobytes()))
+    words = a.view(np.uint64).reshape(-1)
+    mixed = (words * _position_weights(words.size)).sum(dtype=np.uint64)  # wraps mod 2^64
+    return hash((a.dtype.str, a.shape, int(mixed), int(np.bitwise_xor.reduce(words, initial=np.uint64(0)))))
+
+
 @dataclass(frozen=True, eq=False)
 class Const:
     """A numpy constant stored in a node: read-only, compared and hashed by value.
@@ -130,19 +152,11 @@ class Const:
         )
 
     def __hash__(self) -> int:
-        # Of the values as a multiset (wrapping sum and xor of their bit patterns: exact and
-        # order-free), so that a rotation of this constant (`RotatedConst`) hashes alike
-        # without being computed; cached, since the passes hash a constant per use and this
-        # reads every byte (a 2^15-slot diagonal: 256 KB).
+        # cached, since the passes hash a constant per use and this reads every byte (a
+        # 2^15-slot diagonal: 256 KB)
         cached = self.__dict__.get("_hash")
         if cached is None:
-            a = np.ascontiguousarray(self.array)
-            if a.dtype.itemsize % 8:  # not a slot dtype (float64, int64, complex128): by bytes
-                cached = hash((a.dtype.str, a.shape, a.tobytes()))
-            else:
-                words = a.view(np.uint64)
-                cached = hash((a.dtype.str, a.shape, int(words.sum(dtype=np.uint64)),
-                               int(np.bitwise_xor.reduce(words, initial=np.uint64(0)))))
+            cached = value_hash(self.array)
             object.__setattr__(self, "_hash", cached)
         return cached
 
@@ -179,7 +193,8 @@ class RotatedConst(Const):
     The BSGS recipes pre-rotate every diagonal of a giant step; stored, those copies double
     the memory of a program's diagonals (ResNet-20 at N = 2^16 holds about 15,000
     diagonals of 2^15 slots: 4 GB per copy). It compares and hashes by value like any
-    `Const` (its hash is its base's, see `Const.__hash__`); two rotations of one base by
+    `Const` (its hash is computed from the rotated values once, then only the hash is
+    kept); two rotations of one base by
     one step compare equal without computing either."""
 
     def __init__(self, base: Const, step: int, row: int):  # not the dataclass's __init__: no stored array
@@ -188,7 +203,13 @@ class RotatedConst(Const):
         object.__setattr__(self, "row", int(row))
 
     def __hash__(self) -> int:
-        return hash(self.base)  # a rotation permutes the values: the multiset hash is the base's
+        # of the rotated values, computed once and dropped (only the hash is kept): the
+        # base's hash would put every rotation of one vector (one-hot masks) in one bucket
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = value_hash(self.array)
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -75,6 +75,31 @@ def test_hybrid_diagonals_compute_the_matrix_product():
         np.testing.assert_allclose(out[:rows], w @ a[:cols], rtol=1e-12, atol=1e-12)
 
 
+def test_lola_cifar_rows_are_the_padded_strided_convolution():
+    """LoLa's second convolution as dense rows (`Conv2Rows`), one row at a time, equals
+    the convolution computed directly: zero padding, stride, every map summed."""
+    import numpy as np
+
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        from lola_cifar import CIFAR, SMALL, Conv2Rows
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    # LoLa's sizes (LolaCifarCryptoNet.cs): 192 windows of 196 corners, 83 x 196 stacked, 163 x 7 x 7 rows
+    assert (CIFAR.windows, CIFAR.positions, CIFAR.hidden, CIFAR.rows) == (192, 196, 16268, 7987)
+    rng = np.random.default_rng(1)
+    maps1, (maps2, k, stride, pad) = SMALL.conv1[0], SMALL.conv2
+    s1, s2 = SMALL.side1, SMALL.side2
+    kernels = rng.normal(size=(maps2, maps1, k, k))
+    x = rng.normal(size=(maps1, s1, s1))
+    padded = np.pad(x, ((0, 0), (pad, pad), (pad, pad)))
+    direct = np.array([[[np.sum(kernels[o] * padded[:, y * stride:y * stride + k, z * stride:z * stride + k])
+                         for z in range(s2)] for y in range(s2)] for o in range(maps2)]).reshape(-1)
+    rows = Conv2Rows(SMALL, kernels, 1.0)
+    assert SMALL.rows == direct.size and SMALL.hidden == x.size
+    np.testing.assert_allclose([rows(r) @ x.reshape(-1) for r in range(SMALL.rows)], direct, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("name, target", [
     ("lola_mnist.py", "f1"),
     ("db_lookup.py", "f1"),

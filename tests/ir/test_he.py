@@ -49,6 +49,17 @@ def test_const_compares_and_hashes_by_value():
         a.array[0] = 1.0  # read-only
 
 
+def test_rotations_of_one_constant_hash_apart():
+    """Masks are rotations of one vector; hashing them alike made every dict lookup of a
+    mask compare arrays with all the others (quadratic lowering of LoLa-CIFAR)."""
+    from fhec.ir.he import RotatedConst
+
+    one_hot = [Const(np.eye(64)[i]) for i in range(64)]
+    assert len({hash(c) for c in one_hot}) == 64
+    lazy = RotatedConst(one_hot[0], -5, 64)
+    assert lazy == one_hot[5] and hash(lazy) == hash(one_hot[5]) and "array" not in vars(lazy)
+
+
 def test_nodes_and_programs_are_immutable(program):
     ir = program.ir
     with pytest.raises(dataclasses.FrozenInstanceError):
