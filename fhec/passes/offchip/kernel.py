@@ -28,7 +28,7 @@ from fhec._jit import announce_compile
 
 from fhec.ir.schedule import Event
 from fhec.passes.offchip import heap
-from fhec.passes.offchip.policies import best_victim, push_victim
+from fhec.passes.offchip.policies import best_victim, furthest_use, push_victim
 from fhec.passes.offchip.state import (
     MASK,
     NEVER,
@@ -134,6 +134,17 @@ def _urgent_parked(st):
     return st.parked[0] if st.parked_n > 0 else -1
 
 
+@njit(cache=True, inline="always")
+def _harmless(st, c, nu):
+    """Whether prefetching a value first used at rank `nu` into a free slot, while `c`
+    could run, does no harm (Cao et al.'s rule for integrated prefetching and caching):
+    a free slot is owed to the values computation creates next, so the prefetched value
+    must not become the next victim. It does not when some resident value is used later
+    (Belady evicts that one first), or when the free slots outnumber the instructions
+    before its use (each creates at most one value)."""
+    return nu < furthest_use(st) or st.fcount - st.reserve > nu - c
+
+
 @njit(cache=True)
 def _load(st, v, nu, slot, t):
     """Load `v` into `slot`, the channel (or, for a generated key half, the key
@@ -232,7 +243,7 @@ def schedule_kernel(pb):
             tl = max(st.tgen if st.gen[lv] else st.tmem, st.now)
             if c < 0 or tl <= tc:
                 slot = -1
-                if st.fcount > st.reserve or (c < 0 and st.fcount > 0):
+                if c < 0 and st.fcount > 0 or st.fcount > st.reserve and _harmless(st, c, lnu):
                     slot = take_slot(st)
                     st.pend_n = heap.pop(st.pend, st.pend_n)
                 elif c < 0:
