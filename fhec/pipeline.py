@@ -175,14 +175,15 @@ def _order_for_hint_reuse(program: HeProgram, o: Options) -> HeProgram:
 def _order_giant_step_centric(program: HeProgram, o: Options) -> HeProgram:
     """When the target asks (``[ordering] linear_transforms = "giant-step-centric"``,
     Osiris §V), order BSGS products around their baby-step keys: each baby-step rotation,
-    then the n2 diagonal products that read it, while the next key loads. Preserves every
-    node and value exactly (a topological reordering); other targets keep the order."""
+    then the n2 diagonal products that read it, while the next key loads; in tiles of
+    giant steps whose partial sums fit the scratchpad. Preserves every node and value
+    exactly (a topological reordering); other targets keep the order."""
     ordering = getattr(o.target, "ordering", None)  # stream targets only
     if ordering is None or ordering.linear_transforms != "giant-step-centric":
         return program
     from fhec.passes.he_gsc import order_giant_step_centric
 
-    return order_giant_step_centric(program)
+    return order_giant_step_centric(program, o.target.onchip_bytes)
 
 
 def keyswitch_policy(program: HeProgram, keyswitch: str | None) -> str:

@@ -80,15 +80,15 @@ def fingerprint(prog_name: str, target_name: str, policy: str, slots, reserve: f
 
 
 EXPECTED = {
-    ('hybrid-mul-rot-2', 'tiny', 'belady', None, 0.0): ('8ea4f63eff4f42b2', '0bb3648797b33299'),
+    ('hybrid-mul-rot-2', 'tiny', 'belady', None, 0.0): ('4a6e5aa75b9090ff', 'e3a80b488e99322f'),
     ('hybrid-mul-rot-2', 'tiny', 'lru', None, 0.0): ('3ce9b4934983859b', '1d52b11d80280981'),
-    ('hybrid-mul-rot-2', 'tiny', 'belady', None, 0.25): ('fb6f04464de16428', 'f8d783b479ce04c3'),
-    ('bv-mul-rot-add-2', 'tiny', 'belady', 5, 0.0): ('50639567ac58ceb8', 'fce6f387458d858a'),
+    ('hybrid-mul-rot-2', 'tiny', 'belady', None, 0.25): ('d0a54c426d193c84', '69a22a6d42451aa4'),
+    ('bv-mul-rot-add-2', 'tiny', 'belady', 5, 0.0): ('9e05055108a7ea80', 'bd3f2fe7a3942380'),
     ('bv-mul-rot-add-2', 'tiny', 'lru', 7, 0.5): ('9d82df4f07f42eae', '6972d9cc71e118f8'),
     ('bv-mul-rot-add-2', 'f1', 'belady', None, 0.0): ('be718bc9a9978c4e', '6dd7047959654589'),
-    ('hybrid-rot-mul-3-shuffled', 'tiny', 'belady', 6, 0.0): ('0b503811c15c543f', '86de7f3ea5611b66'),
+    ('hybrid-rot-mul-3-shuffled', 'tiny', 'belady', 6, 0.0): ('33850db8883e906b', '3634a04829fcb643'),
     ('hybrid-rot-mul-3-shuffled', 'tiny', 'lru', 9, 0.25): ('33dded96a6d185ce', 'db06df177b051fbe'),
-    ('hybrid-rot-mul-3-shuffled', 'f1', 'belady', 12, 0.25): ('35b9e3e4508c11b8', '80372ee15aa1c13e'),
+    ('hybrid-rot-mul-3-shuffled', 'f1', 'belady', 12, 0.25): ('b74ffd3ac5b8bc45', 'ed7a1a733f83b4fa'),
 }
 
 
