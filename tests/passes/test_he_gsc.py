@@ -67,16 +67,24 @@ def _baby_sequence(program, order):
 
 
 @pytest.mark.parametrize("hoisting", [None, "double"])
-def test_partial_sums_that_do_not_fit_are_tiled(hoisting):
+def test_partial_sums_that_do_not_fit_are_tiled(hoisting, monkeypatch):
     """With room for every partial sum the products walk the baby steps once; with room for
     one sum at a time (a 128 KB scratchpad), once per giant step (4 tiles of one sum each):
-    the sequence of baby steps restarts 3 times. Without a capacity: untiled."""
+    the sequence of baby steps restarts 3 times, if tiles that small are allowed (by
+    default a tile holds at least `MIN_TILE_SUMS`, so this transform stays untiled).
+    Without a capacity: untiled."""
+    from fhec.passes import he_gsc
+
     p, _ = _matvec(hoisting)
     he = _he(p, PROGRAM_ORDER)
     descents = lambda seq: sum(b < a for a, b in zip(seq, seq[1:]))
+    small = OSIRIS_TINY.onchip_bytes
     assert descents(_baby_sequence(he, giant_step_centric_order(he))) == 0
     assert descents(_baby_sequence(he, giant_step_centric_order(he, 2**24))) == 0
-    assert descents(_baby_sequence(he, giant_step_centric_order(he, OSIRIS_TINY.onchip_bytes))) == 3
+    assert descents(_baby_sequence(he, giant_step_centric_order(he, small))) == 0
+    monkeypatch.setattr(he_gsc, "MIN_TILE_SUMS", 1)
+    assert descents(_baby_sequence(he, giant_step_centric_order(he, small))) == 3
+    assert sorted(giant_step_centric_order(he, small)) == sorted(n.id for n in he.nodes)
 
 
 def test_the_order_is_a_permutation_that_keeps_outputs_last():
