@@ -66,8 +66,8 @@ MIN_TILE_SUMS = 4
 """Fewest partial sums a tile holds; a transform whose tiles would hold fewer is not tiled:
 each tile re-runs every baby step (reloading it), which for tiles of one to three sums
 cost more than spilling part of the sums. Measured on Osiris set III bootstraps (level-25
-DFTs whose sums and hints leave room for 1-2 sums): tiled, SH 2.22 ms and DH 3.11 ms;
-untiled, 2.07 and 2.36. ResNet-20's double-hoisted convolutions hold 11 per tile.)"""
+DFTs whose sums and hints leave room for 1-2 sums), before the Hadamard units' rate was
+doubled: tiled, SH 2.22 ms and DH 3.11 ms; untiled, 2.07 and 2.36. ResNet-20's double-hoisted convolutions hold 11 per tile.)"""
 
 SUM_OPS = frozenset({HeOp.ADD, HeOp.ADD_EXT})
 """Ops that accumulate a giant step's products into its partial sum."""
