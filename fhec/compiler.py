@@ -354,7 +354,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
                             progress=progress, keyswitch=keyswitch)
     tgt.check_ring_degree(as_he(program).params.N)
     done = _run_with_progress(COMPILED, program, options, progress, verify=verify, dump_after=dump_after,
-                              dump_dir=dump_dir)
+                              dump_dir=dump_dir, keep=(HE_DONE, LOWERED))
     annotated, lowered, scheduled = done[HE_DONE], done[LOWERED], done[COMPILED]
     bounds = lower_bounds(lowered.limb, tgt)
     report = make_report(

@@ -43,7 +43,7 @@ import gc
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Collection, Iterator, Sequence
 
 from fhec.errors import ParameterError
 from fhec.ir.he import HeProgram
@@ -175,14 +175,15 @@ def _order_for_hint_reuse(program: HeProgram, o: Options) -> HeProgram:
 def _order_giant_step_centric(program: HeProgram, o: Options) -> HeProgram:
     """When the target asks (``[ordering] linear_transforms = "giant-step-centric"``,
     Osiris §V), order BSGS products around their baby-step keys: each baby-step rotation,
-    then the n2 diagonal products that read it, while the next key loads. Preserves every
-    node and value exactly (a topological reordering); other targets keep the order."""
+    then the n2 diagonal products that read it, while the next key loads; in tiles of
+    giant steps whose partial sums fit the scratchpad. Preserves every node and value
+    exactly (a topological reordering); other targets keep the order."""
     ordering = getattr(o.target, "ordering", None)  # stream targets only
     if ordering is None or ordering.linear_transforms != "giant-step-centric":
         return program
     from fhec.passes.he_gsc import order_giant_step_centric
 
-    return order_giant_step_centric(program)
+    return order_giant_step_centric(program, o.target.onchip_bytes)
 
 
 def keyswitch_policy(program: HeProgram, keyswitch: str | None) -> str:
@@ -512,6 +513,7 @@ def run_passes(
     dump_after: Sequence[str] = (),
     dump_dir: str | os.PathLike[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    keep: Collection[str] | None = None,
 ) -> PipelineRun:
     """Run `passes` in order on `ir`.
 
@@ -521,6 +523,9 @@ def run_passes(
             or written to ``dump_dir/NN-<pass>.txt`` (NN: the pass number `fhec passes` shows)
             when `dump_dir` is given.
         progress: called with each pass's name as it starts.
+        keep: the pass names whose outputs the result keeps, besides the last pass's
+            (None: every pass's). At N = 2^16 each HE program and data schedule is
+            hundreds of MB, so a caller that reads a few drops the rest as it goes.
 
     Raises `ParameterError` for a `dump_after` name not in `passes`, and what the passes
     and verifiers raise.
@@ -538,6 +543,8 @@ def run_passes(
             t0 = time.perf_counter()
             ir = p.run(ir, options)
             seconds = time.perf_counter() - t0
+            if keep is not None and records and records[-1].name not in keep:
+                outputs.pop(records[-1].name, None)  # its only reader, this pass, is done
             outputs[p.name] = ir
             records.append(PassRecord(p.name, seconds, _size(ir)))
             if verify and type(ir) in VERIFIERS:

@@ -63,6 +63,13 @@ def test_each_pass_output_is_kept_timed_and_measured():
     assert all(r.seconds >= 0 for r in done.records)
 
 
+def test_keep_drops_the_outputs_nobody_reads():
+    done = run_prefix(COMPILED, small_program(), Options(target=load_target("f1")), keep=("lower",))
+    assert [r.name for r in done.records] == list(PASS_NAMES)  # every pass ran and was timed
+    assert set(done.outputs) == {"lower", COMPILED}
+    assert isinstance(done.last, Scheduled) and done.last.lowered is done["lower"]
+
+
 def test_compile_reports_per_pass_seconds_and_sizes():
     c = fhec.compile(small_program(), target="f1")
     assert list(c.report.compile_seconds) == list(PASS_NAMES)

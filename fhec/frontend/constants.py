@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from fhec.errors import InvalidPlaintextError, ProgramError, TooManyValuesError
-from fhec.ir.he import Const
+from fhec.ir.he import compact_const
 from fhec.schemes.encoding import reduce_mod
 from fhec.schemes.params import Params
 from fhec.validate import as_1d_array
@@ -101,5 +101,5 @@ def constant(params: Params, value, where: str | None):
         array = as_1d_array(value, "the constant", error=InvalidPlaintextError, where=where)
         if array.ndim == 0:
             return scalar(params, array.item(), where)
-        return Const(vector(params, array, where))
+        return compact_const(vector(params, array, where))
     return scalar(params, value, where)

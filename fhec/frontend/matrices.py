@@ -18,7 +18,7 @@ import numpy as np
 
 from fhec.errors import InvalidPlaintextError, ProgramError, TooManyValuesError
 from fhec.frontend import constants
-from fhec.ir.he import Const
+from fhec.ir.he import Const, compact_const
 from fhec.ir.he_types import row_length
 from fhec.schemes.encoding import reduce_mod
 from fhec.schemes.params import Params
@@ -103,4 +103,4 @@ def diagonals_of(params: Params, matrix, where: str | None) -> tuple[tuple[int, 
     kept = [(k, s, v) for (k, s), v in sorted(diags.items(), key=lambda kv: (kv[0][1], kv[0][0])) if np.any(v != 0)]
     if not kept:
         raise ProgramError("the linear transform's matrix is all zeros; multiply by 0 instead.", where)
-    return tuple((k, s, Const(v)) for k, s, v in kept)
+    return tuple((k, s, compact_const(v)) for k, s, v in kept)  # diagonals are mostly zero

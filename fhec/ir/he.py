@@ -226,6 +226,55 @@ class RotatedConst(Const):
         return arr
 
 
+class SparseConst(Const):
+    """A `Const` most of whose slots are zero, stored as its nonzero positions and values
+    and expanded whenever its array is read (like `RotatedConst`).
+
+    A convolution's BSGS diagonals are mostly zero: ResNet-20 at N = 2^16 holds about
+    15,000 diagonals of 2^15 slots, 7.5% of them nonzero on average, which dense take 4 GB
+    (most of the compile's peak memory) and stored this way 0.45 GB. It compares and
+    hashes by value like any `Const`: the hash is of the expanded array."""
+
+    def __init__(self, array: np.ndarray):  # not the dataclass's __init__: no stored array
+        arr = np.asarray(array)
+        where = np.flatnonzero(arr)
+        object.__setattr__(self, "positions", where.astype(np.int32))
+        object.__setattr__(self, "values", arr.reshape(-1)[where].copy())
+        object.__setattr__(self, "dense_shape", arr.shape)
+        self.positions.setflags(write=False)
+        self.values.setflags(write=False)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.dense_shape
+
+    def abs_max(self) -> float:
+        return float(abs(self.values).max(initial=0.0))
+
+    @property
+    def array(self) -> np.ndarray:  # type: ignore[override]
+        arr = np.zeros(self.dense_shape, dtype=self.values.dtype)
+        arr.reshape(-1)[self.positions] = self.values
+        arr.setflags(write=False)
+        return arr
+
+
+SPARSE_DENSITY = 0.5
+"""`compact_const` stores a vector sparsely when at most this share of its slots is
+nonzero: a nonzero takes 4 bytes of position besides its value, so a float64 vector
+saves memory below 2/3 nonzero; at half, sparse storage takes 3/4 of dense."""
+
+
+def compact_const(array) -> Const:
+    """`array` as a `Const`: a `SparseConst` when it is a vector with at most
+    `SPARSE_DENSITY` of its slots nonzero, else a dense one. Either compares equal to the
+    other for the same values."""
+    arr = np.asarray(array)
+    if arr.ndim == 1 and arr.size and np.count_nonzero(arr) <= SPARSE_DENSITY * arr.size:
+        return SparseConst(arr)
+    return Const(arr)
+
+
 def _format_value(v) -> str:
     if isinstance(v, (complex, np.complexfloating)):
         return f"{v:.6g}"

@@ -25,6 +25,19 @@ The recipe's per-giant-step sums are chains in baby-step order, so the accumulat
 each of the n2 partial sums follows each baby step's products; the giant-step rotations
 and the final sum come after the last baby step, as in Fig. 8.
 
+Capacity (`capacity_bytes`, the target's scratchpad): the n2 partial sums stay on chip only
+if they fit. Double hoisting keeps them over Q·P: ResNet-20's convolutions at 5 limbs and
+alpha = 14 have up to 40 sums of 2 x 19 limbs, 2.6 times Osiris's 184 MiB, and spilling
+them at every baby step moved 97 GB each way. So the products of one transform are
+grouped by the partial sum they accumulate into (the chain of additions each feeds), and
+the groups, in program order, are cut into *tiles* of as many sums as fit in the
+scratchpad less the room one baby step needs (its hint, its mod-up digits, the baby and
+its product), if a tile holds at least `MIN_TILE_SUMS`; the order runs the baby steps
+once per tile, tile after tile. Within a tile
+it is the order above; a baby step first needed in a later tile runs there, and one
+needed again is reloaded (or kept) by the data-movement scheduler. With one tile (the
+sums fit, or no capacity given) the order is exactly the untiled one.
+
 Preserves: semantics exactly (a topological reordering: every node keeps its operation,
 attributes and arguments); outputs keep their relative order at the end. A program with
 no plaintext product of a rotation keeps its order.
@@ -33,11 +46,14 @@ no plaintext product of a rotation keeps its order.
 from __future__ import annotations
 
 import heapq
+import math
 
-from fhec.ir.he import HeOp, HeProgram
+from fhec.ir.he import HeOp, HeProgram, ValueKind
+from fhec.ir.limb import word_bytes_for
+from fhec.passes.he_order import hint_bytes
 from fhec.passes.he_rewrite import as_he, copy_node, rebuild
 
-__all__ = ["BABY_STEP_ROTATIONS", "PLAIN_PRODUCTS", "giant_step_centric_order", "order_giant_step_centric"]
+__all__ = ["BABY_STEP_ROTATIONS", "PLAIN_PRODUCTS", "SUM_OPS", "giant_step_centric_order", "order_giant_step_centric"]
 
 BABY_STEP_ROTATIONS = frozenset({HeOp.ROTATE, HeOp.ROTATE_EXT})
 """Ops a baby step of a BSGS transform is (single/no hoisting: ROTATE; double: ROTATE_EXT)."""
@@ -46,8 +62,72 @@ PLAIN_PRODUCTS = frozenset({HeOp.MUL_CONST, HeOp.MUL_CONST_EXT, HeOp.MUL_PLAIN})
 """Ops that multiply a baby step by a plaintext diagonal."""
 
 
-def giant_step_centric_order(program) -> list[int]:
-    """Node ids of `program` in the GSC order (see the module doc)."""
+MIN_TILE_SUMS = 4
+"""Fewest partial sums a tile holds; a transform whose tiles would hold fewer is not tiled:
+each tile re-runs every baby step (reloading it), which for tiles of one to three sums
+cost more than spilling part of the sums. Measured on Osiris set III bootstraps (level-25
+DFTs whose sums and hints leave room for 1-2 sums), before the Hadamard units' rate was
+doubled: tiled, SH 2.22 ms and DH 3.11 ms; untiled, 2.07 and 2.36. ResNet-20's double-hoisted convolutions hold 11 per tile.)"""
+
+SUM_OPS = frozenset({HeOp.ADD, HeOp.ADD_EXT})
+"""Ops that accumulate a giant step's products into its partial sum."""
+
+
+def _bytes(program: HeProgram, node) -> int:
+    """On-chip bytes of a ciphertext value, over Q·P for an extended one."""
+    t, p = node.type, program.params
+    if t.kind not in (ValueKind.CIPHER, ValueKind.EXTENDED) or t.level is None:
+        return 0
+    limbs = p.limbs_at(t.level) + (len(p.special_moduli) if t.kind is ValueKind.EXTENDED else 0)
+    return t.parts * limbs * p.N * word_bytes_for(p.word_bits)
+
+
+def _tiles(program: HeProgram, nodes, users, babies, position, capacity_bytes) -> dict[int, int]:
+    """Plaintext product -> its tile (see the module doc); empty if no transform needs
+    more than one."""
+    root: dict[int, int] = {}
+
+    def chain_root(vid: int) -> int:  # the last addition of the chain `vid` feeds
+        path = []
+        while vid not in root:
+            path.append(vid)
+            us = users[vid]
+            if len(us) != 1 or nodes[us[0]].op not in SUM_OPS:
+                root[vid] = vid
+                break
+            vid = us[0]
+        for v in path:
+            root[v] = root[vid]
+        return root[vid]
+
+    groups: dict[int, dict[int, int]] = {}  # transform source -> sum root -> first product position
+    room: dict[int, int] = {}  # transform source -> bytes one baby step needs
+    sums: dict[int, int] = {}  # transform source -> bytes of one partial sum
+    product_root: dict[int, int] = {}
+    for vid, n in nodes.items():
+        if n.op in PLAIN_PRODUCTS and n.args and n.args[0] in babies:
+            baby = nodes[n.args[0]]
+            src = baby.args[0]
+            r = chain_root(vid)
+            product_root[vid] = r
+            groups.setdefault(src, {}).setdefault(r, position[vid])
+            sums[src] = max(sums.get(src, 0), _bytes(program, n))
+            hint = hint_bytes(program, baby)
+            room[src] = max(room.get(src, 0), 2 * hint + 2 * _bytes(program, n))  # hint, digits, baby, product
+    tile_of_root: dict[int, int] = {}
+    for src, firsts in groups.items():
+        fit = max(1, (capacity_bytes - room[src]) // max(1, sums[src]))
+        count = math.ceil(len(firsts) / fit)
+        if count <= 1 or fit < MIN_TILE_SUMS:
+            continue
+        per = math.ceil(len(firsts) / count)  # balanced tiles
+        for i, r in enumerate(sorted(firsts, key=firsts.__getitem__)):
+            tile_of_root[r] = i // per
+    return {vid: tile_of_root[r] for vid, r in product_root.items() if r in tile_of_root}
+
+
+def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list[int]:
+    """Node ids of `program` in the GSC order, tiled to `capacity_bytes` (see the module doc)."""
     program = as_he(program)
     nodes = {n.id: n for n in program.nodes}
     position = {n.id: i for i, n in enumerate(program.nodes)}
@@ -57,14 +137,30 @@ def giant_step_centric_order(program) -> list[int]:
             users[a].append(n.id)
     babies = {vid for vid, n in nodes.items()
               if n.op in BABY_STEP_ROTATIONS and any(nodes[u].op in PLAIN_PRODUCTS for u in users[vid])}
-    rank: dict[int, int] = {}
+    tile = {} if capacity_bytes is None else _tiles(program, nodes, users, babies, position, capacity_bytes)
+    # a baby step's tile is the first tile that reads it; tile t > 0 of a transform sorts after
+    # every baby step of its tile 0 (major key: its source's last baby step) and before the
+    # nodes that follow it in the program
+    last_baby = {}
+    for b in babies:
+        src = nodes[b].args[0]
+        last_baby[src] = max(last_baby.get(src, -1), position[b])
+    first_tile = {}
+    for vid, t in tile.items():
+        b = nodes[vid].args[0]
+        first_tile[b] = min(first_tile.get(b, t), t)
+
+    def baby_key(b: int, t: int) -> tuple[int, int, int]:
+        return (position[b], 0, 0) if t == 0 else (last_baby[nodes[b].args[0]], t, position[b])
+
+    rank: dict[int, tuple[int, int, int]] = {}
     for n in program.nodes:  # program order is topological: every argument is ranked first
         if n.id in babies:
-            rank[n.id] = position[n.id]
+            rank[n.id] = baby_key(n.id, first_tile.get(n.id, 0))
         elif n.op in PLAIN_PRODUCTS and n.args and n.args[0] in babies:
-            rank[n.id] = rank[n.args[0]]
+            rank[n.id] = baby_key(n.args[0], tile.get(n.id, 0))
         else:
-            rank[n.id] = min([position[n.id], *(rank[a] for a in n.args if nodes[a].op is not HeOp.OUTPUT)])
+            rank[n.id] = min([(position[n.id], 0, 0), *(rank[a] for a in n.args if nodes[a].op is not HeOp.OUTPUT)])
     waiting = {n.id: len(set(n.args)) for n in program.nodes}
     outputs = [n.id for n in program.nodes if n.op is HeOp.OUTPUT]
     ready = [(rank[vid], position[vid], vid) for vid, w in waiting.items() if w == 0 and nodes[vid].op is not HeOp.OUTPUT]
@@ -80,10 +176,11 @@ def giant_step_centric_order(program) -> list[int]:
     return order + outputs
 
 
-def order_giant_step_centric(program) -> HeProgram:
-    """`program` with its nodes in the giant-step-centric order (see the module doc)."""
+def order_giant_step_centric(program, capacity_bytes: int | None = None) -> HeProgram:
+    """`program` with its nodes in the giant-step-centric order, tiled to `capacity_bytes`
+    (see the module doc)."""
     program = as_he(program)
-    order = giant_step_centric_order(program)
+    order = giant_step_centric_order(program, capacity_bytes)
     index = {n.id: n for n in program.nodes}
     reordered = HeProgram(program.name, program.params, tuple(index[i] for i in order), program.options, program.loc)
     return rebuild(reordered, copy_node)

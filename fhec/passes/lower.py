@@ -104,7 +104,10 @@ class _Lowering:
     output_types: dict[str, HeType] = field(default_factory=dict)
     output_nodes: dict[str, int] = field(default_factory=dict)
     constants: dict[str, ConstRecipe] = field(default_factory=dict)
-    const_rvecs: dict[ConstRecipe, np.ndarray] = field(default_factory=dict)
+    const_rvecs: dict[ConstRecipe, np.ndarray | None] = field(default_factory=dict)  # None: OF-Limb
+    of_limb_seeds: dict[ConstRecipe, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    generated: dict[ConstRecipe, np.ndarray] = field(default_factory=dict)  # OF-Limb limbs of node `generated_for`
+    generated_for: int = -1
     key_sources: dict[str, tuple[int | str, str]] = field(default_factory=dict)
     chosen: dict[int, str] = field(default_factory=dict)
     of_limb: bool = False
@@ -115,9 +118,14 @@ class _Lowering:
         return self.program.params
 
     def const(self, recipe: ConstRecipe, em: LimbEmitter) -> np.ndarray:
-        """The limbs of one plaintext operand (one set per distinct recipe), in NTT form:
-        loaded CONST rvecs, or under OF-Limb (`of_limb_fits`) one loaded coefficient-form
-        limb and an NTT per limb, emitted by `em` (the first user's node)."""
+        """The limbs of one plaintext operand in NTT form: loaded CONST rvecs (one set per
+        distinct recipe), or under OF-Limb (`of_limb_fits`) one loaded coefficient-form
+        limb per digit (one set per recipe) and the NTTs that generate the limbs, emitted
+        by `em` once per node that reads them. Generated limbs are not shared between
+        nodes: a bootstrap's DFT diagonals are the same constants in every bootstrap, and
+        keeping their generated limbs for the next one would cost a store and a reload of
+        every limb, where generating them again costs one NTT per limb and at most the
+        reload of one seed (Osiris §V generates every diagonal where it is used)."""
         if recipe not in self.const_rvecs:
             name = f"c{len(self.constants)}"
             limbs = self.params.limbs_at(recipe.level)
@@ -126,19 +134,26 @@ class _Lowering:
             if 0 < k < len(mods):
                 self.constants[name] = dataclasses.replace(recipe, of_limb=True, of_limb_digits=k)
                 # k coefficient-form limbs mod q0: limb 0, or the base-B digits of larger coefficients
-                seeds = self.emitter.const_rvecs(name, np.zeros(k, dtype=np.int64))
-                # NTT reads a foreign residue centered: limb i = sum_j B^j NTT_i(centered digit j mod q_i)
-                limbs = em.op(LimbOp.NTT, np.repeat(seeds[0], len(mods)), mod=mods)
-                B = digit_base(self.params.moduli[0])
-                for j in range(1, k):
-                    part = em.op(LimbOp.NTT, np.repeat(seeds[j], len(mods)), mod=mods)
-                    weights = [pow(B, j, em.all_moduli[m]) for m in mods.tolist()]
-                    limbs = em.op(LimbOp.ADD, limbs, em.mul_const(part, weights, mods), mod=mods)
-                self.const_rvecs[recipe] = limbs
+                self.of_limb_seeds[recipe] = (self.emitter.const_rvecs(name, np.zeros(k, dtype=np.int64)), mods)
+                self.const_rvecs[recipe] = None
             else:
                 self.constants[name] = recipe
                 self.const_rvecs[recipe] = self.emitter.const_rvecs(name, mods)
-        return self.const_rvecs[recipe]
+        if self.const_rvecs[recipe] is not None:
+            return self.const_rvecs[recipe]
+        if self.generated_for != em.he_node:  # a new node: the previous one is done with its limbs
+            self.generated, self.generated_for = {}, em.he_node
+        if recipe not in self.generated:
+            seeds, mods = self.of_limb_seeds[recipe]
+            # NTT reads a foreign residue centered: limb i = sum_j B^j NTT_i(centered digit j mod q_i)
+            limbs = em.op(LimbOp.NTT, np.repeat(seeds[0], len(mods)), mod=mods)
+            B = digit_base(self.params.moduli[0])
+            for j in range(1, len(seeds)):
+                part = em.op(LimbOp.NTT, np.repeat(seeds[j], len(mods)), mod=mods)
+                weights = [pow(B, j, em.all_moduli[m]) for m in mods.tolist()]
+                limbs = em.op(LimbOp.ADD, limbs, em.mul_const(part, weights, mods), mod=mods)
+            self.generated[recipe] = limbs
+        return self.generated[recipe]
 
     def key(self, node: HeNode, source: int | str, method: str) -> str:
         """Record that `node` switches with `source`'s key by `method`; its KSH name."""

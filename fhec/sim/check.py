@@ -448,11 +448,16 @@ def _check_memory_vectors(s: Streams, tm, program: LimbProgram, t, tag, se, le, 
 def _check_reads(col, space, w_loc, w_land, w_dur, w_val, w_ent, r_loc, r_start, r_dur, r_val, r_ent) -> None:
     if not len(r_loc):
         return
-    big = np.int64(2**40)
+    # (location, cycle) as one int64 key: cycles from -1 (loaded data) up to `span`. A fixed
+    # 2^40 cycles overflowed past 2^23 locations (ResNet-20 at N = 2^16 has 11 M rvecs, so as
+    # many memory vectors), which broke the keys' order and reported false clobbers.
+    span = int(max(w_land.max(), r_start.max())) + 2
+    if int(max(w_loc.max(), r_loc.max()) + 1) * span >= 2**63:
+        raise InternalError(f"the checker's (location, cycle) keys overflow: {span} cycles")
     order = np.lexsort((w_land, w_loc))
     w_loc, w_land, w_dur, w_val, w_ent = (a[order] for a in (w_loc, w_land, w_dur, w_val, w_ent))
-    wkey = w_loc * big + w_land
-    rkey = r_loc * big + r_start
+    wkey = w_loc * span + (w_land + 1)
+    rkey = r_loc * span + (r_start + 1)
     idx = np.searchsorted(wkey, rkey, side="right") - 1
     has = idx >= 0
     has[has] = w_loc[idx[has]] == r_loc[has]

@@ -15,7 +15,7 @@ from fhec.passes.he_fuse_rescale import fuse_mod_down_rescale
 from fhec.passes.he_keyswitch import expand_key_switches
 import fhec.testing as ft
 from fhec.errors import InternalError
-from fhec.ir.he import Const, HeOp, HeProgram
+from fhec.ir.he import Const, HeOp, HeProgram, RotatedConst, SparseConst, compact_const
 from fhec.ir.he_verify import verify_he
 
 CKKS = fhec.CKKSParams(N=2**6, levels=3, base_limbs=2, security=None)
@@ -58,6 +58,26 @@ def test_rotations_of_one_constant_hash_apart():
     assert len({hash(c) for c in one_hot}) == 64
     lazy = RotatedConst(one_hot[0], -5, 64)
     assert lazy == one_hot[5] and hash(lazy) == hash(one_hot[5]) and "array" not in vars(lazy)
+
+
+def test_sparse_const_is_its_dense_values():
+    """A mostly-zero vector is stored as positions and values; it reads, compares,
+    hashes, bounds, rotates and pickles as the dense `Const` of the same values."""
+    import pickle
+
+    dense = np.zeros(64)
+    dense[[3, 17, 40]] = [1.5, -2.25, 0.5]
+    c = compact_const(dense)
+    assert isinstance(c, SparseConst) and c.values.size == 3
+    assert np.array_equal(c.array, dense) and not c.array.flags.writeable and c.shape == (64,)
+    assert c == Const(dense) and Const(dense) == c and hash(c) == hash(Const(dense))
+    assert c.abs_max() == 2.25
+    assert RotatedConst(c, 5, 64) == Const(np.roll(dense, -5))
+    back = pickle.loads(pickle.dumps(c))
+    assert back == c and np.array_equal(back.array, dense)
+    assert c != compact_const(np.where(dense == 0.5, 0.25, dense))
+    full = np.arange(1.0, 65.0)  # more than half nonzero: dense
+    assert type(compact_const(full)) is Const and compact_const(full) == Const(full)
 
 
 def test_nodes_and_programs_are_immutable(program):

@@ -14,6 +14,8 @@ from fhec.verify_run import run_compiled_checked
 OSIRIS_TINY = load_target("osiris-tiny")
 PROGRAM_ORDER = OSIRIS_TINY.model_copy(update={"ordering": OSIRIS_TINY.ordering.model_copy(
     update={"linear_transforms": "program"})})
+ROOMY = OSIRIS_TINY.model_copy(update={"scratchpad": OSIRIS_TINY.scratchpad.model_copy(
+    update={"capacity_bytes": 2**24})})  # every partial sum fits: one tile
 
 
 def _matvec(hoisting=None):
@@ -48,10 +50,41 @@ def _baby_runs(program):
 @pytest.mark.parametrize("hoisting", [None, "double"])
 def test_every_baby_steps_products_come_before_the_next_baby_step(hoisting):
     p, _ = _matvec(hoisting)
-    gsc = _baby_runs(_he(p, OSIRIS_TINY))
+    gsc = _baby_runs(_he(p, ROOMY))
     assert len(gsc) >= 3 and all(n > 1 and before for n, before in gsc)
     # the recipe's own (giant-step major) order does not have this property
     assert not all(before for _, before in _baby_runs(_he(p, PROGRAM_ORDER)))
+
+
+def _baby_sequence(program, order):
+    """The position of the baby step each plaintext product reads, in `order`."""
+    users = program.users()
+    babies = [n.id for n in program.nodes if n.op in BABY_STEP_ROTATIONS and any(
+        program.node(u).op in PLAIN_PRODUCTS for u in users[n.id])]
+    index = {b: i for i, b in enumerate(babies)}
+    return [index[program.node(v).args[0]] for v in order
+            if program.node(v).op in PLAIN_PRODUCTS and program.node(v).args[0] in index]
+
+
+@pytest.mark.parametrize("hoisting", [None, "double"])
+def test_partial_sums_that_do_not_fit_are_tiled(hoisting, monkeypatch):
+    """With room for every partial sum the products walk the baby steps once; with room for
+    one sum at a time (a 128 KB scratchpad), once per giant step (4 tiles of one sum each):
+    the sequence of baby steps restarts 3 times, if tiles that small are allowed (by
+    default a tile holds at least `MIN_TILE_SUMS`, so this transform stays untiled).
+    Without a capacity: untiled."""
+    from fhec.passes import he_gsc
+
+    p, _ = _matvec(hoisting)
+    he = _he(p, PROGRAM_ORDER)
+    descents = lambda seq: sum(b < a for a, b in zip(seq, seq[1:]))
+    small = OSIRIS_TINY.onchip_bytes
+    assert descents(_baby_sequence(he, giant_step_centric_order(he))) == 0
+    assert descents(_baby_sequence(he, giant_step_centric_order(he, 2**24))) == 0
+    assert descents(_baby_sequence(he, giant_step_centric_order(he, small))) == 0
+    monkeypatch.setattr(he_gsc, "MIN_TILE_SUMS", 1)
+    assert descents(_baby_sequence(he, giant_step_centric_order(he, small))) == 3
+    assert sorted(giant_step_centric_order(he, small)) == sorted(n.id for n in he.nodes)
 
 
 def test_the_order_is_a_permutation_that_keeps_outputs_last():

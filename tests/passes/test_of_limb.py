@@ -59,6 +59,27 @@ def test_streams_equal_the_evaluator_on_every_limb(target):
     assert np.allclose(out["outputs"]["y"], want, atol=1e-3)
 
 
+def test_each_node_generates_the_limbs_it_reads():
+    """Two products by one constant (as every bootstrap multiplies by the same DFT
+    diagonals): its stored limb is loaded data shared by both, but each product generates
+    the NTT-form limbs itself, so none is kept on chip (or spilled) from one to the other;
+    the streams still equal the evaluator on every limb."""
+    params = fhec.CKKSParams(N=2**9, levels=3, scale_bits=28, word_bits=32, security=None)
+    p = fhec.Program("twice", params)
+    x = p.input("x")
+    w = 0.5 * np.cos(np.arange(params.slots))
+    p.output("y", x * w)
+    p.output("z", x.rotate(1) * w)
+    c = fhec.compile(p, OSIRIS_TINY)
+    stored = fhec.compile(p, STORED)
+    (recipe,) = c.lowered.constants.values()  # one constant, read by two products
+    assert recipe.of_limb
+    assert _count(c, cls=RVecClass.CONST) == 1
+    assert _count(c, op=LimbOp.NTT) == _count(stored, op=LimbOp.NTT) + 2 * p.params.limbs_at(recipe.level)
+    x_in = np.random.default_rng(2).uniform(-1, 1, params.slots)
+    run_compiled_checked(c, {"x": x_in}, seed=1, check=True)  # every limb, bit for bit
+
+
 def test_plaintexts_too_large_for_one_limb_are_stored_as_digits_and_stay_exact():
     # 2^28 x 100 > q0/2 (a 32-bit q0): one limb cannot hold the coefficients, two base-2^31 digits can
     p = _program(weight=100.0)

@@ -236,3 +236,41 @@ def test_text_and_repr():
     text = ds.text(limit=5)
     assert "LOAD" in text and "more" in text
     assert "belady" in repr(ds)
+
+
+def _swings_with_late_hint(blocks: int):
+    """From one input s, `blocks` times: a = s+s, b = s·a, c = a+b, d = c·s, e = a·b,
+    f = c+d, s = e·f; then out = s·k. Each block needs 4 slots at its peak (s, a, b, c)
+    and 1 between blocks, and the hint limb k is read only at the end."""
+    N = 64
+    b = LimbProgramBuilder(N, 32, _moduli(N, 1))
+    x, kname, o = (b.add_name(c, c.name.lower()) for c in (RVecClass.INPUT, RVecClass.KSH, RVecClass.OUTPUT))
+    k = int(b.new_rvecs(RVecClass.KSH, 0, [kname, 0, 0, 0])[0])
+    s = int(b.new_rvecs(RVecClass.INPUT, 0, [x, 0, 0])[0])
+
+    def op(code, u, v):
+        return int(b.emit_new(code, u, v, mod=0)[0])
+
+    for _ in range(blocks):
+        a = op(LimbOp.ADD, s, s)
+        bb = op(LimbOp.MUL, s, a)
+        c = op(LimbOp.ADD, a, bb)
+        d = op(LimbOp.MUL, c, s)
+        e = op(LimbOp.MUL, a, bb)
+        f = op(LimbOp.ADD, c, d)
+        s = op(LimbOp.MUL, e, f)
+    out = int(b.new_rvecs(RVecClass.OUTPUT, 0, [o, 0, 0])[0])
+    b.emit(LimbOp.MUL, out, s, k, mod=0)
+    return b.build(), k
+
+
+def test_prefetch_does_no_harm():
+    """A value whose prefetch was wasted (evicted unread) is prefetched again only if that
+    does no harm: the hint, read last, is not loaded into the slots every block frees and
+    evicted at every block's peak (as filling every free slot did: once per block), but at
+    most twice."""
+    prog, k = _swings_with_late_hint(blocks=20)
+    for reserve in (0.0, 0.25):
+        ds = schedule_offchip(prog, TINY, capacity_bytes=4 * prog.rvec_bytes, prefetch_reserve=reserve)
+        replay(ds)
+        assert int(np.count_nonzero((ds.kind == Event.LOAD) & (ds.arg == k))) <= 2

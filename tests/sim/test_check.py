@@ -224,3 +224,26 @@ def test_check_streams_raises_with_a_summary(roomy):
     err = info.value
     assert err.hazards and "hazard" in str(err)
     assert str(err.hazards[0]).startswith(err.hazards[0].kind.value)
+
+
+def test_value_reads_past_2_to_the_23_locations():
+    """The read check keys (location, cycle) in one int64: with 11 M memory vectors
+    (ResNet-20 at N = 2^16) a fixed 2^40-cycle stride overflowed and reported loaded data
+    as clobbered. Writes and reads at locations around 2^23..2^30 and late cycles are
+    matched exactly: correct reads pass, a read of the wrong value is caught."""
+    from fhec.sim.check import HazardKind, _check_reads, _Collector
+
+    locs = np.array([5, 2**23 + 7, 2**30 + 3], dtype=np.int64)
+    w_land = np.array([-1, 10**9, -1], dtype=np.int64)  # loaded data, a late store, loaded data
+    vals = np.array([100, 200, 300], dtype=np.int64)
+    col = _Collector(None, None)
+    _check_reads(col, "m", locs, w_land, np.zeros(3, np.int64), vals, np.full(3, -1, np.int64),
+                 locs, np.array([0, 10**9 + 5, 2**31], dtype=np.int64), np.zeros(3, np.int64), vals,
+                 np.full(3, -1, np.int64))
+    assert col.total == 0
+    wrong = vals.copy()
+    wrong[2] = 999
+    _check_reads(col, "m", locs, w_land, np.zeros(3, np.int64), vals, np.full(3, -1, np.int64),
+                 locs, np.array([0, 10**9 + 5, 2**31], dtype=np.int64), np.zeros(3, np.int64), wrong,
+                 np.full(3, -1, np.int64))
+    assert col.total == 1 and col.hazards[0].kind == HazardKind.MISSING

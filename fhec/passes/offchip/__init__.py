@@ -33,7 +33,11 @@ The algorithm (F1 §4.3; docs/scheduling.md walks through it):
   with less information and `fhec.passes.cycle` hoists every load to the moment
   its slot frees anyway; filling every free slot made prefetched hints the first
   victims later (F1's matrix-vector example on F1: 2x compulsory traffic without a
-  reserve, 1.0x with a quarter of the scratchpad kept free). When nothing can run without a load, the most urgent
+  reserve, 1.0x with a quarter of the scratchpad kept free). A value whose prefetch was
+  wasted (evicted unread) is prefetched again only if that does no harm (Cao et al.): if
+  it would not be the next victim (some resident value is used later, or the free slots
+  outnumber the instructions before its use); otherwise a value used far ahead is loaded
+  into every slot a dying value frees and evicted by the next result. When nothing can run without a load, the most urgent
   instruction waiting on one gets it, evicting anything but its own operands;
   with 3 slots (`MIN_SLOTS`) this always makes progress, whatever the priorities.
 - Free slots are reused first-in first-out, so that the cycle scheduler finds the

@@ -28,7 +28,7 @@ from fhec._jit import announce_compile
 
 from fhec.ir.schedule import Event
 from fhec.passes.offchip import heap
-from fhec.passes.offchip.policies import best_victim, push_victim
+from fhec.passes.offchip.policies import best_victim, furthest_use, push_victim
 from fhec.passes.offchip.state import (
     MASK,
     NEVER,
@@ -72,6 +72,9 @@ def _evict(st, victim, vnu):
     """Take `victim` off chip (storing it first if dirty); returns its slot. If it
     has a later user it becomes a pending load again."""
     st.vkey[victim] = -1
+    if st.unread[victim]:  # a load wasted: loading it early again needs the do-no-harm test
+        st.wasted[victim] = True
+        st.unread[victim] = False
     slot = st.slot_of[victim]
     st.resident[victim] = False
     if not st.stored[victim]:
@@ -134,12 +137,27 @@ def _urgent_parked(st):
     return st.parked[0] if st.parked_n > 0 else -1
 
 
+@njit(cache=True, inline="always")
+def _harmless(st, c, nu):
+    """Whether prefetching a value first used at rank `nu` into a free slot, while `c`
+    could run, surely does no harm (Cao et al.'s rule for integrated prefetching and
+    caching): a free slot is owed to the values computation creates next, so the
+    prefetched value must not become the next victim. It does not when some resident
+    value is used later (Belady evicts that one first), or when the free slots outnumber
+    the instructions before its use (each creates at most one value). The kernel asks
+    only for a value whose previous prefetch was wasted (evicted unread): asking always
+    refuses prefetches that would have survived, and idles the channel of a
+    bandwidth-bound program."""
+    return nu < furthest_use(st) or st.fcount - st.reserve > nu - c
+
+
 @njit(cache=True)
 def _load(st, v, nu, slot, t):
     """Load `v` into `slot`, the channel (or, for a generated key half, the key
     generator) taking it at coarse time `t`; wakes the instructions parked on it."""
     st.resident[v] = True
     st.slot_of[v] = slot
+    st.unread[v] = True
     if st.gen[v]:
         st.avail[v] = t + st.gen_lat + st.gen_xfer
         st.tgen = t + st.gen_xfer
@@ -203,6 +221,8 @@ def _issue(st, c, tc):
         else:
             if j < 2:
                 st.touch[v] = tick(st)
+                st.unread[v] = False
+                st.wasted[v] = False
             push_victim(st, v, nu)
     return True
 
@@ -232,7 +252,7 @@ def schedule_kernel(pb):
             tl = max(st.tgen if st.gen[lv] else st.tmem, st.now)
             if c < 0 or tl <= tc:
                 slot = -1
-                if st.fcount > st.reserve or (c < 0 and st.fcount > 0):
+                if c < 0 and st.fcount > 0 or st.fcount > st.reserve and (not st.wasted[lv] or _harmless(st, c, lnu)):
                     slot = take_slot(st)
                     st.pend_n = heap.pop(st.pend, st.pend_n)
                 elif c < 0:

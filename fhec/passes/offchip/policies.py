@@ -23,7 +23,7 @@ from fhec.passes.offchip.state import MASK, NEVER, next_use
 
 announce_compile(__file__)
 
-__all__ = ["Policy", "POLICIES", "victim_key", "push_victim", "best_victim"]
+__all__ = ["Policy", "POLICIES", "victim_key", "push_victim", "best_victim", "furthest_use"]
 
 
 class Policy(enum.IntEnum):
@@ -85,3 +85,20 @@ def best_victim(st, pin_a, pin_b):
         size = heap.push(vict, size, held[i])
     st.vict_n = size
     return victim, vnu
+
+
+@njit(cache=True)
+def furthest_use(st):
+    """Under ``belady``, the next use of the value `best_victim` would evict now (the
+    furthest next use on chip), or -1 when nothing is resident; `NEVER` under ``lru``,
+    whose victims are not ordered by next use. Drops stale entries from the heap top."""
+    if st.policy == _LRU:
+        return NEVER
+    vict = st.vict
+    while st.vict_n > 0:
+        key = vict[0]
+        v = key & MASK
+        if st.resident[v] and key == st.vkey[v]:
+            return NEVER - (key >> 32)
+        st.vict_n = heap.pop(vict, st.vict_n)
+    return -1

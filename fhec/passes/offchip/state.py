@@ -81,6 +81,8 @@ _STATE_FIELDS = _PROBLEM_FIELDS[:7] + _PROBLEM_FIELDS[8:] + (
     "touch",      # logical time of its last use (LRU)
     "park_head",  # first rank waiting for it to be loaded, -1 if none
     "vkey",       # its one valid key in `vict`, -1 if none
+    "unread",     # resident, loaded, and not read since
+    "wasted",     # evicted unread since its last use: prefetched again only if harmless
     # lazy min-heaps (stale entries are skipped when they reach the top) and their sizes
     "ready", "ready_n",    # ranks whose producers have issued
     "pend", "pend_n",      # (next use << 32 | rvec) of values to load
@@ -144,6 +146,7 @@ def new_state(pb):
         pb.users_ptr[:-1].copy(), np.zeros(R, dtype=np.bool_), np.full(R, -1, dtype=np.int32),
         pb.loaded.copy(), np.zeros(R, dtype=np.float64), np.zeros(R, dtype=np.int64),
         np.full(R, -1, dtype=np.int64), np.full(R, -1, dtype=np.int64),
+        np.zeros(R, dtype=np.bool_), np.zeros(R, dtype=np.bool_),
         # heaps
         np.empty(max(n, 1), dtype=np.int64), 0,
         np.empty(max(R, 16), dtype=np.int64), 0,
