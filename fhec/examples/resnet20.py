@@ -434,7 +434,7 @@ def small(hoisting: str | None = "single") -> fhec.Program:
 resnet_small = small()
 
 
-FULL_SIZE = ("a full-size compile takes a minute or two of CPU and about 7 GB per row, so the suite table "
+FULL_SIZE = ("a full-size compile takes about a minute of CPU and 4-4.5 GB per row, so the suite table "
              "leaves it out: run benchmarks/bench_resnet.py")
 """Why the suite table shows no ResNet-20 number (its own benchmark module runs each row in a
 fresh process, with its peak memory)."""
