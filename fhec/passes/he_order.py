@@ -101,7 +101,19 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
     ready: list[tuple[int, int]] = []  # (rank, id) of every ready node
     free: list[tuple[int, int]] = []  # (rank, id) of the ready nodes that switch no key
     by_key: dict = defaultdict(list)  # key -> (rank, id) of its ready key switches
+    shrink: list[tuple[int, int]] = []  # (rank, id) of ready key-free nodes that do not grow the working set
     done: set[int] = set()
+
+    def growth(vid: int) -> int:
+        """Bytes the working set grows by when `vid` runs: its result, less the args it
+        reads last."""
+        kept = size[vid] if remaining.get(vid, 0) else 0
+        return kept - sum(size[a] for a in set(nodes[vid].args) if remaining[a] == 1)
+
+    def check_shrink(vid: int) -> None:
+        if vid not in done and waiting[vid] == 0 and nodes[vid].op is not HeOp.OUTPUT \
+                and _key_of(nodes[vid]) is None and growth(vid) <= 0:
+            heapq.heappush(shrink, (rank[vid], vid))
 
     def make_ready(vid: int) -> None:
         node = nodes[vid]
@@ -110,6 +122,7 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
         heapq.heappush(ready, (rank[vid], vid))
         k = _key_of(node)
         heapq.heappush(free if k is None else by_key[k], (rank[vid], vid))
+        check_shrink(vid)
 
     def top(heap: list[tuple[int, int]]) -> int | None:
         while heap and heap[0][1] in done:
@@ -136,6 +149,9 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
             remaining[a] -= 1
             if remaining[a] == 0:
                 live -= size[a]
+            elif remaining[a] == 1:  # its last reader may now shrink the working set
+                for u in users[a]:
+                    check_shrink(u)
         for u in users[vid]:
             waiting[u] -= 1
             if waiting[u] == 0:
@@ -144,12 +160,21 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
     def fits(vid: int | None) -> bool:
         return vid is not None and live + size[vid] <= budget - current_hint
 
+    def fits_free(vid: int | None) -> bool:
+        if vid is None:
+            return False
+        if growth(vid) <= 0:
+            return True
+        return live + 2 * size[vid] <= budget - current_hint
+
     while True:
-        vid = top(by_key[current]) if current is not None else None
-        if not fits(vid):
-            vid = top(free)
-        if not fits(vid):  # past the budget: program order, which consumes values
-            vid = None
+        vid = top(shrink)
+        if vid is None:
+            vid = top(by_key[current]) if current is not None else None
+            if not fits(vid):
+                vid = top(free)
+                if not fits_free(vid):  # past the budget: program order, which consumes values
+                    vid = None
         if vid is None:
             vid = top(ready)
             if vid is None:
