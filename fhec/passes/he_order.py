@@ -96,7 +96,12 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
     remaining = {vid: sum(1 for u in us if nodes[u].op is not HeOp.OUTPUT) for vid, us in users.items()}
     size = {n.id: value_bytes(program, n) for n in program.nodes}
     outputs = [n.id for n in program.nodes if n.op is HeOp.OUTPUT]
-    budget = math.inf if capacity_bytes is None else BUDGET_FRACTION * capacity_bytes
+    capacity = math.inf if capacity_bytes is None else capacity_bytes
+    pending_uses: dict = defaultdict(int)  # key -> its key switches not yet ordered
+    for n in program.nodes:
+        if _key_of(n) is not None:
+            pending_uses[_key_of(n)] += 1
+    kept_hint: dict = {}  # key -> hint bytes, for keys already used that will be used again
 
     ready: list[tuple[int, int]] = []  # (rank, id) of every ready node
     free: list[tuple[int, int]] = []  # (rank, id) of the ready nodes that switch no key
@@ -143,6 +148,13 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
         nonlocal live
         done.add(vid)
         order.append(vid)
+        k = _key_of(nodes[vid])
+        if k is not None:
+            pending_uses[k] -= 1
+            if pending_uses[k]:
+                kept_hint.setdefault(k, hint_bytes(program, nodes[vid]))
+            else:
+                kept_hint.pop(k, None)
         if remaining.get(vid, 0):
             live += size[vid]
         for a in set(nodes[vid].args):
@@ -157,15 +169,21 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
             if waiting[u] == 0:
                 make_ready(u)
 
+    def room() -> float:
+        """Bytes the live values may fill: their share of the scratchpad left by the
+        hints that stay for reuse, less the current hint."""
+        others = sum(b for k, b in kept_hint.items() if k != current)
+        return BUDGET_FRACTION * max(0.0, capacity - others) - current_hint
+
     def fits(vid: int | None) -> bool:
-        return vid is not None and live + size[vid] <= budget - current_hint
+        return vid is not None and live + size[vid] <= room()
 
     def fits_free(vid: int | None) -> bool:
         if vid is None:
             return False
         if growth(vid) <= 0:
             return True
-        return live + 2 * size[vid] <= budget - current_hint
+        return live + 2 * size[vid] <= room()
 
     while True:
         vid = top(shrink)
@@ -173,8 +191,8 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
             vid = top(by_key[current]) if current is not None else None
             if not fits(vid):
                 vid = top(free)
-                if not fits_free(vid):  # past the budget: program order, which consumes values
-                    vid = None
+                if not fits_free(vid):  # past the budget: the current cluster, then program order
+                    vid = top(by_key[current]) if current is not None else None
         if vid is None:
             vid = top(ready)
             if vid is None:
