@@ -14,21 +14,36 @@ This pass is a list scheduler over heaps in program order (the order the program
 written in, which is usually the order that consumes values soonest). Each step takes
 the first of:
 
+* a ready key-free node that does not grow the working set (its result is no larger
+  than the values it reads last: the add that folds a rotation into its running sum,
+  a rescale, a reduction step). It frees room, so it always runs; without this rule a
+  reduction written after many independent chains (LoLa's sum of 7,987 rows) waits
+  behind them, and its inputs fill the budget;
 * a ready node that switches with the *current* key, whose hint is on chip (hint
   reuse, F1);
 * a ready node that switches no key (cheap, and running it makes more key switches
-  ready, so that clusters grow: F1 runs these first);
+  ready, so that clusters grow: F1 runs these first), if it leaves room for one more
+  value of its size (the key switch that reads it): a pile of started chains that
+  fills the budget would block its own key switches;
+* past the budget, a ready node of the current key (each step of a rotate-and-sum is a
+  key switch and an add, which leaves the working set as it was);
 * the earliest ready node in program order; if it switches a key, that key becomes
   current (its hint is loaded now, so its other users gather behind it).
 
-The first two apply only while the live working set plus the node's result stays
-within the budget; past it, program order alone decides, which consumes values.
+Together these interleave independent chains that use the same hints (many
+rotate-and-sums, F1's LoLa-CIFAR): the started chains all take their rotation by one
+key, then by the next, so each hint is read once per group and the chains' latencies
+overlap; the group is as large as the budget allows.
 
 The working set is estimated in bytes, per HE value: parts × limbs at its level × N ×
-word bytes, live from its producer to its last user. The budget is half the target's
-scratchpad (the other half holds the current hint, the transient digits of a key
-switch, and the prefetches of the data-movement scheduler), less the current hint's
-bytes. Before the first key switch, the current hint is that key switch's: it is loaded
+word bytes, live from its producer to its last user. The budget is half the scratchpad
+left by the hints kept for reuse (the other half holds the current hint, the transient
+digits of a key switch, and the prefetches of the data-movement scheduler), less the
+current hint's bytes. A hint is kept once its key has switched and while the key has
+users left to order: the data scheduler's Belady rule keeps such hints, and a group of
+chains that cycles through 13 keys reuses all of them (counting only the current hint
+let groups fill the scratchpad beside 13 resident hints, and every load of a plaintext
+then waited for a free slot). Before the first key switch, the current hint is that key switch's: it is loaded
 before anything after it can finish, so key-free work may not fill its room (a deep
 chain would otherwise level its inputs down to every level first, and those values
 would be spilled when its 60 MB relinearization hint arrives). Where reuse would exceed
@@ -36,7 +51,8 @@ the budget, program order wins: the cost model is bytes moved, and spilling a wo
 set moves more than reloading one hint. Without a target
 the budget is unbounded (pure F1 clustering within program order).
 
-Both heaps use lazy deletion: O(n log n) in the number of nodes.
+The heaps use lazy deletion: O(n log n) in the number of nodes, plus the kept hints
+summed at each step (a few dozen keys).
 
 Preserves: semantics exactly (the result is a topological reordering: every node keeps
 its operation, attributes and arguments, so every value, type and ciphertext is the
@@ -84,7 +100,8 @@ def hint_bytes(program: HeProgram, node: HeNode) -> int:
 
 def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
     """The node ids of `program` in key-switch-hint reuse order under a working-set
-    budget of `BUDGET_FRACTION` × `capacity_bytes` (unbounded if None; see the module doc)."""
+    budget of `BUDGET_FRACTION` × what `capacity_bytes` leaves beside the hints kept for
+    reuse (unbounded if None; see the module doc)."""
     program = as_he(program)
     nodes = {n.id: n for n in program.nodes}
     rank = {n.id: i for i, n in enumerate(program.nodes)}
