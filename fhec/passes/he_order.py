@@ -14,21 +14,36 @@ This pass is a list scheduler over heaps in program order (the order the program
 written in, which is usually the order that consumes values soonest). Each step takes
 the first of:
 
+* a ready key-free node that does not grow the working set (its result is no larger
+  than the values it reads last: the add that folds a rotation into its running sum,
+  a rescale, a reduction step). It frees room, so it always runs; without this rule a
+  reduction written after many independent chains (LoLa's sum of 7,987 rows) waits
+  behind them, and its inputs fill the budget;
 * a ready node that switches with the *current* key, whose hint is on chip (hint
   reuse, F1);
 * a ready node that switches no key (cheap, and running it makes more key switches
-  ready, so that clusters grow: F1 runs these first);
+  ready, so that clusters grow: F1 runs these first), if it leaves room for one more
+  value of its size (the key switch that reads it): a pile of started chains that
+  fills the budget would block its own key switches;
+* past the budget, a ready node of the current key (each step of a rotate-and-sum is a
+  key switch and an add, which leaves the working set as it was);
 * the earliest ready node in program order; if it switches a key, that key becomes
   current (its hint is loaded now, so its other users gather behind it).
 
-The first two apply only while the live working set plus the node's result stays
-within the budget; past it, program order alone decides, which consumes values.
+Together these interleave independent chains that use the same hints (many
+rotate-and-sums, F1's LoLa-CIFAR): the started chains all take their rotation by one
+key, then by the next, so each hint is read once per group and the chains' latencies
+overlap; the group is as large as the budget allows.
 
 The working set is estimated in bytes, per HE value: parts × limbs at its level × N ×
-word bytes, live from its producer to its last user. The budget is half the target's
-scratchpad (the other half holds the current hint, the transient digits of a key
-switch, and the prefetches of the data-movement scheduler), less the current hint's
-bytes. Before the first key switch, the current hint is that key switch's: it is loaded
+word bytes, live from its producer to its last user. The budget is half the scratchpad
+left by the hints kept for reuse (the other half holds the current hint, the transient
+digits of a key switch, and the prefetches of the data-movement scheduler), less the
+current hint's bytes. A hint is kept once its key has switched and while the key has
+users left to order: the data scheduler's Belady rule keeps such hints, and a group of
+chains that cycles through 13 keys reuses all of them (counting only the current hint
+let groups fill the scratchpad beside 13 resident hints, and every load of a plaintext
+then waited for a free slot). Before the first key switch, the current hint is that key switch's: it is loaded
 before anything after it can finish, so key-free work may not fill its room (a deep
 chain would otherwise level its inputs down to every level first, and those values
 would be spilled when its 60 MB relinearization hint arrives). Where reuse would exceed
@@ -36,7 +51,8 @@ the budget, program order wins: the cost model is bytes moved, and spilling a wo
 set moves more than reloading one hint. Without a target
 the budget is unbounded (pure F1 clustering within program order).
 
-Both heaps use lazy deletion: O(n log n) in the number of nodes.
+The heaps use lazy deletion: O(n log n) in the number of nodes, plus the kept hints
+summed at each step (a few dozen keys).
 
 Preserves: semantics exactly (the result is a topological reordering: every node keeps
 its operation, attributes and arguments, so every value, type and ciphertext is the
@@ -84,7 +100,8 @@ def hint_bytes(program: HeProgram, node: HeNode) -> int:
 
 def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
     """The node ids of `program` in key-switch-hint reuse order under a working-set
-    budget of `BUDGET_FRACTION` × `capacity_bytes` (unbounded if None; see the module doc)."""
+    budget of `BUDGET_FRACTION` × what `capacity_bytes` leaves beside the hints kept for
+    reuse (unbounded if None; see the module doc)."""
     program = as_he(program)
     nodes = {n.id: n for n in program.nodes}
     rank = {n.id: i for i, n in enumerate(program.nodes)}
@@ -96,12 +113,29 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
     remaining = {vid: sum(1 for u in us if nodes[u].op is not HeOp.OUTPUT) for vid, us in users.items()}
     size = {n.id: value_bytes(program, n) for n in program.nodes}
     outputs = [n.id for n in program.nodes if n.op is HeOp.OUTPUT]
-    budget = math.inf if capacity_bytes is None else BUDGET_FRACTION * capacity_bytes
+    capacity = math.inf if capacity_bytes is None else capacity_bytes
+    pending_uses: dict = defaultdict(int)  # key -> its key switches not yet ordered
+    for n in program.nodes:
+        if _key_of(n) is not None:
+            pending_uses[_key_of(n)] += 1
+    kept_hint: dict = {}  # key -> hint bytes, for keys already used that will be used again
 
     ready: list[tuple[int, int]] = []  # (rank, id) of every ready node
     free: list[tuple[int, int]] = []  # (rank, id) of the ready nodes that switch no key
     by_key: dict = defaultdict(list)  # key -> (rank, id) of its ready key switches
+    shrink: list[tuple[int, int]] = []  # (rank, id) of ready key-free nodes that do not grow the working set
     done: set[int] = set()
+
+    def growth(vid: int) -> int:
+        """Bytes the working set grows by when `vid` runs: its result, less the args it
+        reads last."""
+        kept = size[vid] if remaining.get(vid, 0) else 0
+        return kept - sum(size[a] for a in set(nodes[vid].args) if remaining[a] == 1)
+
+    def check_shrink(vid: int) -> None:
+        if vid not in done and waiting[vid] == 0 and nodes[vid].op is not HeOp.OUTPUT \
+                and _key_of(nodes[vid]) is None and growth(vid) <= 0:
+            heapq.heappush(shrink, (rank[vid], vid))
 
     def make_ready(vid: int) -> None:
         node = nodes[vid]
@@ -110,6 +144,7 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
         heapq.heappush(ready, (rank[vid], vid))
         k = _key_of(node)
         heapq.heappush(free if k is None else by_key[k], (rank[vid], vid))
+        check_shrink(vid)
 
     def top(heap: list[tuple[int, int]]) -> int | None:
         while heap and heap[0][1] in done:
@@ -130,26 +165,51 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
         nonlocal live
         done.add(vid)
         order.append(vid)
+        k = _key_of(nodes[vid])
+        if k is not None:
+            pending_uses[k] -= 1
+            if pending_uses[k]:
+                kept_hint.setdefault(k, hint_bytes(program, nodes[vid]))
+            else:
+                kept_hint.pop(k, None)
         if remaining.get(vid, 0):
             live += size[vid]
         for a in set(nodes[vid].args):
             remaining[a] -= 1
             if remaining[a] == 0:
                 live -= size[a]
+            elif remaining[a] == 1:  # its last reader may now shrink the working set
+                for u in users[a]:
+                    check_shrink(u)
         for u in users[vid]:
             waiting[u] -= 1
             if waiting[u] == 0:
                 make_ready(u)
 
+    def room() -> float:
+        """Bytes the live values may fill: their share of the scratchpad left by the
+        hints that stay for reuse, less the current hint."""
+        others = sum(b for k, b in kept_hint.items() if k != current)
+        return BUDGET_FRACTION * max(0.0, capacity - others) - current_hint
+
     def fits(vid: int | None) -> bool:
-        return vid is not None and live + size[vid] <= budget - current_hint
+        return vid is not None and live + size[vid] <= room()
+
+    def fits_free(vid: int | None) -> bool:
+        if vid is None:
+            return False
+        if growth(vid) <= 0:
+            return True
+        return live + 2 * size[vid] <= room()
 
     while True:
-        vid = top(by_key[current]) if current is not None else None
-        if not fits(vid):
-            vid = top(free)
-        if not fits(vid):  # past the budget: program order, which consumes values
-            vid = None
+        vid = top(shrink)
+        if vid is None:
+            vid = top(by_key[current]) if current is not None else None
+            if not fits(vid):
+                vid = top(free)
+                if not fits_free(vid):  # past the budget: the current cluster, then program order
+                    vid = top(by_key[current]) if current is not None else None
         if vid is None:
             vid = top(ready)
             if vid is None:

@@ -52,8 +52,11 @@ def test_every_baby_steps_products_come_before_the_next_baby_step(hoisting):
     p, _ = _matvec(hoisting)
     gsc = _baby_runs(_he(p, ROOMY))
     assert len(gsc) >= 3 and all(n > 1 and before for n, before in gsc)
-    # the recipe's own (giant-step major) order does not have this property
-    assert not all(before for _, before in _baby_runs(_he(p, PROGRAM_ORDER)))
+    # the recipe's own (giant-step major) order does not have this property; with double
+    # hoisting the hint-reuse order already has it (each baby step's last product frees
+    # it, and nodes that shrink the working set run first), so the contrast is unhoisted
+    if hoisting is None:
+        assert not all(before for _, before in _baby_runs(_he(p, PROGRAM_ORDER)))
 
 
 def _baby_sequence(program, order):

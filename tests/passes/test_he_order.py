@@ -155,3 +155,47 @@ def test_first_hint_counts_against_the_budget():
     assert level_downs_before_first_key_switch(hint_reuse_order(prog)) >= 8
     capacity = 2 * hint_bytes(prog, first_ks)  # the budget, half of it, is all hint
     assert level_downs_before_first_key_switch(hint_reuse_order(prog, capacity)) == 0
+
+
+def _rows_summed(rows=64, N=2**10):
+    """LoLa's dense layer in small: per row a plaintext product and a rotate-and-sum over
+    the same keys, the rows' one-hot results summed into one vector."""
+    params = fhec.CKKSParams(N=N, levels=3, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("rows", params)
+    x = p.input("x")
+    rng = np.random.default_rng(1)
+    out = []
+    for r in range(rows):
+        e = np.zeros(params.slots)
+        e[r] = 1.0
+        out.append((x * (rng.uniform(-1, 1, params.slots) / params.slots)).sum_slots() * e)
+    p.output("y", sum(out[1:], out[0]))
+    return p
+
+
+def test_independent_chains_run_in_lockstep_groups_within_the_budget():
+    """Independent rotate-and-sums on the same keys are interleaved: every key's
+    rotations come in groups of several chains (each hint read once per group), while
+    the working set stays within the budget left beside the kept hints (plus one value).
+    Before, each chain ran alone once the products of later rows had filled the budget.
+    (The first group is sized before any hint is kept.)"""
+    from fhec.passes.he_order import BUDGET_FRACTION, hint_bytes, hint_reuse_order, peak_live_bytes, value_bytes
+
+    prog = prepare(_rows_summed())
+    nodes = {n.id: n for n in prog.nodes}
+    one = max(value_bytes(prog, n) for n in prog.nodes)
+    keyed = [n for n in prog.nodes if n.type.keys]
+    hints = sum(hint_bytes(prog, n) for n in {n.type.keys[0]: n for n in keyed}.values())
+    capacity = hints + 24 * one  # the kept hints, and room for a few chains
+    order = hint_reuse_order(prog, capacity)
+    runs = []
+    for k in (nodes[i].type.keys[0] for i in order if nodes[i].type.keys):
+        if runs and runs[-1][0] == k:
+            runs[-1][1] += 1
+        else:
+            runs.append([k, 1])
+    sizes = [c for _, c in runs]
+    later = sizes[len({k for k, _ in runs}):]  # after the first group, the kept hints count
+    assert min(sizes) >= 2 and later and max(later) < 64  # groups, bounded by the budget
+    assert len(runs) <= len(keyed) // 2
+    assert peak_live_bytes(prog, order) <= BUDGET_FRACTION * capacity + one
