@@ -21,8 +21,9 @@ papers' code: fhec's iteration uses 6 levels (F1 names ciphertexts at L = 14-16)
 broadcast of the inner products is one 32-diagonal linear transform (more rotations than
 HELR's mask and rotate-and-sum, one level fewer), and the gradient's column sums are
 written as rotate-and-add doublings in lockstep over the 8 blocks, so that each rotation
-hint is loaded once for all of them (fhec's ordering pass does not interleave independent
-`sum_slots` chains; written as 8 `sum_slots` the F1 row takes about 3x longer). For
+hint is loaded once for all of them (written when fhec's ordering pass did not interleave
+independent `sum_slots` chains and 8 `sum_slots` took about 3x longer; the pass now runs
+such chains in lockstep groups, docs/passes.md, and the hand-written lockstep stays). For
 HELR-1024's fully packed rows, fhec's bootstrap refreshes 2^15 slots where Osiris bootstraps
 sparsely packed weights, so its DFT transforms have 15 butterfly stages where a 512-slot
 bootstrap has 9, and the bootstrap is most of the row; set III's levels are 38-bit primes
