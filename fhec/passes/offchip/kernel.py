@@ -252,7 +252,7 @@ def schedule_kernel(pb):
             tl = max(st.tgen if st.gen[lv] else st.tmem, st.now)
             if c < 0 or tl <= tc:
                 slot = -1
-                if c < 0 and st.fcount > 0 or st.fcount > st.reserve and (not st.wasted[lv] or _harmless(st, c, lnu)):
+                if (c < 0 and st.fcount > 0) or (st.fcount > st.reserve and (not st.wasted[lv] or _harmless(st, c, lnu))):
                     slot = take_slot(st)
                     st.pend_n = heap.pop(st.pend, st.pend_n)
                 elif c < 0:
