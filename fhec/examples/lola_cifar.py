@@ -204,7 +204,8 @@ def lola_cifar(shape: CifarShape = CIFAR, N: int = 2**14, security: int | None =
     params = fhec.CKKSParams(N=N, levels=8, scale_bits=28, word_bits=32, security=security)
     slots = params.slots
     if shape.rows > slots:
-        raise ValueError(f"{shape.rows} outputs of the second convolution do not fit {slots} slots")
+        raise fhec.ParameterError(f"{shape.rows} outputs of the second convolution do not fit {slots} slots; "
+                                  f"use a larger N or a smaller shape")
     w1, w2, dense = network(shape, slots)
     n_rows = shape.rows if rows is None else rows
     tag = "" if rows is None else f"_rows{rows}"
