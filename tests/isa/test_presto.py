@@ -204,3 +204,20 @@ def test_cli_compile_writes_words_and_run_checks_every_limb(tmp_path):
     r = CliRunner().invoke(main, ["run", str(src), "--target", "presto", "--seed", "1"])
     assert r.exit_code == 0, r.output
     assert "OK" in r.output
+
+
+@pytest.mark.parametrize("word_bits", [28, 32, 40, 60, 64])
+def test_memory_packs_words_as_the_backend_lays_them_out(word_bits):
+    """Vectors of words wider than 32 bits take `word_bytes_for` bytes each (a 40-bit word is
+    5 bytes, a width numpy has no integer type for); they round-trip through memory and sit
+    at the addresses the layout gives them, not at 8-byte strides."""
+    from fhec.ir.limb import word_bytes_for
+
+    wb = word_bytes_for(word_bits)
+    rng = np.random.default_rng(word_bits)
+    words = rng.integers(0, 2**word_bits, size=7, dtype=np.uint64, endpoint=False)
+    mem = Memory()
+    mem.write_words(0x2000, words, wb)
+    np.testing.assert_array_equal(mem.read_words(0x2000, 7, wb), words)
+    np.testing.assert_array_equal(mem.read_words(0x2000 + 3 * wb, 4, wb), words[3:])
+    assert not mem.read(0x2000 + 7 * wb, 8).any()

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fhec.errors import MachineCodeError
+from fhec.ir.limb import word_bytes_for
 from fhec.isa.presto.encoding import SPEC, PrestoOp, Spec, args_of, decode, operand_kinds
 from fhec.isa.presto.machine import PrestoMachine
 from fhec.ring import automorphism, modarith, ntt, rns
@@ -68,10 +69,16 @@ class Memory:
         return out
 
     def write_words(self, addr: int, words: np.ndarray, word_bytes: int) -> None:
-        self.write(addr, np.asarray(words, dtype=np.uint64).astype(f"<u{word_bytes}"))
+        # Words are packed little-endian to `word_bytes` bytes each; widths numpy has no
+        # integer type for (a 40-bit word is 5 bytes, `word_bytes_for`) are cut from the
+        # 8-byte form, so every width goes through the same path.
+        full = np.ascontiguousarray(words, dtype="<u8").view(np.uint8).reshape(-1, 8)
+        self.write(addr, full[:, :word_bytes].reshape(-1))
 
     def read_words(self, addr: int, n: int, word_bytes: int) -> np.ndarray:
-        return self.read(addr, n * word_bytes).view(f"<u{word_bytes}").astype(np.uint64)
+        full = np.zeros((n, 8), dtype=np.uint8)
+        full[:, :word_bytes] = self.read(addr, n * word_bytes).reshape(n, word_bytes)
+        return full.reshape(-1).view("<u8").astype(np.uint64)
 
 
 @dataclass
@@ -330,7 +337,7 @@ class Timing:
             # the intra-PE NoC permutes a limb in one PE; across PEs the Galois fetcher
             # reads and the write-back path writes: two chunk-times
             "aut": lambda: c * (1 if G == 1 else 2) + lat["aut"],
-            "memory": lambda: math.ceil(N * (4 if self.word_bits <= 32 else 8) / m.bytes_per_cycle),
+            "memory": lambda: math.ceil(N * word_bytes_for(self.word_bits) / m.bytes_per_cycle),
             "config": lambda: lat["config"],
             "core": lambda: 0,
         }[PIPELINE_OF[op]]()
@@ -414,11 +421,11 @@ def simulate(
     """Execute instruction `words` from a fresh state whose memory holds `memory`
     (address -> bytes, or a `Memory`); return the final state and the timing.
 
-    `word_bits` is the data word width: vectors are 4-byte words in memory up to 32 bits,
-    else 8. With ``data=False`` only the scalar and configuration instructions execute
+    `word_bits` is the data word width: a vector's words take `word_bytes_for(word_bits)`
+    bytes each in memory, as the backend lays them out. With ``data=False`` only the scalar and configuration instructions execute
     (what the timing needs: addresses, N); vector data is neither read nor computed.
     Raises `MachineCodeError` (naming the word index) for bad machine code."""
-    state = State(machine, 4 if word_bits <= 32 else 8)
+    state = State(machine, word_bytes_for(word_bits))
     if isinstance(memory, Memory):
         state.memory = memory
     else:
