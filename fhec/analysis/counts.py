@@ -114,10 +114,11 @@ def bsgs_counts(L: int, alpha: int, n1: int, n2: int, *, hoisting: str = "none",
     * "double" (Bossuat et al. 2021): each baby step is 2L + d·K AUT, a key product and
       the Q·P result (P·c0 + u0, u1): L MUL_CONST + L ADD, with no mod-down; the
       n2·(n1 − 1) products with them are 2K MUL each, and their sums 2K ADD; the n2 j = 0
-      products stay over Q (2L MUL). Each of the n2 − 1 giant steps divides its sum by P
-      (a mod-down of both parts), adds its j = 0 product (2L ADD) and rotates it without
-      mod-down (2L AUT, mod-up, key product, L MUL_CONST + L ADD); the n2 Q·P results are
-      summed (2K ADD each), divided by P once, and the first j = 0 product added (2L).
+      products stay over Q (2L MUL) and join their giant step's sum as P times them
+      (2L MUL_CONST + 2L ADD each). Each of the n2 − 1 giant steps divides its sum by P
+      (a mod-down of both parts) and rotates it without mod-down (2L AUT, mod-up, key
+      product, L MUL_CONST + L ADD); the n2 Q·P results are summed (2K ADD each) and
+      divided by P once.
 
     A single baby step is not hoisted (nothing to share): it decomposes its own input.
     """
@@ -139,10 +140,11 @@ def bsgs_counts(L: int, alpha: int, n1: int, n2: int, *, hoisting: str = "none",
     babies = _plus((1 if shared else n1 - 1, up), (n1 - 1, {"AUT": 2 * L}), (n1 - 1 if shared else 0, digit_turns),
                    (n1 - 1, key_product), (n1 - 1, to_qp))
     products = {"MUL": 2 * K * n2 * (n1 - 1) + 2 * L * n2, "ADD": 2 * K * n2 * (n1 - 2)}
-    giants = _plus((n2 - 1, mod_down), (n2 - 1, {"ADD": 2 * L, "AUT": 2 * L}), (n2 - 1, up), (n2 - 1, key_product),
+    lifts = {"MUL_CONST": 2 * L, "ADD": 2 * L}  # each j = 0 product joins its sum as P times it
+    giants = _plus((n2 - 1, mod_down), (n2 - 1, {"AUT": 2 * L}), (n2 - 1, up), (n2 - 1, key_product),
                    (n2 - 1, to_qp))
-    final = _plus((1, {"ADD": 2 * K * (n2 - 1) + 2 * L}), (1, mod_down))
-    return _plus((1, babies), (1, products), (1, giants), (1, final))
+    final = _plus((1, {"ADD": 2 * K * (n2 - 1)}), (1, mod_down))
+    return _plus((1, babies), (1, products), (n2, lifts), (1, giants), (1, final))
 
 
 def modular_multiplies(ops: dict[str, int], N: int) -> int:
