@@ -235,6 +235,16 @@ def _mul_const_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     return em.ext_mul_plain(a[0], lw.const(recipe, em), level)
 
 
+def _automorphism(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    """σ_g of every part, or of c0 alone for a hoisted rotation's (``c0_only``, set by
+    `fhec.passes.he_keyswitch`: its ks_add reads c0 only), whose c1 slots are -1 (no rvec)."""
+    g = int(node.attr("galois"))
+    if not node.attr("c0_only", False):
+        return em.automorphism(a[0], g)
+    c0 = em.automorphism(a[0][:1], g)
+    return np.concatenate([c0, np.full_like(a[0][1:], -1)])
+
+
 def _rotate_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     """A double-hoisted rotation not yet split into pieces (always hybrid)."""
     source = key_switch_source(lw.params, node)
@@ -372,7 +382,7 @@ EMITTERS: dict[HeOp, Emitter] = {
     HeOp.ROTATE: _whole_key_switch,
     HeOp.CONJUGATE: _whole_key_switch,
     HeOp.SWAP_ROWS: _whole_key_switch,
-    HeOp.AUTOMORPHISM: lambda lw, em, n, a: em.automorphism(a[0], int(n.attr("galois"))),
+    HeOp.AUTOMORPHISM: _automorphism,
     HeOp.MOD_UP: _mod_up,
     HeOp.DIGITS_AUTOMORPHISM: _digits_automorphism,
     HeOp.KEY_MULT: _key_mult,
