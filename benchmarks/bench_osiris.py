@@ -28,56 +28,83 @@ What fhec models of Osiris's bandwidth savings: the uniform half of every key-sw
 key is generated on chip (`[keys]`, §IV-E; "keys generated MB", no off-chip traffic), so
 the bootstraps load 1.3 GB of keys instead of 2.6 GB (ablation "keys loaded whole");
 OF-Limb generates every diagonal, the 63 level-11 DFT diagonals whose 44-bit coefficients
-exceed one 40-bit limb from two stored digits, and double hoisting's diagonals on P's
-limbs too, so constants are 99 MB compulsory in every mode (they were 447 / 746 / 1,066 MB
-loaded with NH / SH / DH: stored limbs, and reloads of them under the capacity pressure of
-whole keys). The Mv rows take n1 from `fhec.analysis.bsgs.best_n1` for the target (key
-loads against arithmetic, with GSC's on-chip giant-step sums as a capacity limit); the
-bootstraps are compiled with each of `GIANT_STEP_CAPS` (`BootstrapConfig.max_giant_steps`:
-the split with the fewest rotations among those with at most n2 giant steps per DFT factor,
-n2 = 2..6, or no cap) and the row is the fastest ("n2 cap"; "-" = the fewest rotations), as
-Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C: "we independently optimize the
-ratio ... n1/n2, at each bandwidth"). The choice moves a row by at most 3.5% (DH at 2 TB/s:
-1.99 ms uncapped, 1.92 at n2 <= 5); §V's n2 = 4 measured 2.22 ms SH and 2.31 ms DH at
-1 TB/s. The larger n1/n2 ratios Bossuat et al. favour for double hoisting were slower
-(n2 = round(sqrt(n/r)) per factor: 2.41 ms at r = 4, 2.95 ms at r = 8 for DH at 1 TB/s):
-on Osiris each extra baby step is a key load, digit permutations on the one Benes network
-and a key product.
+exceed one 40-bit limb from two stored digits (summed in coefficient form as BConv terms,
+then one NTT per limb), and double hoisting's diagonals on P's limbs too, so constants are
+99 MB compulsory in every mode (they were 447 / 746 / 1,066 MB loaded with NH / SH / DH:
+stored limbs, and reloads of them under the capacity pressure of whole keys). The Mv rows
+take n1 from `fhec.analysis.bsgs.best_n1` for the target (key loads against arithmetic,
+with GSC's on-chip giant-step sums as a capacity limit); the bootstraps are compiled with
+each of `GIANT_STEP_CAPS` (`BootstrapConfig.max_giant_steps`: the split with the fewest
+rotations among those with at most n2 giant steps per DFT factor, n2 = 2..6, or no cap)
+and the row is the fastest ("n2 cap"; "-" = the fewest rotations), as Osiris tunes n1/n2
+per hoisting mode and bandwidth (§VII-C: "we independently optimize the ratio ... n1/n2,
+at each bandwidth"). The choice moves NH and SH by under 0.2% and DH by up to 9% (1 TB/s:
+2.14 ms uncapped, 2.02 at n2 <= 6; 2 TB/s: 1.80 uncapped, 1.64 at n2 <= 3); §V's n2 = 4
+measures 2.02 ms SH and 2.07 ms DH at 1 TB/s. The larger n1/n2 ratios Bossuat et al.
+favour for double hoisting were slower (n2 = round(sqrt(n/r)) per factor: 2.41 ms at
+r = 4, 2.95 ms at r = 8 for DH at 1 TB/s, measured before the lowering changes below and
+not re-measured): on Osiris each extra baby step is a key load, digit permutations on the
+one Benes network and a key product. A per-factor choice by `fhec.analysis.bsgs.n1_costs`
+(the Mv rows' model, which drops splits whose GSC working set exceeds the scratchpad) was
+slower in every mode (NH / SH / DH 2.11 / 2.06 / 2.26 ms before those changes): it gives
+DH's CoeffsToSlots n2 = 2-3, whose extra keys cost more than the spills they avoid.
 
 Why fhec differs. The Hadamard units run 2,048 products per cycle each (p = 512 columns
 of dnum = 2 cells, two multipliers per cell for each of KeyMult and diagonal products,
 §IV-E; Table IV's 32,256 multipliers agree), so the units are no longer the binding ones,
 and the lower bounds order the modes as the paper does: with the fewest-rotations split,
 DH 1.32 M cycles < SH 1.40 M < NH 1.44 M (load-aware, 1 TB/s). At 2 TB/s the schedules do
-too (DH 1.92 < SH 1.96 < NH 2.02 ms; paper 1.89 / 2.59 / 2.77). At 1 TB/s they do not: DH
-is 1.7x its bound where NH and SH are 1.5x, so DH is the slowest (2.29 against 2.12 ms SH;
-the paper has it 4% faster than SH). Where DH's time goes at 1 TB/s (fewest-rotations
-split, stage cycles from `Report.stages`):
+too (DH 1.64 < SH 1.74 < NH 1.87 ms; paper 1.89 / 2.59 / 2.77), and at 1 TB/s SH is
+faster than NH (1.94 against 1.96 ms), but DH is not faster than SH: 2.02 ms, 4% slower
+(the paper has it 4% faster), at 1.53x its bound where NH and SH are at 1.36x and 1.38x.
+Where DH's time goes at 1 TB/s (DH at its best cap, n2 <= 6, against SH's and NH's
+fewest-rotations split; stage cycles from `Report.stages`, measured 2026-11-23):
 
 * CoeffsToSlots (levels 24-21, 23-26 limbs) is bound by its key loads at 1 TB/s in every
-  mode, so DH's smaller arithmetic there (NTT units 394 k cycles against 426 k for SH,
-  BConv 170 k against 286 k) does not shorten it. What lengthens it is capacity: DH keeps
-  its n2 = 4 giant-step partial sums over Q·P, 4 x 2 x 40 = 320 of the scratchpad's 588
-  RVecs at the top level, against 4 x 2 x 26 with single hoisting, which leaves less room to
-  prefetch the next baby-step key (non-compulsory traffic 281 MB against 222 MB; the stage
-  takes 1.19 M cycles against 1.07 M). With twice the scratchpad both take 0.93 M.
-* SlotsToCoeffs (levels 11-9, 11-13 limbs) is bound by the two MDC NTT units. There
-  double hoisting generates every diagonal over Q·P by OF-Limb: with alpha = 14 special
-  primes against 11-13 Q limbs that is 5,853 generation NTTs against 2,759 (+198 k NTT-unit
-  cycles), while the baby-step mod-downs it saves are 1,270 I/NTTs (-81 k): the stage takes
-  0.59 M cycles against 0.46 M. Lattigo's double hoisting (`MultiplyByDiagMatrixBSGS`)
-  multiplies the diagonals' P limbs too, so they are needed; a giant-step count below the
-  break-even n2 < 2 + 2(l+1)/alpha (3.6-3.9 here) would save NTTs but load more keys.
-* EvalMod is the same in all modes (0.58 M).
+  mode, so DH's smaller arithmetic there (6,152 I/NTTs against 6,660 for SH and 8,274 for
+  NH, 21 k BConv terms against 36 k and 49 k) does not shorten it. What lengthens it is
+  capacity: DH keeps its n2 = 4 giant-step partial sums over Q·P, 4 x 2 x 40 = 320 of the
+  scratchpad's 588 RVecs at the top level, against 4 x 2 x 26 with single hoisting, which
+  leaves less room for the hoisted digits and the next baby-step key: 20 MB of partial
+  sums are stored and reloaded and 27 MB of keys reloaded, and the stage takes 1.05 M
+  cycles against 1.00 M (SH) and 1.01 M (NH).
+* SlotsToCoeffs (levels 11-9, 11-13 limbs): double hoisting generates every diagonal over
+  Q·P by OF-Limb, alpha = 14 special primes beside 11-13 Q limbs, so it runs 5,406
+  I/NTTs against 4,623 (SH) while saving the baby-step mod-downs. With the
+  fewest-rotations split (n2 = 7 at levels 11 and 10) its seven Q·P partial sums, 7 x 2 x
+  27 RVecs, do not fit beside a baby step and its key, and 110 MB of key products and
+  baby steps spill (0.56 M cycles); at n2 <= 6 they fit for one more key per factor, and
+  the stage takes 0.44 M cycles against 0.42 M (SH, NH).
+* EvalMod is the same in all modes (0.53 M).
+
+So what keeps DH from SH's time at 1 TB/s is traffic its larger working set causes in a
+184 MiB scratchpad: 1,413 MB off chip against SH's 1,358 (17 MB more compulsory keys, for
+the capped split, 13 MB of key reloads, 27 MB of spilled sums and baby steps), which at
+1 TB/s is 0.06 of the 0.08 ms; at 2 TB/s the same traffic costs half as much and DH is the
+fastest. This revision removed three costs the lowering charged double and single
+hoisting without need (DH bootstrap 2.12 -> 2.02 ms, SH 1.96 -> 1.94, NH 2.02 -> 1.96 at
+1 TB/s): the two-digit OF-Limb diagonals took an NTT per digit and limb (now the digits
+are summed first, one NTT per limb: -1,701 NTTs in DH's SlotsToCoeffs, -819 in SH's and
+NH's); a hoisted rotation permuted σ_g(c1), which its key-switch sum never reads (L
+AUT per baby step on the one Benes network; `c0_only`); and double hoisting held each
+giant step's j = 0 product, computed with the transform's input, through every baby step
+(it now joins the sum at its first product; this bootstrap's DFT factors have no j = 0
+term, HELR-1024's sparse bootstrap does).
 
 Counted as Osiris counts (N per product, N/2 log N per I/NTT), fhec's DH bootstrap does
-16.5 G modular multiplies against 16.9 G (SH) and 19.3 G (NH): 1.16x fewer than NH where
-the paper reports 1.68x; the paper does not give its per-mode counts, so where its larger
-saving comes from cannot be located. fhec is faster than the paper in every mode (0.73-0.86x
-at 1 TB/s). fhec's add unit at the BConv array's rate and the full-array BConv rate
-(alpha = 16 rows; set III has 14) are optimistic; the key generator's rate is an estimate;
-one MUL kind means KeyMult and diagonal products, simultaneous on Osiris, share the
-Hadamard units' rate here (conservative).
+15.8 G modular multiplies (15.6 G at n2 <= 6) against 16.5 G (SH) and 18.9 G (NH): 1.20x
+fewer than NH where the paper reports 1.68x; the paper does not give its per-mode counts,
+so where its larger saving comes from cannot be located. One difference from Lattigo's
+`MultiplyByDiagMatrixBSGS` remains: at each of the n2 - 1 giant steps Lattigo divides
+only c1 of the Q·P sum by P (c1 must be decomposed for the rotation's key switch) and
+rotates c0 over Q·P, where fhec divides both parts; for this bootstrap (11 CoeffsToSlots
+and 15 SlotsToCoeffs giant steps) that is about 810 I/NTTs and 6,300 BConv terms, 0.8 G
+multiplies (NH/DH 1.26x without them), left for a rotation of an extended value that the
+HE IR does not have. fhec is faster than the paper in every mode (0.65-0.75x at 1 TB/s).
+fhec's add unit at the BConv array's rate and the full-array BConv rate (alpha = 16 rows;
+set III has 14) are optimistic; the key generator's rate is an estimate; one MUL kind
+means KeyMult and diagonal products, simultaneous on Osiris, share the Hadamard units'
+rate here (conservative).
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ def rotation_counts(L: int, alpha: int, rotations: int, *, method: str = "hybrid
     Without hoisting each rotation decomposes σ_g(c1) itself. With single hoisting
     (`fhec.passes.he_keyswitch`) c1 is decomposed once, and each rotation instead
     permutes every digit limb: d·(L + α) AUT for hybrid (d = ⌈L/α⌉ digits over L + α
-    primes), L·L for BV.
+    primes), L·L for BV; and σ_g(c1) itself is not needed (L AUT, of c0 only).
     """
     up, rest = _split(L, alpha, bgv, method)
     ops = ("INTT", "NTT", "MUL", "ADD", "MUL_CONST", "BCONV", "AUT")
@@ -86,7 +86,7 @@ def rotation_counts(L: int, alpha: int, rotations: int, *, method: str = "hybrid
         c[k] += v * (1 if hoisting == "single" else rotations)
     for k, v in rest.items():
         c[k] += v * rotations
-    c["AUT"] += rotations * (2 * L + (digit_limbs if hoisting == "single" else 0))
+    c["AUT"] += rotations * (L + digit_limbs if hoisting == "single" else 2 * L)
     c["ADD"] += rotations * L
     return c
 
@@ -111,13 +111,14 @@ def bsgs_counts(L: int, alpha: int, n1: int, n2: int, *, hoisting: str = "none",
     * "none":   (n1 − 1) + (n2 − 1) R; n1·n2 · 2L MUL; (n1·n2 − 1) · 2L ADD.
     * "single": the n1 − 1 baby steps share one mod-up and permute its digits instead
       (d·K AUT each); the n2 − 1 giant steps are R; the same MUL and ADD.
-    * "double" (Bossuat et al. 2021): each baby step is 2L + d·K AUT, a key product and
+    * "double" (Bossuat et al. 2021): each baby step is L + d·K AUT, a key product and
       the Q·P result (P·c0 + u0, u1): L MUL_CONST + L ADD, with no mod-down; the
       n2·(n1 − 1) products with them are 2K MUL each, and their sums 2K ADD; the n2 j = 0
-      products stay over Q (2L MUL). Each of the n2 − 1 giant steps divides its sum by P
-      (a mod-down of both parts), adds its j = 0 product (2L ADD) and rotates it without
-      mod-down (2L AUT, mod-up, key product, L MUL_CONST + L ADD); the n2 Q·P results are
-      summed (2K ADD each), divided by P once, and the first j = 0 product added (2L).
+      products stay over Q (2L MUL) and join their giant step's sum as P times them
+      (2L MUL_CONST + 2L ADD each). Each of the n2 − 1 giant steps divides its sum by P
+      (a mod-down of both parts) and rotates it without mod-down (2L AUT, mod-up, key
+      product, L MUL_CONST + L ADD); the n2 Q·P results are summed (2K ADD each) and
+      divided by P once.
 
     A single baby step is not hoisted (nothing to share): it decomposes its own input.
     """
@@ -136,13 +137,15 @@ def bsgs_counts(L: int, alpha: int, n1: int, n2: int, *, hoisting: str = "none",
         raise ValueError(f"hoisting {hoisting!r}: 'none', 'single' or 'double'")
     to_qp = {"MUL_CONST": L, "ADD": L}
     shared = n1 - 1 >= 2
-    babies = _plus((1 if shared else n1 - 1, up), (n1 - 1, {"AUT": 2 * L}), (n1 - 1 if shared else 0, digit_turns),
+    babies = _plus((1 if shared else n1 - 1, up), (n1 - 1, {"AUT": L if shared else 2 * L}),
+                   (n1 - 1 if shared else 0, digit_turns),
                    (n1 - 1, key_product), (n1 - 1, to_qp))
     products = {"MUL": 2 * K * n2 * (n1 - 1) + 2 * L * n2, "ADD": 2 * K * n2 * (n1 - 2)}
-    giants = _plus((n2 - 1, mod_down), (n2 - 1, {"ADD": 2 * L, "AUT": 2 * L}), (n2 - 1, up), (n2 - 1, key_product),
+    lifts = {"MUL_CONST": 2 * L, "ADD": 2 * L}  # each j = 0 product joins its sum as P times it
+    giants = _plus((n2 - 1, mod_down), (n2 - 1, {"AUT": 2 * L}), (n2 - 1, up), (n2 - 1, key_product),
                    (n2 - 1, to_qp))
-    final = _plus((1, {"ADD": 2 * K * (n2 - 1) + 2 * L}), (1, mod_down))
-    return _plus((1, babies), (1, products), (1, giants), (1, final))
+    final = _plus((1, {"ADD": 2 * K * (n2 - 1)}), (1, mod_down))
+    return _plus((1, babies), (1, products), (n2, lifts), (1, giants), (1, final))
 
 
 def modular_multiplies(ops: dict[str, int], N: int) -> int:

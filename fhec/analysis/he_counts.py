@@ -49,7 +49,8 @@ class OpShape:
     LEVEL_DOWN, whether it first multiplies by a correction constant; target_limbs: for
     MOD_RAISE, the limbs of the level it raises to; subtract: for ADD_EXT_Q, whether it
     subtracts; square: for MUL, whether both operands are one value; karatsuba: for MUL, the
-    lowering's choice for two different operands (`lower(..., karatsuba=True)`).
+    lowering's choice for two different operands (`lower(..., karatsuba=True)`); c0_only:
+    for AUTOMORPHISM, a hoisted rotation's, of c0 alone (`fhec.passes.he_keyswitch`).
     """
 
     L: int
@@ -66,6 +67,7 @@ class OpShape:
     subtract: bool = False
     square: bool = False
     karatsuba: bool = False
+    c0_only: bool = False
 
 
 def _zero() -> Counter:
@@ -274,7 +276,7 @@ OP_COUNTS: dict[HeOp, Callable[[OpShape], Counter]] = {
     HeOp.ROTATE: _rotate,
     HeOp.CONJUGATE: _rotate,
     HeOp.SWAP_ROWS: _rotate,
-    HeOp.AUTOMORPHISM: _per_part(LimbOp.AUT),
+    HeOp.AUTOMORPHISM: lambda s: Counter({"AUT": (1 if s.c0_only else s.parts) * s.L}),
     HeOp.MOD_UP: lambda s: mod_up_counts(s.L, s.alpha, s.method),
     HeOp.DIGITS_AUTOMORPHISM: lambda s: Counter({"AUT": _digit_limbs(s)}),
     HeOp.KEY_MULT: _key_mult,
@@ -331,6 +333,7 @@ def shape_of(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str,
         levels=levels, level_mul=level_mul, target_limbs=target_limbs,
         subtract=node.op is HeOp.ADD_EXT_Q and bool(node.attr("subtract", False)),
         square=node.op is HeOp.MUL and node.args[0] == node.args[1], karatsuba=karatsuba,
+        c0_only=node.op is HeOp.AUTOMORPHISM and bool(node.attr("c0_only", False)),
     )
 
 

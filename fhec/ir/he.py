@@ -96,8 +96,10 @@ KEY_SWITCH_PIECES = frozenset(
 EXTENDED_OPS = frozenset({HeOp.ROTATE_EXT, HeOp.KS_ADD_EXT, HeOp.MUL_CONST_EXT, HeOp.ADD_EXT, HeOp.MOD_DOWN_EXT,
                           HeOp.RELINEARIZE_EXT, HeOp.ADD_EXT_Q, HeOp.RESCALE_EXT})
 """Ops producing or consuming values over Q·P (`ValueKind.EXTENDED`)."""
-MERGED_OPS = frozenset({HeOp.RELINEARIZE_EXT, HeOp.ADD_EXT_Q, HeOp.RESCALE_EXT})
-"""Ops only `fhec.passes.he_fuse_rescale` introduces (a mod-down merged with its rescale)."""
+MERGED_OPS = frozenset({HeOp.RELINEARIZE_EXT, HeOp.RESCALE_EXT})
+"""Ops only `fhec.passes.he_fuse_rescale` introduces (a mod-down merged with its rescale).
+ADD_EXT_Q is not one of them: a double-hoisted linear transform's j = 0 terms join their
+sums with it too (`fhec.ir.he_recipes`)."""
 KEY_SWITCHING_OPS = frozenset({HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS})
 INPUT_OPS = frozenset({HeOp.INPUT, HeOp.PLAIN_INPUT})
 

@@ -210,36 +210,52 @@ def _bsgs_double(b, source: int, giants, ps, x_bound, loc, out: _Sums) -> None:
     each giant step's sum is divided by P once before its own rotation; the giant-step
     rotations are summed over Q·P too, with one final mod-down.
 
-    The j = 0 terms (the source itself) are computed over Q and added after a mod-down:
-    mod_down(A + P·B) = mod_down(A) + B exactly (P·B vanishes mod P, so the correction
-    term is A's), which saves lifting them to Q·P."""
+    The j = 0 terms (the source itself) are computed over Q and join their giant step's
+    sum as P·term (``add_ext_q``: P·term vanishes mod every special prime, so it costs a
+    multiply by P on Q's limbs, and mod_down(A + P·B) = mod_down(A) + B exactly), at the
+    sum's first product, as Lattigo lifts the source by P once
+    (`MultiplyByDiagMatrixBSGS`). Added after the mod-down instead, each giant step's
+    term would be computed with the source, before the first baby step, and held through
+    all of them: n2 ciphertexts over Q beside the n2 sums over Q·P in the
+    giant-step-centric order (Osiris set III's CoeffsToSlots: 4 x 2 x 26 RVecs, which the
+    scratchpad spilled)."""
     row = row_length(b.params)
     babies: dict[int, int] = {}
     total = _Sums(b, HeOp.ADD_EXT, x_bound, loc)
-    direct = None  # the j = 0 term of the g = 0 group, over Q
+    direct = None  # the j = 0 term of the g = 0 group when it has no other term, over Q
     for g, terms in giants.items():
+        plain = [(j, diag, vec) for j, diag, vec in terms if j % row == 0]
+        plain_term = None
+        if plain:
+            _, diag, vec = plain[0]
+            plain_term = (b.emit(HeOp.MUL_CONST, (source,), attrs_of(value=diag, plain_scale=ps), loc), abs(vec.array))
         ext = _Sums(b, HeOp.ADD_EXT, x_bound, loc)
-        plain_term, plain_abs = None, None
         for j, diag, vec in terms:
             if j % row == 0:
-                plain_term = b.emit(HeOp.MUL_CONST, (source,), attrs_of(value=diag, plain_scale=ps), loc)
-                plain_abs = abs(vec.array)
                 continue
             if j % row not in babies:
                 babies[j % row] = b.emit(HeOp.ROTATE_EXT, (source,), attrs_of(step=j % row, keyswitch="hybrid"), loc)
             term = b.emit(HeOp.MUL_CONST_EXT, (babies[j % row],), attrs_of(value=diag, plain_scale=ps), loc)
+            if plain_term is not None:  # the sum's first product takes the j = 0 term in (see the doc)
+                abs_sum = plain_term[1] + abs(vec.array)
+                hint = attrs_of() if x_bound is None else attrs_of(bound=float(abs_sum.max()) * x_bound)
+                term = b.emit(HeOp.ADD_EXT_Q, (term, plain_term[0]), hint, loc)
+                ext.add(term, abs_sum)
+                plain_term = None
+                continue
             ext.add(term, abs(vec.array))
-        if g % row == 0:
-            if ext.value is not None:
-                total.add(ext.value, ext.abs)
-            direct = (plain_term, plain_abs) if plain_term is not None else None
+        if ext.value is None:  # the j = 0 term alone: no sum over Q·P to join
+            if g % row == 0:
+                direct = plain_term
+                continue
+            total.add(b.emit(HeOp.ROTATE_EXT, (plain_term[0],), attrs_of(step=g % row, keyswitch="hybrid"), loc),
+                      plain_term[1])
             continue
-        inner = _Sums(b, HeOp.ADD, x_bound, loc)
-        if ext.value is not None:
-            inner.add(b.emit(HeOp.MOD_DOWN_EXT, (ext.value,), (), loc), ext.abs)
-        if plain_term is not None:
-            inner.add(plain_term, plain_abs)
-        total.add(b.emit(HeOp.ROTATE_EXT, (inner.value,), attrs_of(step=g % row, keyswitch="hybrid"), loc), inner.abs)
+        if g % row == 0:
+            total.add(ext.value, ext.abs)
+            continue
+        inner = b.emit(HeOp.MOD_DOWN_EXT, (ext.value,), (), loc)
+        total.add(b.emit(HeOp.ROTATE_EXT, (inner,), attrs_of(step=g % row, keyswitch="hybrid"), loc), ext.abs)
     if total.value is not None:
         out.add(b.emit(HeOp.MOD_DOWN_EXT, (total.value,), (), loc), total.abs)
     if direct is not None:

@@ -21,7 +21,9 @@ permutes the digits instead of decomposing σ_g(c1) again:
                    u = key_mult e; u = mod_down u (hybrid); r = ks_add (automorphism x), u
 
 This saves a mod-up (INTTs, base conversions and NTTs) per rotation for an automorphism
-of every digit limb. It is exact: digits are lifted centered, and a centered lift
+of every digit limb. The rotation's own automorphism of x is then read for σ_g(c0) only
+(ks_add takes u1 for c1), so it carries ``c0_only`` and the lowering permutes c0's limbs
+alone: L AUT per hoisted rotation instead of 2L. It is exact: digits are lifted centered, and a centered lift
 commutes with σ_g (σ_g permutes coefficients with signs, and the centered
 representative of −a is minus that of a), so σ_g(decompose(c1)) = decompose(σ_g(c1))
 residue for residue, and hoisted rotations are bit-identical to unhoisted ones.
@@ -110,7 +112,9 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
             u = b.emit(HeOp.KEY_MULT, (d,), attrs_of(source=source, step=step, method=method), node.loc)
             if method == "hybrid" and node.op not in EXTENDED_SWITCHES:
                 u = b.emit(HeOp.MOD_DOWN, (u,), (), node.loc)
-            target = b.emit(HeOp.AUTOMORPHISM, (x,), attrs_of(galois=source, step=step), node.loc)
+            # ks_add reads σ_g(c0) only: the digits stand for σ_g(c1), so its automorphism is not emitted
+            only_c0 = {"c0_only": True} if b.type_of(x).parts == 2 else {}
+            target = b.emit(HeOp.AUTOMORPHISM, (x,), attrs_of(galois=source, step=step, **only_c0), node.loc)
             return b.emit(KS_ADD_OF[node.op], (target, u), (), node.loc)
         if source == RELIN:
             target, part, step = x, 2, None

@@ -20,8 +20,9 @@ centered, so it computes exactly the encoding's limb i): one load instead of one
 traded for one NTT per limb. A constant whose coefficients are larger but bounded (a
 diagonal with entries up to 40 at scale 2^38 needs 44 bits; q0 has 40) is stored as k
 balanced digits in base 2^(bits(q0) - 1) (`of_limb_digits`), and limb i is
-``sum_j B^j NTT_i(digit j)``: k loads, k NTTs, k - 1 MUL_CONSTs and ADDs per limb, still
-exact. A double-hoisted diagonal (over Q·P) is generated on every limb of Q and P alike.
+``NTT_i(sum_j B^j digit j)``, the digits weighted and summed in coefficient form as a base
+conversion is (k BCONV terms, each reading its digit centered, and k - 1 ADDs), then one NTT:
+k loads, one NTT per limb as for one digit, still exact. A double-hoisted diagonal (over Q·P) is generated on every limb of Q and P alike.
 Every other plaintext (plain inputs, BGV) keeps its stored limbs.
 """
 
@@ -145,14 +146,19 @@ class _Lowering:
             self.generated, self.generated_for = {}, em.he_node
         if recipe not in self.generated:
             seeds, mods = self.of_limb_seeds[recipe]
-            # NTT reads a foreign residue centered: limb i = sum_j B^j NTT_i(centered digit j mod q_i)
-            limbs = em.op(LimbOp.NTT, np.repeat(seeds[0], len(mods)), mod=mods)
-            B = digit_base(self.params.moduli[0])
-            for j in range(1, len(seeds)):
-                part = em.op(LimbOp.NTT, np.repeat(seeds[j], len(mods)), mod=mods)
-                weights = [pow(B, j, em.all_moduli[m]) for m in mods.tolist()]
-                limbs = em.op(LimbOp.ADD, limbs, em.mul_const(part, weights, mods), mod=mods)
-            self.generated[recipe] = limbs
+            if len(seeds) == 1:  # NTT reads a foreign residue centered: limb i = NTT_i(centered limb 0 mod q_i)
+                coefficients = np.repeat(seeds[0], len(mods))
+            else:
+                # The digits meet in coefficient form, where the sum is a base conversion's (BCONV reads a
+                # foreign residue centered too): limb i = NTT_i(sum_j B^j (centered digit j mod q_i)), one
+                # NTT per limb. Summing after k NTTs would cost k (the NTT is linear, so both are exact).
+                B = digit_base(self.params.moduli[0])
+                coefficients = None
+                for j, seed in enumerate(seeds):
+                    weights = [pow(B, j, em.all_moduli[m]) for m in mods.tolist()]
+                    term = em.op(LimbOp.BCONV, np.repeat(seed, len(mods)), mod=mods, imm=em.constants(weights, mods))
+                    coefficients = term if coefficients is None else em.op(LimbOp.ADD, coefficients, term, mod=mods)
+            self.generated[recipe] = em.op(LimbOp.NTT, coefficients, mod=mods)
         return self.generated[recipe]
 
     def key(self, node: HeNode, source: int | str, method: str) -> str:
@@ -227,6 +233,16 @@ def _mul_const_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     level = lw.arg_type(node).level
     recipe = ConstRecipe(("value", node.attr("value")), level, lw.mul_scale(node), extended=True)
     return em.ext_mul_plain(a[0], lw.const(recipe, em), level)
+
+
+def _automorphism(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
+    """σ_g of every part, or of c0 alone for a hoisted rotation's (``c0_only``, set by
+    `fhec.passes.he_keyswitch`: its ks_add reads c0 only), whose c1 slots are -1 (no rvec)."""
+    g = int(node.attr("galois"))
+    if not node.attr("c0_only", False):
+        return em.automorphism(a[0], g)
+    c0 = em.automorphism(a[0][:1], g)
+    return np.concatenate([c0, np.full_like(a[0][1:], -1)])
 
 
 def _rotate_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
@@ -366,7 +382,7 @@ EMITTERS: dict[HeOp, Emitter] = {
     HeOp.ROTATE: _whole_key_switch,
     HeOp.CONJUGATE: _whole_key_switch,
     HeOp.SWAP_ROWS: _whole_key_switch,
-    HeOp.AUTOMORPHISM: lambda lw, em, n, a: em.automorphism(a[0], int(n.attr("galois"))),
+    HeOp.AUTOMORPHISM: _automorphism,
     HeOp.MOD_UP: _mod_up,
     HeOp.DIGITS_AUTOMORPHISM: _digits_automorphism,
     HeOp.KEY_MULT: _key_mult,

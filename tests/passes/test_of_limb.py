@@ -89,7 +89,9 @@ def test_plaintexts_too_large_for_one_limb_are_stored_as_digits_and_stay_exact()
     limbs = p.params.limbs_at(recipe.level)
     stored = fhec.compile(p, STORED)
     assert _count(c, cls=RVecClass.CONST) == 2 < limbs == _count(stored, cls=RVecClass.CONST)
-    assert _count(c, op=LimbOp.NTT) == _count(stored, op=LimbOp.NTT) + 2 * limbs
+    # the digits are weighted and summed in coefficient form (a BCONV term each), then one NTT per limb
+    assert _count(c, op=LimbOp.NTT) == _count(stored, op=LimbOp.NTT) + limbs
+    assert _count(c, op=LimbOp.BCONV) == _count(stored, op=LimbOp.BCONV) + 2 * limbs
     c.check()
     x = np.random.default_rng(1).uniform(-1, 1, c.program.params.slots)
     run_compiled_checked(c, {"x": x}, seed=1, check=True)  # every limb, bit for bit
