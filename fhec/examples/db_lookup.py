@@ -66,6 +66,8 @@ Run:  fhec examples copy ex && fhec check ex/db_lookup.py
 from __future__ import annotations
 
 import fhec
+from fhec.ir.he import HeOp
+from fhec.ir.he_polynomial import degree
 
 COUNTRIES = (
     ("Albania", "Tirana"), ("Andorra", "Andorra la Vella"), ("Austria", "Vienna"), ("Belarus", "Minsk"),
@@ -84,8 +86,12 @@ COUNTRIES = (
 """The key-value pairs of HElib's countries_dataset.csv (European countries and their
 capitals, in its order): the table's size, 47 entries, is the suite row's."""
 
-CHAR_SPAN = 255
-"""Characters are bytes (UTF-8), so a slot's difference key − query lies in [−255, 255]."""
+CHAR_SPAN = 127
+"""Keys and queries are 7-bit ASCII, HElib's exactness domain (module doc), so a slot's
+difference key − query lies in [−127, 127]; `FULL_BYTE_SPAN` is the byte mode."""
+
+FULL_BYTE_SPAN = 255
+"""Any byte (UTF-8) in keys and queries: differences in [−255, 255], a degree-255 series."""
 
 
 def _window(strings) -> int:
@@ -97,12 +103,18 @@ WINDOW = _window(s for pair in COUNTRIES for s in pair)
 """Slots a string occupies: the longest key or value (22 bytes) padded to a power of two, 32."""
 
 
+OUTPUT_LEVEL = 1
+"""The level the lookup's result lands on: the levels above it are the lookup's own,
+started no higher (module doc); one level is kept for the noise of the output (measured)."""
+
+
 def equality_coefficients(t: int, span: int = CHAR_SPAN) -> list[int]:
     """Power-basis coefficients mod t of g(y) = Π_{a=1..span} (1 − y/a²): g(d²) is 1 for
     d = 0 and 0 for every other d in [−span, span]. Needs t > 2·span (then the squares a²
     are distinct and nonzero mod t)."""
     if t <= 2 * span:
-        raise ValueError(f"t = {t} must exceed 2·{span} for the squares 1..{span}² to be distinct mod t")
+        raise fhec.ParameterError(f"t = {t} must exceed 2·{span} for the squares 1..{span}² to be distinct mod t; "
+                                  f"use a larger plain_modulus or a smaller character span.")
     coeffs = [1]
     for a in range(1, span + 1):
         root = pow(a * a, -1, t)  # (1 − y/a²) = 1 − root·y
@@ -110,13 +122,20 @@ def equality_coefficients(t: int, span: int = CHAR_SPAN) -> list[int]:
     return coeffs
 
 
-def encode(s: str, slots: int, window: int = WINDOW, copies: int = 2) -> list[int]:
+def encode(s: str, slots: int, window: int = WINDOW, copies: int = 2, span: int | None = None) -> list[int]:
     """A string's bytes in slots 0.., zero-padded to `window`, `copies` times (keys and the
     query twice: the copy makes the window's rotations cyclic, module doc; values once),
-    then zeros: `slots` values in all."""
+    then zeros: `slots` values in all. `span`: the largest byte the equality test is exact
+    for (keys and the query; values take any byte): a larger one raises
+    `fhec.ParameterError`, since the lookup would return garbage for it, not refuse it."""
     b = s.encode()
     if len(b) > window:
-        raise ValueError(f"{s!r} has {len(b)} bytes, more than the {window}-slot window")
+        raise fhec.ParameterError(f"{s!r} has {len(b)} bytes, more than the {window}-slot window; "
+                                  f"build db_lookup with a larger window (a power of two).")
+    if span is not None and max(b, default=0) > span:
+        raise fhec.ParameterError(
+            f"{s!r} has byte {max(b)}, outside the lookup's equality domain 0..{span} (7-bit ASCII, as HElib's p = 131 "
+            f"makes it); build db_lookup(span=FULL_BYTE_SPAN) to compare any byte.")
     block = list(b) + [0] * (window - len(b))
     return (block * copies + [0] * slots)[:slots]
 
@@ -131,23 +150,39 @@ def decode(values) -> str:
     return out.decode(errors="replace")
 
 
+def lookup_depth(span: int = CHAR_SPAN, window: int = WINDOW) -> int:
+    """Levels one entry's lookup consumes: d² (1), the series in d² of degree `span`
+    (⌈log2(span + 1)⌉), the modulus switch after it (1), the window product
+    (log2 `window`) and the value product (1)."""
+    return 1 + span.bit_length() + 1 + (window.bit_length() - 1) + 1
+
+
 def db_lookup(entries: int = len(COUNTRIES), N: int = 2**14, plain_modulus: int = 65537, levels: int = 17,
               window: int = WINDOW, total_product: bool = False, modulus_bits: int = 32,
-              security: int | None = None) -> fhec.Program:
+              security: int | None = None, span: int = CHAR_SPAN, output_level: int = OUTPUT_LEVEL) -> fhec.Program:
     """The lookup (module doc) over `entries` encrypted key-value pairs: inputs ``query``,
-    ``key_i`` and ``value_i`` (values at the level where the mask meets them); output
-    ``value``. `total_product` takes the window's product as HElib does (W − 1 rotated
-    copies multiplied in a balanced tree) instead of by doubling."""
-    if window & (window - 1) or window < 1:
-        raise ValueError(f"window = {window} must be a power of two")
+    ``key_i`` and ``value_i``, each at the level where the lookup meets it (module doc);
+    output ``value`` at `output_level`. `span`: the largest character the
+    equality test is exact for (`CHAR_SPAN`, 7-bit; `FULL_BYTE_SPAN` for any byte).
+    `total_product` takes the window's product as HElib does (W − 1 rotated copies
+    multiplied in a balanced tree) instead of by doubling. Raises `fhec.ParameterError`
+    for a window that is not a power of two or a lookup deeper than the levels."""
+    if window < 1 or window & (window - 1):
+        raise fhec.ParameterError(f"window = {window} must be a power of two (the product over it doubles); "
+                                  f"use {1 << max(0, window - 1).bit_length()}.")
     params = fhec.BGVParams(N=N, levels=levels, plain_modulus=plain_modulus, modulus_bits=modulus_bits,
                             security=security)
-    g = equality_coefficients(params.plain_modulus)
+    g = equality_coefficients(params.plain_modulus, span)
+    start = output_level + lookup_depth(span, window)
+    if not 0 <= output_level or start > params.top_level:
+        raise fhec.ParameterError(
+            f"the lookup takes {lookup_depth(span, window)} levels above output_level = {output_level}, but the "
+            f"parameters have {params.top_level}; give more levels or a lower output_level (>= 0).")
     p = fhec.Program(f"db_lookup_{entries}_N{N}", params)
-    query = p.input("query")
+    query = p.input("query", level=start)  # encrypted where the lookup starts (module doc)
     found = None
     for i in range(entries):
-        d = p.input(f"key_{i}") - query
+        d = p.input(f"key_{i}", level=start) - query
         mask = (d * d).polynomial(g).mod_switch()  # 1 where the characters agree; noise back to the floor
         mask = _rotated_product(mask, window) if total_product else _doubling_product(mask, window)
         hit = mask * p.input(f"value_{i}", level=mask.level)
@@ -176,12 +211,16 @@ def _rotated_product(m, window: int):
 
 def lookup_inputs(p: fhec.Program, query: str, table=COUNTRIES, window: int = WINDOW) -> dict:
     """`fhec.evaluate` inputs of a `db_lookup` program: the query and the first entries of
-    `table`, encoded (`encode`); decode the output's slots with `decode`."""
+    `table`, encoded (`encode`); decode the output's slots with `decode`. A query or key
+    with a character outside the program's equality domain (the degree of its series)
+    raises `fhec.ParameterError`."""
     n = p.params.slots
     entries = sum(name.startswith("key_") for name in p.ir.inputs)
-    inputs = {"query": encode(query, n, window)}
+    span = degree(next(p.ir.nodes_of(HeOp.POLYNOMIAL)).attr("coeffs"))
+    inputs = {"query": encode(query, n, window, span=span)}
     for i, (key, value) in enumerate(table[:entries]):
-        inputs[f"key_{i}"], inputs[f"value_{i}"] = encode(key, n, window), encode(value, n, window, copies=1)
+        inputs[f"key_{i}"] = encode(key, n, window, span=span)
+        inputs[f"value_{i}"] = encode(value, n, window, copies=1)
     return inputs
 
 
