@@ -12,26 +12,34 @@ What changes at N = 2^14, and why:
 
 * **t = 65537.** fhec's BGV batches with a prime t ≡ 1 mod 2N; 65537 is the smallest at
   N = 2^14. Fermat's x^(t−1) would be 16 squarings, which leaves no room for the product
-  over the string in L = 17. Characters are bytes, so the difference d = key − query of
-  one slot lies in [−255, 255], and "d = 0" is a polynomial there: 1 at 0 and 0 at every
-  other d. It is even, so it is g(d²) with g of degree 255, g(y) = Π_{a=1..255}
-  (1 − y/a²) mod t (`equality_coefficients`): one squaring and a degree-255 series,
-  evaluated by fhec's baby-step / giant-step Paterson–Stockmeyer (`Cipher.polynomial`,
-  ⌈log2 256⌉ = 8 levels). 9 levels where Fermat takes 16.
+  over the string in L = 17.
+* **HElib's equality domain, 7-bit characters** (`CHAR_SPAN`). HElib's Fermat test at
+  p = 131 is exact for characters below p, i.e. for 7-bit ASCII, which every key is.
+  Keys and the query are 7-bit here too, so the difference d = key − query of one slot
+  lies in [−127, 127], and "d = 0" is a polynomial there: 1 at 0 and 0 at every other d.
+  It is even, so it is g(d²) with g of degree 127, g(y) = Π_{a=1..127} (1 − y/a²) mod t
+  (`equality_coefficients`): one squaring and a degree-127 series, evaluated by fhec's
+  baby-step / giant-step Paterson–Stockmeyer (`Cipher.polynomial`, ⌈log2 128⌉ = 7
+  levels, 24 products). 8 levels where Fermat takes 16. A query or key with a byte above
+  127 would get a wrong answer, not a refusal, so `encode` (and `lookup_inputs`) raise
+  `fhec.ParameterError` for it. ``span=FULL_BYTE_SPAN`` compares any byte (UTF-8) with a
+  degree-255 series: one level and 9 products more per entry. Values may hold any byte in
+  either mode: they are only multiplied by the mask.
 * **32-bit level primes** (`modulus_bits=32`, F1's word; fhec's default is 30 bits for
   128-bit security at N = 2^13, and this setting is not secure anyway, below). A BGV
   product multiplies the two noises (and √N), and the modulus switch after it divides by
   the level's prime, so noise stays at its floor (about 2^21 here: the rounding of a
   switch times t) only while floor + log2 √N + floor − prime bits ≤ floor, i.e. for primes
   of at least floor + 7 bits. 30-bit primes leave two bits of margin, which the series'
-  chain of squarings (u^16 → u^128) overruns: measured with `fhec.evaluate`, the budget is
-  gone three products into the window (fhec's average-case estimate, which says +34 bits
-  at the 47-entry output, misses it); with 32-bit primes measured and estimated budgets agree
-  within a bit at every stage.
+  chain of squarings (u^16 → u^128) overruns: measured with `fhec.evaluate` (with the
+  degree-255 series; not re-measured), the budget is gone three products into the window
+  (fhec's average-case estimate, which said +34 bits at the 47-entry output, misses it);
+  with 32-bit primes measured and estimated budgets agree within a bit at every stage.
 * **One modulus switch after the series.** Its coefficients are integers up to t/2 =
   2^16, and multiplying by them multiplies the noise (the series' result is 16 bits above
-  the floor); the window's products then square that excess. One more modulus switch
-  takes the mask back to the floor.
+  the floor; fhec folds each plaintext-factor alignment into its coefficient, so it is one
+  such product per term, not two); the window's products then square that excess. One
+  more modulus switch takes the mask back to the floor.
 * **A window of W = 32 slots** (`WINDOW`): the longest key, "Bosnia and Herzegovina", has
   22 bytes, padded to a power of two for the rotate-and-multiply product (below). HElib
   uses all 48 of its slots; here a row has 8192 slots, and a product over all of them
@@ -48,8 +56,21 @@ What changes at N = 2^14, and why:
   0..W−1, where the mask is the entry's match bit. Beyond the window the mask is a partial
   product (a suffix of the string matching), so a value's slots there must be, and are, 0.
 
-Depth: 1 (d²) + 8 (series) + 1 (modulus switch) + 5 (window) + 1 (value) = 16 of F1's
-L = 17, so the output is at level 1.
+Depth (`lookup_depth`): 1 (d²) + 7 (series) + 1 (modulus switch) + 5 (window) + 1 (value)
+= 15 of F1's L = 17. **The lookup starts no higher than it needs**: the query and the keys
+are encrypted at level 15 and the output lands on level 0 (`OUTPUT_LEVEL`), as a BGV
+library that modulus-switches as early as noise allows (HElib) would run it: fresh
+ciphertexts at a lower level are ones with fewer primes, and every key switch and hint
+there is smaller (a key switch with F1's one-special-prime hints costs about L(L+1) limb
+products; the relinearization hint is 34 MiB at level 15 against 43 MiB at level 17, of a
+64 MiB scratchpad). The keys, like the values, are the server's table, stored at the
+level where the lookup meets them. The query is not encrypted at the top and switched
+down, because a switched ciphertext's plaintext factor is q^−1 mod t, and aligning it
+with the keys' factor 1 multiplies its noise by up to t/2 before the squaring: the series
+then outgrows the floor. Noise at level 0, measured over all 47 entries (each entry's hit
+by the 1-entry program with one key set and one query ciphertext, the 47 summed with the
+evaluator's add): 8.0–8.2 bits per hit, 5.2 bits left after the sum, with the right
+capital on every slot for "Andorra" and zeros for "Andorr" (fhec's estimate: 4.3 bits).
 
 F1's setting is not 128-bit secure by the HE standard: 17 levels of 32-bit primes make
 log Q·P 608 bits, beyond the 438 the standard allows at N = 2^14 (F1 states no
@@ -230,8 +251,9 @@ def suite_rows() -> list[dict]:
     return [{
         "suite": "f1", "name": "DB lookup", "variant": None, "target": "f1", "paper_ms": 4.36,
         "paper_source": "F1 Table 3", "build": db_lookup, "needs": None,
-        "note": "HElib's 47 countries, per-character compare (degree-255 equality series in d² at t = 65537), "
-                "product over a 32-slot window by doubling, value product: depth 16 of L 17, 32-bit level primes",
+        "note": "HElib's 47 countries, per-character compare of 7-bit keys as HElib's p = 131 (degree-127 equality "
+                "series in d² at t = 65537), product over a 32-slot window by doubling, value product: depth 15 of "
+                "L 17, levels 15 to 0, 32-bit level primes",
     }]
 
 
