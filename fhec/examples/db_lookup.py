@@ -23,7 +23,8 @@ What changes at N = 2^14, and why:
   levels, 24 products). 8 levels where Fermat takes 16. A query or key with a byte above
   127 would get a wrong answer, not a refusal, so `encode` (and `lookup_inputs`) raise
   `fhec.ParameterError` for it. ``span=FULL_BYTE_SPAN`` compares any byte (UTF-8) with a
-  degree-255 series: one level and 9 products more per entry. Values may hold any byte in
+  degree-255 series: one level and 9 products more per entry (it starts at level 16; each
+  hit keeps the same 8.0–8.2 bits of budget at level 0, measured at three entries). Values may hold any byte in
   either mode: they are only multiplied by the mask.
 * **32-bit level primes** (`modulus_bits=32`, F1's word; fhec's default is 30 bits for
   128-bit security at N = 2^13, and this setting is not secure anyway, below). A BGV
