@@ -49,6 +49,17 @@ each falls back to the plain rule when the unrescaled value could exceed the mod
   and q's constants are encoded at the scale that puts the rescaled q·B_g on the
   canonical scale (`_Emitter.giant_product`), where aligning B_g cost a LEVEL_DOWN.
 
+BGV has no scales but plaintext factors (a modulus switch multiplies one by q^-1 mod t),
+and a leaf's terms sit at different levels: each B_i is modulus-switched once to the
+leaf's lowest level (shared by every leaf) and each term c_i·B_i is one MUL_CONST whose
+``factor`` attribute folds the term's factor alignment into its coefficient (the
+ciphertext is multiplied by c_i·a_i centered mod t), so the terms add with no MUL_FACTOR;
+a remainder leaf is given its giant step's level and factor the same way
+(`_Emitter.bgv_leaf`). The auto policy multiplied each term at its own level, levelled the
+running sum down term by term and aligned every term with a MUL_FACTOR: a degree-127 series
+in d² (the DB lookup's, docs/suites.md) from level 15 took 42,510 limb instructions with
+its squaring, 37,514 folded.
+
 Where the one-rescale-per-product policy aligned each term with a LEVEL_DOWN (a constant
 multiply and a rescale), this drops limbs; a degree-63 series took 29 rescales and 6
 LEVEL_DOWNs instead of 73 and 35 in EvalMod's setting before `giant_product`, which
