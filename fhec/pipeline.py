@@ -14,7 +14,8 @@
     lower                  HeProgram -> limb program                   fhec.passes.lower
       ── what the limb executor runs (`fhec.run`, `fhec.lower`) ──
     schedule_offchip       loads, stores, scratchpad slots (Belady)    fhec.passes.offchip
-    schedule_cycles        per-unit instruction streams                fhec.passes.cycle
+    schedule_cycles        per-unit instruction streams; the fastest   fhec.passes.cycle,
+                           of the schedules, paired key switches too   fhec.passes.limb_pairing
       ── what `fhec.compile` runs; `Compiled.write` encodes the streams ──
 
 For an ISA machine (``rpu``: `fhec.backends.machine.IsaMachine`), `ISA_TAIL` replaces the
