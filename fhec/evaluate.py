@@ -27,7 +27,9 @@ ADD/SUB_CONST      ``ev.add(a, encode(value, a.level, a.scale))`` / ``ev.sub(...
 MUL                ``ev.multiply(a, b, relinearize=False)``
 RELINEARIZE        ``ev.relinearize(a)``
 MUL_PLAIN          ``ev.multiply(a, encode(w, a.level, plain_scale))`` (BGV factor 1)
-MUL_CONST          int: ``ev.multiply(a, value)``; else ``ev.multiply(a, encode(value, a.level, plain_scale))``
+MUL_CONST          int: ``ev.multiply(a, value)``; with a BGV ``factor``: ``ev.multiply_integer(a, k, scale=a.scale ·
+                   factor mod t)``, k = value·factor centered mod t; else ``ev.multiply(a, encode(value, a.level,
+                   plain_scale))``
 MUL_FACTOR (BGV)   ``ev.multiply_integer(a, c, scale=a.scale * c mod t)``
 RESCALE            ``ev.rescale(a)`` (its ``noise`` attribute, if any, replaces the estimate)
 MOD_SWITCH         ``ev.mod_switch(a)``
@@ -79,6 +81,7 @@ from fhec.schemes.evaluator import Evaluator
 from fhec.ring.automorphism import automorphism_ntt
 from fhec.ring.modarith import add_mod
 from fhec.schemes import keyswitch as ks
+from fhec.schemes import rules
 from fhec.schemes.keys import RELIN, KeySet, keygen
 from fhec.schemes.params import Params
 from fhec.schemes.sampling import numpy_seed
@@ -186,6 +189,10 @@ def _with_const(method: Callable) -> Executor:
         (ct,) = args
         value = node.attr("value")
         if method is Evaluator.multiply and is_int_scalar(value):
+            factor = node.attr("factor", None)
+            if factor is not None:  # BGV: message × value and factor × factor in one product
+                k = rules.bgv_folded_constant(ev.params, int(value), int(factor))
+                return ev.multiply_integer(ct, k, scale=(ct.scale * int(factor)) % ev.params.plain_modulus)
             return ev.multiply(ct, int(value))
         return method(ev, ct, plaintext_operand(ev.params, node, ct.level, ct.scale, value))
 

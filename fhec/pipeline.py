@@ -14,7 +14,8 @@
     lower                  HeProgram -> limb program                   fhec.passes.lower
       ── what the limb executor runs (`fhec.run`, `fhec.lower`) ──
     schedule_offchip       loads, stores, scratchpad slots (Belady)    fhec.passes.offchip
-    schedule_cycles        per-unit instruction streams                fhec.passes.cycle
+    schedule_cycles        per-unit instruction streams; the fastest   fhec.passes.cycle,
+                           of the schedules, paired key switches too   fhec.passes.limb_pairing
       ── what `fhec.compile` runs; `Compiled.write` encodes the streams ──
 
 For an ISA machine (``rpu``: `fhec.backends.machine.IsaMachine`), `ISA_TAIL` replaces the
@@ -272,9 +273,17 @@ class Scheduled:
 
 def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     """Place every event of each data schedule at a cycle on a unit (F1 §4.4), producing
-    one instruction stream per unit, and keep the fastest (then the least traffic).
-    Preserves the data schedule's events, slots and traffic."""
+    one instruction stream per unit, and keep the fastest (then the least traffic). Then
+    the same program with independent same-hint key switches paired digit by digit
+    (`fhec.passes.limb_pairing`, priorities only) is scheduled at the same reserves, one
+    at a time, and kept if strictly faster: pairing pays where a large hint leaves
+    the scratchpad room for few key switches (the DB lookup) and can cost a little where
+    the memory channel is the bound (logistic regression, +0.2%), so each program gets
+    the better one. Preserves the data schedule's events, slots and traffic (of the
+    program whose schedule is kept; both compute every residue alike)."""
     from fhec.passes.cycle import schedule_cycles
+    from fhec.passes.limb_pairing import pair_key_switches
+    from fhec.passes.offchip import schedule_offchip
 
     best, best_key = None, None
     for reserve, data in schedules.candidates:  # one candidate's streams at a time: 10^7 entries each at scale
@@ -284,7 +293,18 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
             best, best_key = (reserve, data, streams), key
         del streams
     reserve, data, streams = best
-    return Scheduled(schedules.lowered, data, streams, reserve)
+    lowered = schedules.lowered
+    paired = pair_key_switches(lowered.limb, lowered.he)
+    if paired is not lowered.limb:
+        for r, _ in schedules.candidates:  # the same reserves, one schedule alive at a time
+            data2 = schedule_offchip(paired, o.target, policy=o.policy, prefetch_reserve=r, verify=False)
+            streams2 = schedule_cycles(data2, o.target)
+            key = (streams2.total_cycles, data2.traffic.total)
+            if key < best_key:
+                best_key = key
+                lowered, data, streams, reserve = dataclasses.replace(schedules.lowered, limb=paired), data2, streams2, r
+            del data2, streams2
+    return Scheduled(lowered, data, streams, reserve)
 
 
 # -- the ISA tail: after `lower`, for a programmable target (fhec.isa) ---------------------

@@ -48,7 +48,8 @@ class HeOp(enum.Enum):
     MUL = "mul"                            # ct × ct without relinearization (3 parts)
     RELINEARIZE = "relinearize"            # 3 parts -> 2 parts (key: relin)
     MUL_PLAIN = "mul_plain"                # ct × plain input (attrs: plain_scale)
-    MUL_CONST = "mul_const"                # ct × constant (attrs: value, plain_scale; None for Python ints)
+    MUL_CONST = "mul_const"                # ct × constant (attrs: value, plain_scale; None for Python ints;
+                                           # BGV ints may carry factor: plaintext factor × factor too)
     MUL_MONOMIAL = "mul_monomial"          # ct × X^power, exact (CKKS slot j times ζ_j^power; X^{N/2}: times i)
     MUL_FACTOR = "mul_factor"              # BGV: ct × integer c, plaintext factor × c, message unchanged
     RESCALE = "rescale"                    # CKKS: divide by the last prime

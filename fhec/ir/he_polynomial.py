@@ -49,6 +49,17 @@ each falls back to the plain rule when the unrescaled value could exceed the mod
   and q's constants are encoded at the scale that puts the rescaled q·B_g on the
   canonical scale (`_Emitter.giant_product`), where aligning B_g cost a LEVEL_DOWN.
 
+BGV has no scales but plaintext factors (a modulus switch multiplies one by q^-1 mod t),
+and a leaf's terms sit at different levels: each B_i is modulus-switched once to the
+leaf's lowest level (shared by every leaf) and each term c_i·B_i is one MUL_CONST whose
+``factor`` attribute folds the term's factor alignment into its coefficient (the
+ciphertext is multiplied by c_i·a_i centered mod t), so the terms add with no MUL_FACTOR;
+a remainder leaf is given its giant step's level and factor the same way
+(`_Emitter.bgv_leaf`). The auto policy multiplied each term at its own level, levelled the
+running sum down term by term and aligned every term with a MUL_FACTOR: a degree-127 series
+in d² (the DB lookup's, docs/suites.md) from level 15 took 42,510 limb instructions with
+its squaring, 37,514 folded.
+
 Where the one-rescale-per-product policy aligned each term with a LEVEL_DOWN (a constant
 multiply and a rescale), this drops limbs; a degree-63 series took 29 rescales and 6
 LEVEL_DOWNs instead of 73 and 35 in EvalMod's setting before `giant_product`, which
@@ -274,6 +285,7 @@ class _Emitter:
     def __init__(self, b, u: int, basis: str, loc: str | None):
         self.b, self.basis, self.loc = b, basis, loc
         self.values: dict[int, int] = {1: u}
+        self.lowered: dict[tuple[int, int], int] = {}  # (i, level) -> B_i brought down there (BGV leaves)
 
     def basis_value(self, i: int) -> int:
         if i not in self.values:
@@ -420,9 +432,57 @@ class _Emitter:
         qv = self.plus_const(terms[0], q.coeffs[0])
         return b.multiply(qv, low_g, self.loc, auto=True)
 
-    def emit(self, node: Node, land: int | None = None) -> int:
-        """The value of a plan node; `land`: the level its sum meets (see `fused`)."""
+    def basis_at(self, i: int, level: int) -> int:
+        """B_i modulus-switched down to `level`, once per (i, level): BGV leaves share them."""
+        v = self.basis_value(i)
+        if self.b.type_of(v).level == level:
+            return v
+        if (i, level) not in self.lowered:
+            self.lowered[(i, level)] = self.b.level_down(v, level, None, self.loc)
+        return self.lowered[(i, level)]
+
+    def bgv_leaf(self, leaf: Leaf, land: int | None, factor: int | None) -> int:
+        """BGV: c_0 + Σ c_i·B_i with every plaintext-factor alignment folded into its
+        coefficient. The B_i are brought down to the lowest term's level (`basis_at`,
+        shared by the leaves), where each term is one integer product MUL_CONST(c_i,
+        factor a_i): message × c_i and factor × a_i, so that every term has one factor and
+        the adds need no MUL_FACTOR. With `land` below that level the sum is brought down
+        to it after the adds (one LEVEL_DOWN), and with `factor` the a_i are chosen so the
+        sum arrives there with that factor (the giant step's product it is added to): its
+        add needs no MUL_FACTOR either. The auto policy instead multiplied each term at
+        its basis value's level, levelled the running sum down term by term, and aligned
+        factors with a MUL_FACTOR per term (a second constant multiply, which also grows
+        the noise by up to t/2 more). The message is the same; the ciphertexts differ by
+        multiples of t in the constants, i.e. only in noise."""
+        b, params = self.b, self.b.params
+        items = [(i, c) for i, c in enumerate(leaf.coeffs) if i and c != 0]
+        low = min(b.type_of(self.basis_value(i)).level for i, _ in items)
+        end = low if land is None or land >= low else land
+        if factor is None:
+            target = b.type_of(self.basis_at(items[-1][0], low)).scale
+        else:  # the factor at `low` that bringing the sum down to `end` turns into `factor`
+            drop = 1
+            for level in range(low, end, -1):
+                drop = rules.mod_switch_result(params, level, drop)[1]
+            target = rules.bgv_align_constant(params, drop, factor)
+        acc = None
+        for i, c in items:
+            v = self.basis_at(i, low)
+            a = rules.bgv_align_constant(params, b.type_of(v).scale, target) % params.plain_modulus
+            if a == 1:
+                term = self.scaled(v, c)
+            else:
+                term = b.emit(HeOp.MUL_CONST, (v,), attrs_of(value=int(c), plain_scale=None, factor=int(a)), self.loc)
+            acc = self.plus(acc, term)
+        acc = self.plus_const(acc, leaf.coeffs[0])
+        return acc if end == low else b.level_down(acc, end, None, self.loc)
+
+    def emit(self, node: Node, land: int | None = None, factor: int | None = None) -> int:
+        """The value of a plan node; `land`: the level its sum meets (see `fused`);
+        `factor`: the BGV plaintext factor it is added to there (see `bgv_leaf`)."""
         if isinstance(node, Leaf):
+            if not self.b.ckks:
+                return self.bgv_leaf(node, land, factor)
             items = [(self.basis_value(i), c) for i, c in enumerate(node.coeffs) if i and c != 0]
             terms = self.fused(items, land)
             terms.sort(key=lambda v: -self.b.type_of(v).level)  # stable: highest level first, fewest alignments
@@ -442,8 +502,10 @@ class _Emitter:
         else:
             top = self.scaled(g, node.q)
         if _is_series(node.r):
-            # a leaf remainder lands on the product's level: the sum needs no alignment
-            return self.plus(top, self.emit(node.r, level(top).level if isinstance(node.r, Leaf) else None))
+            # a leaf remainder lands on the product's level (and BGV factor): the sum needs no alignment
+            if isinstance(node.r, Leaf):
+                return self.plus(top, self.emit(node.r, level(top).level, None if self.b.ckks else level(top).scale))
+            return self.plus(top, self.emit(node.r))
         return self.plus_const(top, node.r)
 
 

@@ -298,7 +298,12 @@ def _mul_const(params, attrs, args, loc):
     _check_value(params, value, HeOp.MUL_CONST)
     if is_int_scalar(value):
         _need(plain_scale is None, "mul_const by an integer takes no plain_scale")
-        return _times_integer(params, a, int(value), a.scale)
+        factor = attrs.get("factor")
+        if factor is None:
+            return _times_integer(params, a, int(value), a.scale)
+        _need(params.scheme == "bgv" and is_int_scalar(factor), f"mul_const factor {factor!r} is for BGV integers")
+        k = rules.bgv_folded_constant(params, int(value), int(factor))
+        return _times_integer(params, a, k, (a.scale * int(factor)) % params.plain_modulus)
     _need(params.scheme == "ckks" or isinstance(value, Const), "BGV constants are integers")
     return _times_plain(params, a, plain_scale, const_bound(value))
 

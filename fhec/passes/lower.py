@@ -222,7 +222,8 @@ def _mul_plain(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
 def _mul_const(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     v = node.attr("value")
     if is_int_scalar(v):
-        return em.mul_integer(a[0], int(v))
+        factor = node.attr("factor", None)  # BGV: the factor is folded into the one integer (he.py)
+        return em.mul_integer(a[0], int(v) if factor is None else rules.bgv_folded_constant(lw.params, v, factor))
     if _is_scalar(v):  # a CKKS scalar encodes to the constant round(v · plain_scale)
         return em.mul_integer(a[0], scalar_integer(lw.params, v, lw.mul_scale(node)))
     recipe = ConstRecipe(("value", v), lw.arg_type(node).level, lw.mul_scale(node))

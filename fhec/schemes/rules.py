@@ -109,6 +109,16 @@ def level_down_constant(
     return c
 
 
+def bgv_folded_constant(params: Params, value: int, factor: int) -> int:
+    """BGV: the centered integer k ≡ value·factor (mod t) by which a ciphertext is multiplied
+    to multiply its message by `value` and its plaintext factor by `factor` in one product
+    (a MUL_CONST with a ``factor``): |k| <= t/2, where the two multiplies it replaces grow
+    the noise by |value|·|factor|."""
+    t = params.plain_modulus
+    k = (int(value) * int(factor)) % t
+    return k - t if k > t // 2 else k
+
+
 def bgv_align_constant(params: Params, from_factor: int, to_factor: int) -> int:
     """BGV: the centered constant c with c·from ≡ to (mod t), to align plaintext factors before an add."""
     t = params.plain_modulus
