@@ -38,7 +38,7 @@ import dataclasses
 import numpy as np
 
 from fhec.ir.he import HeOp, HeProgram
-from fhec.ir.limb import LimbProgram
+from fhec.ir.limb import LimbProgram, RVecClass
 
 LOOP_OPS = (HeOp.MOD_UP, HeOp.KEY_MULT)
 """The HE nodes of an expanded key switch whose instructions form its digit loop."""
@@ -81,10 +81,24 @@ def _reaches(he: HeProgram, users: dict[int, list[int]], src: int, dst: int) -> 
     return False
 
 
-def pair_key_switches(limb: LimbProgram, he: HeProgram) -> LimbProgram:
+def _hint_limbs(limb: LimbProgram, loop: np.ndarray) -> int:
+    """How many distinct key-switch-hint limbs a digit loop reads."""
+    srcs = np.concatenate([np.asarray(limb.src0)[loop], np.asarray(limb.src1)[loop]])
+    srcs = srcs[srcs >= 0]
+    return int(np.unique(srcs[np.asarray(limb.rvec_class)[srcs] == RVecClass.KSH]).size)
+
+
+def pair_key_switches(limb: LimbProgram, he: HeProgram, min_hint_limbs: int = 0,
+                      min_share: float = 0.0) -> LimbProgram:
     """`limb` with the digit loops of independent same-shape key switches interleaved in
-    pairs (see the module doc)."""
+    pairs (see the module doc). Only key switches whose hint has at least `min_hint_limbs`
+    limbs take part: a small hint stays resident beside several key switches anyway, so
+    pairing them cannot save its loads. If the paired loops hold under `min_share` of the
+    instructions, `limb` is returned unchanged: the caller schedules the paired program a
+    second time, which is not worth it for a few pairs."""
     switches, loops = _loops(limb, he)
+    if min_hint_limbs > 0:
+        switches = [s for s in switches if _hint_limbs(limb, loops[s]) >= min_hint_limbs]
     if len(switches) < 2:
         return limb
     key: dict[int, tuple] = {}  # switch -> the hints its KEY_MULTs read
@@ -95,7 +109,7 @@ def pair_key_switches(limb: LimbProgram, he: HeProgram) -> LimbProgram:
     prio = np.asarray(limb.prio, dtype=np.float64).copy()
     users = he.users()
     shape = {s: ops[loops[s]].tobytes() for s in switches}
-    k = 0
+    k = paired = 0
     while k + 1 < len(switches):
         a, b = switches[k], switches[k + 1]
         if shape[a] != shape[b] or key.get(a) != key.get(b) or _reaches(he, users, a, b):
@@ -105,7 +119,10 @@ def pair_key_switches(limb: LimbProgram, he: HeProgram) -> LimbProgram:
         step = np.arange(n, dtype=np.float64) / n  # inside [start, start + 1): before b's successors
         prio[loops[a]] = start + step
         prio[loops[b]] = start + step + 0.5 / n
+        paired += len(loops[a]) + len(loops[b])
         k += 2
+    if paired < min_share * len(prio):
+        return limb
     if np.array_equal(prio, limb.prio):
         return limb  # nothing paired: the caller can tell by identity
     ranks = np.empty(len(prio), dtype=np.int64)

@@ -84,3 +84,26 @@ def test_a_paired_schedule_computes_every_limb_as_the_evaluator():
     out = forced.run(dbl.lookup_inputs(p, "Italy", (("Iceland", "Reykjavík"), ("Ireland", "Dublin"), ("Italy", "Rome"))),
                      seed=0, check=True)["value"]
     assert dbl.decode(out) == "Rome"
+
+
+def test_small_hints_and_few_pairs_are_left_alone():
+    """Pairing is for hints large against the scratchpad, and its second schedule only for
+    programs where pairs are a real share: below either threshold the program comes back
+    unchanged (the caller then schedules it once)."""
+    from fhec.passes.limb_pairing import _hint_limbs
+
+    def squares(p):
+        x, y = p.input("x"), p.input("y")
+        p.output("a", x * x)
+        p.output("b", y * y)
+
+    lowered = _lowered(squares)
+    limb = lowered.limb
+    switches, loops = _loops(limb, lowered.he)
+    hint = _hint_limbs(limb, loops[switches[0]])
+    assert hint > 0 and hint == _hint_limbs(limb, loops[switches[1]])
+    assert pair_key_switches(limb, lowered.he, min_hint_limbs=hint) is not limb
+    assert pair_key_switches(limb, lowered.he, min_hint_limbs=hint + 1) is limb
+    share = sum(len(loops[s]) for s in switches) / len(limb)
+    assert pair_key_switches(limb, lowered.he, min_share=share) is not limb
+    assert pair_key_switches(limb, lowered.he, min_share=share + 0.01) is limb
