@@ -240,6 +240,36 @@ class Net(NamedTuple):
     relu_degrees: tuple[int, ...] = RELU_DEGREES
     seed: int = 2022
     side: int = PLANE_SIDE
+    target: str | None = None
+    """Where a transform's baby-step count comes from: None, the split with the fewest
+    rotations (`linear_transform`'s default); a target name, `split_for` on that target."""
+
+
+SPLIT_CANDIDATES = tuple(2**i for i in range(1, 15))
+"""The baby-step counts `split_for` scores besides the fewest-rotations one: powers of two
+up to the period (2^14), as Lattigo's and Osiris's BSGS splits are; scoring every n1 up to
+a layer's span of 2^14 steps would take minutes per compile."""
+
+
+def split_for(x, diagonals: dict, hoisting: str | None, target: str) -> int:
+    """The baby-step count of a transform of `diagonals` applied to `x`, by the cost model
+    of `fhec.analysis.bsgs.best_n1` on `target` (key and diagonal loads against
+    arithmetic, at `x`'s level and the hoisting mode; on a target with the giant-step-centric
+    order only the splits whose partial sums fit the scratchpad, as Osiris "simply
+    reduce[s] the number of giant steps" rather than spill them), among `SPLIT_CANDIDATES`
+    and the fewest-rotations split. With double hoisting the sums are over Q·P: at level 2
+    and alpha = 14 the fewest-rotations split of a stage-3 layer keeps 39 of them, 2.5 times
+    Osiris's scratchpad."""
+    from fhec.analysis.bsgs import best_n1
+    from fhec.ir.he_recipes import bsgs_split
+    from fhec.ir.he_types import row_length
+
+    params = x.program.params
+    steps = sorted(diagonals)
+    fewest = bsgs_split(steps, row_length(params))
+    mode = hoisting if hoisting in ("none", "single", "double") else "single"
+    return best_n1(steps, params, level=x.level, hoisting=mode, target=target,
+                   candidates=sorted({fewest, *SPLIT_CANDIDATES}))
 
 
 class _Builder:
@@ -291,7 +321,12 @@ class _Builder:
             weights = normalized(self.rng.standard_normal((dst.channels, src.channels, k, k)),
                                  gain / max(x.bound, 1.0))
         diagonals = conv_diagonals(weights, src, dst, stride, self.slots, self.period)
-        return self._lowest(x, 1 + then).linear_transform(diagonals, hoisting=self.net.hoisting)
+        return self._transform(self._lowest(x, 1 + then), diagonals)
+
+    def _transform(self, x, diagonals: dict[int, np.ndarray]):
+        """`x.linear_transform(diagonals)` with the net's hoisting, split as `Net.target` says."""
+        n1 = None if self.net.target is None else split_for(x, diagonals, self.net.hoisting, self.net.target)
+        return x.linear_transform(diagonals, hoisting=self.net.hoisting, n1=n1)
 
     def relu(self, x):
         """(x/2)(1 + s(x)), s the composite sign; a bootstrap before it unless `x` has the
@@ -327,7 +362,7 @@ class _Builder:
         diagonals: dict[int, np.ndarray] = {}
         for step, row, weight in zip(steps.ravel(), t.ravel(), dense.ravel()):
             diagonals.setdefault(int(step), np.zeros(self.period))[row] = weight
-        return pooled.linear_transform(self._periodic(diagonals), hoisting=self.net.hoisting)
+        return self._transform(pooled, self._periodic(diagonals))
 
     def input_level(self) -> int:
         """The image's level: enough for the first convolution, its ReLU and the next
@@ -363,16 +398,18 @@ class _Builder:
 
 def build(params: fhec.CKKSParams, hoisting: str | None = None, *, channels=(16, 32, 64), blocks: int = 3,
           relu_degrees=RELU_DEGREES, side: int = PLANE_SIDE, name: str = "resnet20",
-          seed: int = 2022) -> fhec.Program:
+          seed: int = 2022, target: str | None = None) -> fhec.Program:
     """ResNet-20 (module doc) at `params`; `hoisting` is every convolution's BSGS mode
     ("none", "single", "double"; None: the compile option). With a sparse bootstrap
     (`fhec.BootstrapConfig(slots=n)`) the packing repeats with period n; n must hold the
     largest layer (`ParameterError` otherwise)."""
-    net = Net(params, hoisting, tuple(channels), blocks, relu_degrees=tuple(relu_degrees), seed=seed, side=side)
+    net = Net(params, hoisting, tuple(channels), blocks, relu_degrees=tuple(relu_degrees), seed=seed, side=side,
+              target=target)
     return _Builder(net, name).build()
 
 
-def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None = SPARSE_SLOTS) -> fhec.CKKSParams:
+def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None = SPARSE_SLOTS,
+           max_giant_steps: int | None = None) -> fhec.CKKSParams:
     """Osiris Table II set IV: N = 2^16, L_eff = 9 levels after a bootstrap, 40-bit special
     primes, q_0 of 48 bits split into two primes, 36-bit scale, h = 1024; the bootstrap is
     Lattigo's default (lattigo-n16) shape. fhec's words are 40 bits (every prime below
@@ -395,18 +432,21 @@ def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None =
     compiled for its cost, and its small variant is the one checked."""
     literal = fhec.CKKSParams.preset("lattigo-n16").bootstrap
     sparse = {} if slots is None else {"slots": slots, "cts_depth": 3}
-    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": 1024, "hoisting": hoisting, **sparse})
+    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": 1024, "hoisting": hoisting,
+                                     "max_giant_steps": max_giant_steps, **sparse})
     return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + 9, scale_bits=min(36, word_bits - 4),
                            word_bits=word_bits, special_primes=14, base_limbs=2, security=None, bootstrap=config,
                            min_precision_bits=None)
 
 
-def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3, slots: int | None = SPARSE_SLOTS) -> fhec.Program:
+def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3, slots: int | None = SPARSE_SLOTS,
+         max_giant_steps: int | None = None, target: str | None = None) -> fhec.Program:
     """ResNet-20 at Osiris's set IV with the NH / SH / DH convolutions and bootstraps
     (`blocks` < 3: a shallower network of the same layers, for profiling; `slots=None`:
     fully packed bootstraps, for comparison)."""
     mode = HOISTING[variant]
-    return build(set_iv(word_bits, mode, slots), mode, blocks=blocks, name=f"resnet20-{variant}")
+    return build(set_iv(word_bits, mode, slots, max_giant_steps), mode, blocks=blocks, name=f"resnet20-{variant}",
+                 target=target)
 
 
 def small_params(slots: int | None = SMALL_SLOTS, **words) -> fhec.CKKSParams:
