@@ -90,6 +90,7 @@ Osiris Table III rows (NH/SH/DH at 1 and 2 TB/s).
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -245,10 +246,13 @@ class Net(NamedTuple):
     rotations (`linear_transform`'s default); a target name, `split_for` on that target."""
 
 
-SPLIT_CANDIDATES = tuple(2**i for i in range(1, 15))
-"""The baby-step counts `split_for` scores besides the fewest-rotations one: powers of two
-up to the period (2^14), as Lattigo's and Osiris's BSGS splits are; scoring every n1 up to
-a layer's span of 2^14 steps would take minutes per compile."""
+SPLIT_CANDIDATES = tuple(sorted({*range(2, PLANE_SIDE + 1), *range(PLANE_SIDE, 2**14 + 1, PLANE_SIDE)}))
+"""The baby-step counts `split_for` scores besides the fewest-rotations one: every n1 up to
+one image row (32) and every multiple of a row up to the period (2^14): a layer's steps are
+row and plane offsets plus a column offset within a row, so these include its natural
+splits; scoring every n1 up to a layer's span of 2^14 steps would take minutes per compile.
+(Powers of two only gave the first DH layer n1 = 8192, 1.59 ms alone on `osiris`, against
+6144 and 1.26 ms.)"""
 
 
 def split_for(x, diagonals: dict, hoisting: str | None, target: str) -> int:
@@ -260,15 +264,21 @@ def split_for(x, diagonals: dict, hoisting: str | None, target: str) -> int:
     and the fewest-rotations split. With double hoisting the sums are over Q·P: at level 2
     and alpha = 14 the fewest-rotations split of a stage-3 layer keeps 39 of them, 2.5 times
     Osiris's scratchpad."""
+    params = x.program.params
+    steps = tuple(sorted(diagonals))
+    mode = hoisting if hoisting in ("none", "single", "double") else "single"
+    return _split(steps, params, x.level, mode, target)
+
+
+@functools.lru_cache(maxsize=None)
+def _split(steps: tuple, params: fhec.CKKSParams, level: int, mode: str, target: str) -> int:
+    """`split_for`, cached: a stage's layers share their steps."""
     from fhec.analysis.bsgs import best_n1
     from fhec.ir.he_recipes import bsgs_split
     from fhec.ir.he_types import row_length
 
-    params = x.program.params
-    steps = sorted(diagonals)
     fewest = bsgs_split(steps, row_length(params))
-    mode = hoisting if hoisting in ("none", "single", "double") else "single"
-    return best_n1(steps, params, level=x.level, hoisting=mode, target=target,
+    return best_n1(steps, params, level=level, hoisting=mode, target=target,
                    candidates=sorted({fewest, *SPLIT_CANDIDATES}))
 
 
@@ -443,10 +453,51 @@ def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3, slots: int |
          max_giant_steps: int | None = None, target: str | None = None) -> fhec.Program:
     """ResNet-20 at Osiris's set IV with the NH / SH / DH convolutions and bootstraps
     (`blocks` < 3: a shallower network of the same layers, for profiling; `slots=None`:
-    fully packed bootstraps, for comparison)."""
+    fully packed bootstraps, for comparison). `max_giant_steps`: the bootstraps' DFT
+    giant-step cap (`fhec.BootstrapConfig.max_giant_steps`; None: the fewest rotations);
+    `target`: the convolutions' baby-step counts by `split_for` on it (None: the fewest
+    rotations). `tuned` picks both for a target."""
     mode = HOISTING[variant]
     return build(set_iv(word_bits, mode, slots, max_giant_steps), mode, blocks=blocks, name=f"resnet20-{variant}",
                  target=target)
+
+
+GIANT_STEP_CAPS = (None, 2, 3, 4, 5, 6)
+"""The bootstrap splits `tuned_giant_steps` tries (as `benchmarks/bench_osiris.py` does for
+the bootstrap row): the fewest rotations (None) and n2 capped at 2..6 per DFT factor."""
+
+
+def bootstrap_pair(variant: str, word_bits: int = 40, max_giant_steps: int | None = None) -> fhec.Program:
+    """The program's repeating bootstrap segment: a bootstrap, its output taken down to
+    level 1 (where a ReLU's first stages leave it), and the next bootstrap. Unlike a lone
+    bootstrap it sees what the program does: the second bootstrap loads its keys again,
+    after the first's have filled the scratchpad."""
+    mode = HOISTING[variant]
+    p = fhec.Program(f"resnet20-bootstraps-{variant}", set_iv(word_bits, mode, SPARSE_SLOTS, max_giant_steps))
+    p.output("y", p.input("x", level=1).bootstrap().level_down(1).bootstrap())
+    return p
+
+
+def tuned_giant_steps(variant: str, target: str = "osiris", word_bits: int = 40) -> int | None:
+    """The giant-step cap of `GIANT_STEP_CAPS` whose `bootstrap_pair` runs fastest on
+    `target`, as Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C). The pair, not
+    a lone bootstrap: on `osiris` a lone bootstrap ranks n2 <= 6 first for NH and SH, which
+    made the whole program slower (116 and 122 ms against 111 and 118 uncapped), while the
+    pair ranks the caps as the whole program does (docs/scheduling.md, "Scaling")."""
+    best = None
+    for cap in GIANT_STEP_CAPS:
+        cycles = fhec.compile(bootstrap_pair(variant, word_bits, cap), target).report.cycles
+        if best is None or cycles < best[0]:
+            best = (cycles, cap)
+    return best[1]
+
+
+def tuned(variant: str, target: str = "osiris", word_bits: int = 40) -> fhec.Program:
+    """`full(variant)` with the convolutions split for `target` (`split_for`) and the
+    bootstraps' giant-step cap of `tuned_giant_steps`: the program the Table III rows
+    compile."""
+    cap = tuned_giant_steps(variant, target, word_bits)
+    return full(variant, word_bits, max_giant_steps=cap, target=target)
 
 
 def small_params(slots: int | None = SMALL_SLOTS, **words) -> fhec.CKKSParams:
@@ -489,7 +540,7 @@ def suite_rows() -> list[dict]:
             rows.append({
                 "suite": "osiris", "name": "ResNet-20", "variant": variant, "target": target,
                 "paper_ms": paper[variant], "paper_source": source,
-                "build": lambda v=variant: full(v), "needs": FULL_SIZE,
+                "build": lambda v=variant, t=target: tuned(v, t), "needs": FULL_SIZE,
                 "note": "Lee et al.'s ResNet-20 with convolutions as BSGS matrix-vector products; sparse bootstraps "
                         "of 2^14 slots (the packing's period), 2 per ReLU but the first (set IV's 9 levels against "
                         "the ReLU's 14; Lee et al. take 1 with 16 levels), the variant's hoisting in convolutions "
