@@ -81,8 +81,21 @@ Deviations from the paper's formulation:
   the chain has 25 levels either way;
 * one key-switching basis, α = 14 (`set_iv`).
 
-`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (8.8
-million limb instructions for SH; docs/scheduling.md, "Scaling"), and the module-level
+**Splits, per target.** The Table III rows compile `tuned(variant, target)`: every
+convolution's baby-step count n1 by the `fhec.analysis.bsgs.best_n1` cost model on the
+target (`split_for`; on `osiris` only splits whose giant-step sums fit the scratchpad, as
+Osiris reduces the giant steps rather than spill them), and the bootstraps' giant-step cap
+(`BootstrapConfig.max_giant_steps`) the fastest of `GIANT_STEP_CAPS` on the program's
+two-bootstrap segment (`tuned_giant_steps`), as Osiris tunes n1/n2 per hoisting mode and
+bandwidth (§VII-C) and `benchmarks/bench_osiris.py` does for its bootstrap row. On `osiris`
+the cost model changes the double-hoisted layers (a stage-3 layer's fewest-rotations split
+keeps 39 sums over Q·P, 2.5 times the scratchpad: 3.6 ms alone, 1.9 ms split by the model)
+and, in NH and SH, only the first layer and two small ones; the tuning caps DH's bootstrap
+DFTs at 4 giant steps and leaves NH and SH at the fewest rotations (docs/scheduling.md,
+"Scaling"). `full(variant)` without a target keeps the fewest rotations everywhere.
+
+`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (8.2 to
+10.4 million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
 `resnet_small` (`small()`: N = 2^12, the bootstrap-toy configuration with 10 levels after
 a bootstrap and 256 sparse slots, 2 channels, the first layer and one block) is what
 `fhec check fhec/examples/resnet20.py` runs (a minute or two). `suite_rows()` lists the
