@@ -259,3 +259,16 @@ def test_bootstrap_pair_is_two_bootstraps_and_tuning_picks_a_listed_cap():
     assert ops["BOOTSTRAP"] == 2
     assert r.bootstrap_pair("DH", max_giant_steps=4).params.bootstrap.max_giant_steps == 4
     assert None in r.GIANT_STEP_CAPS
+
+
+@pytest.mark.slow
+def test_targeted_splits_stream_match_the_evaluator_on_every_limb():
+    from fhec.verify_run import run_compiled_checked
+
+    # the cost model's splits (split_for on osiris-tiny) with double hoisting, on that target
+    p = r.build(r.small_params(), "double", channels=(2,), blocks=1, relu_degrees=(3, 3, 7), side=8,
+                name="resnet_toy", target="osiris-tiny")
+    assert all(n.attr("n1", None) for n in p.ir.nodes if n.op.name == "LINEAR_TRANSFORM")
+    period = r.SMALL_SLOTS
+    inputs = {"image": np.tile(np.random.default_rng(3).uniform(-1, 1, period), p.params.slots // period)}
+    run_compiled_checked(fhec.compile(p, "osiris-tiny"), inputs, seed=5, check=True)
