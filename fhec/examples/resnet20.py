@@ -265,7 +265,7 @@ one image row (32) and every multiple of a row up to the period (2^14): a layer'
 row and plane offsets plus a column offset within a row, so these include its natural
 splits; scoring every n1 up to a layer's span of 2^14 steps would take minutes per compile.
 (Powers of two only gave the first DH layer n1 = 8192, 1.59 ms alone on `osiris`, against
-6144 and 1.26 ms.)"""
+6144 and 1.26 ms, before OF-Limb's digit sums.)"""
 
 
 def split_for(x, diagonals: dict, hoisting: str | None, target: str) -> int:
@@ -495,8 +495,9 @@ def tuned_giant_steps(variant: str, target: str = "osiris", word_bits: int = 40)
     """The giant-step cap of `GIANT_STEP_CAPS` whose `bootstrap_pair` runs fastest on
     `target`, as Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C). The pair, not
     a lone bootstrap: on `osiris` a lone bootstrap ranks n2 <= 6 first for NH and SH, which
-    made the whole program slower (116 and 122 ms against 111 and 118 uncapped), while the
-    pair ranks the caps as the whole program does (docs/scheduling.md, "Scaling")."""
+    made the whole program slower (116 and 122 ms against 111 and 118 uncapped, measured
+    before OF-Limb's digit sums and c0-only hoisted rotations), while the pair ranks the
+    caps as the whole program does (docs/scheduling.md, "Scaling")."""
     best = None
     for cap in GIANT_STEP_CAPS:
         cycles = fhec.compile(bootstrap_pair(variant, word_bits, cap), target).report.cycles
