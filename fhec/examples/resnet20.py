@@ -539,8 +539,8 @@ def small(hoisting: str | None = "single") -> fhec.Program:
 resnet_small = small()
 
 
-FULL_SIZE = ("a full-size compile takes about a minute of CPU and 4-4.5 GB per row, so the suite table "
-             "leaves it out: run benchmarks/bench_resnet.py")
+FULL_SIZE = ("a full-size compile takes about a minute of CPU (and 10-40 s of split tuning) and 4-5 GB per row, "
+             "so the suite table leaves it out: run benchmarks/bench_resnet.py")
 """Why the suite table shows no ResNet-20 number (its own benchmark module runs each row in a
 fresh process, with its peak memory)."""
 
@@ -559,6 +559,7 @@ def suite_rows() -> list[dict]:
                         "of 2^14 slots (the packing's period), 2 per ReLU but the first (set IV's 9 levels against "
                         "the ReLU's 14; Lee et al. take 1 with 16 levels), the variant's hoisting in convolutions "
                         "and bootstraps, tanh-interpolant ReLU stages of Lee's degrees, one key-switching basis "
-                        "(alpha = 14, Osiris's bootstrapping one).",
+                        "(alpha = 14, Osiris's bootstrapping one); convolutions split by the best_n1 cost model on "
+                        "the target, the bootstraps' giant-step cap tuned on two consecutive bootstraps.",
             })
     return rows
