@@ -20,7 +20,8 @@ bootstraps' giant-step cap ("n2 cap", "-" = the fewest rotations) the fastest of
 `resnet20.GIANT_STEP_CAPS` on the program's two-bootstrap segment
 (`resnet20.tuned_giant_steps`, "tune s", not in the compile seconds), as Osiris tunes
 n1/n2 per hoisting mode and bandwidth (§VII-C) and `bench_osiris` does for its bootstrap
-row. Peak RSS covers the tuning compiles too (each well under 1 GB).
+row. Peak RSS covers the tuning compiles too (each well under 1 GB; they leave the
+process 0.3-0.5 GB larger when the full compile starts).
 """
 
 from __future__ import annotations
