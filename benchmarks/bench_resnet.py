@@ -13,6 +13,15 @@ reported apart). Targets: `osiris` and `osiris-2tb` (40-bit words, set
 IV as Osiris states it) when they load; otherwise `f1-64k` (F1 scaled to N = 2^16) with
 the same limb counts in F1's 32-bit words (scale 2^28), whose times are not Osiris's and
 are shown without a paper column. ``--quick`` compiles the SH variant only.
+
+Each row's program is `resnet20.tuned(variant, target)`: the convolutions' baby-step counts
+by the `fhec.analysis.bsgs.best_n1` cost model on the target (`resnet20.split_for`), and the
+bootstraps' giant-step cap ("n2 cap", "-" = the fewest rotations) the fastest of
+`resnet20.GIANT_STEP_CAPS` on the program's two-bootstrap segment
+(`resnet20.tuned_giant_steps`, "tune s", not in the compile seconds), as Osiris tunes
+n1/n2 per hoisting mode and bandwidth (§VII-C) and `bench_osiris` does for its bootstrap
+row. Peak RSS covers the tuning compiles too (each well under 1 GB; they leave the
+process 0.3-0.5 GB larger when the full compile starts).
 """
 
 from __future__ import annotations
@@ -29,17 +38,22 @@ import json, resource, sys, time
 import fhec
 from fhec.examples import resnet20
 variant, target, word_bits = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def cpu_s():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+t_tune = time.perf_counter()
+cap = resnet20.tuned_giant_steps(variant, target, word_bits)
+tune_s, tune_cpu = time.perf_counter() - t_tune, cpu_s()
 t0 = time.perf_counter()
-p = resnet20.full(variant, word_bits)
+p = resnet20.full(variant, word_bits, max_giant_steps=cap, target=target)
 traced = time.perf_counter() - t0
 c = fhec.compile(p, target)
 seconds = time.perf_counter() - t0
-usage = resource.getrusage(resource.RUSAGE_SELF)
-peak, cpu = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+peak, cpu = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, cpu_s() - tune_cpu
 t1 = time.perf_counter()
 c.check()
 r = c.report
-print(json.dumps({"seconds": seconds, "cpu_s": cpu, "trace_s": traced, "check_s": time.perf_counter() - t1, "peak_mb": peak,
+print(json.dumps({"seconds": seconds, "cpu_s": cpu, "cap": cap, "tune_s": tune_s, "trace_s": traced, "check_s": time.perf_counter() - t1, "peak_mb": peak,
                   "instructions": r.limb_instructions, "time_ms": r.time_us / 1000, "bound_ratio": r.bound_ratio,
                   "binding": r.binding_bound, "offchip_gb": r.offchip_bytes["total"] / 1e9,
                   "passes": {k["name"]: round(k["seconds"], 1) for k in r.compile_passes}}))
@@ -86,7 +100,8 @@ def run(quick: bool = False) -> list[dict]:
             "fhec ms": got["time_ms"], "Osiris ms": paper_ms,
             "ratio": None if paper_ms is None else got["time_ms"] / paper_ms,
             "cycles/bound": got["bound_ratio"], "binding": got["binding"], "off-chip GB": got["offchip_gb"],
-            "compile s": got["seconds"], "compile CPU s": got["cpu_s"], "trace s": got["trace_s"],
+            "n2 cap": got["cap"] or "-", "compile s": got["seconds"], "compile CPU s": got["cpu_s"],
+            "tune s": got["tune_s"], "trace s": got["trace_s"],
             "peak MB": got["peak_mb"],
             "check s": got["check_s"],
         })

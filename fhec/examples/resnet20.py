@@ -81,8 +81,21 @@ Deviations from the paper's formulation:
   the chain has 25 levels either way;
 * one key-switching basis, α = 14 (`set_iv`).
 
-`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (8.8
-million limb instructions for SH; docs/scheduling.md, "Scaling"), and the module-level
+**Splits, per target.** The Table III rows compile `tuned(variant, target)`: every
+convolution's baby-step count n1 by the `fhec.analysis.bsgs.best_n1` cost model on the
+target (`split_for`; on `osiris` only splits whose giant-step sums fit the scratchpad, as
+Osiris reduces the giant steps rather than spill them), and the bootstraps' giant-step cap
+(`BootstrapConfig.max_giant_steps`) the fastest of `GIANT_STEP_CAPS` on the program's
+two-bootstrap segment (`tuned_giant_steps`), as Osiris tunes n1/n2 per hoisting mode and
+bandwidth (§VII-C) and `benchmarks/bench_osiris.py` does for its bootstrap row. On `osiris`
+the cost model changes the double-hoisted layers (a stage-3 layer's fewest-rotations split
+keeps 39 sums over Q·P, 2.5 times the scratchpad: 3.6 ms alone, 1.9 ms split by the model)
+and, in NH and SH, only the first layer and two small ones; the tuning caps DH's bootstrap
+DFTs at 4 giant steps and leaves NH and SH at the fewest rotations (docs/scheduling.md,
+"Scaling"). `full(variant)` without a target keeps the fewest rotations everywhere.
+
+`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (8.2 to
+10.4 million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
 `resnet_small` (`small()`: N = 2^12, the bootstrap-toy configuration with 10 levels after
 a bootstrap and 256 sparse slots, 2 channels, the first layer and one block) is what
 `fhec check fhec/examples/resnet20.py` runs (a minute or two). `suite_rows()` lists the
@@ -90,6 +103,7 @@ Osiris Table III rows (NH/SH/DH at 1 and 2 TB/s).
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -240,6 +254,45 @@ class Net(NamedTuple):
     relu_degrees: tuple[int, ...] = RELU_DEGREES
     seed: int = 2022
     side: int = PLANE_SIDE
+    target: str | None = None
+    """Where a transform's baby-step count comes from: None, the split with the fewest
+    rotations (`linear_transform`'s default); a target name, `split_for` on that target."""
+
+
+SPLIT_CANDIDATES = tuple(sorted({*range(2, PLANE_SIDE + 1), *range(PLANE_SIDE, 2**14 + 1, PLANE_SIDE)}))
+"""The baby-step counts `split_for` scores besides the fewest-rotations one: every n1 up to
+one image row (32) and every multiple of a row up to the period (2^14): a layer's steps are
+row and plane offsets plus a column offset within a row, so these include its natural
+splits; scoring every n1 up to a layer's span of 2^14 steps would take minutes per compile.
+(Powers of two only gave the first DH layer n1 = 8192, 1.59 ms alone on `osiris`, against
+6144 and 1.26 ms, before OF-Limb's digit sums.)"""
+
+
+def split_for(x, diagonals: dict, hoisting: str | None, target: str) -> int:
+    """The baby-step count of a transform of `diagonals` applied to `x`, by the cost model
+    of `fhec.analysis.bsgs.best_n1` on `target` (key and diagonal loads against
+    arithmetic, at `x`'s level and the hoisting mode; on a target with the giant-step-centric
+    order only the splits whose partial sums fit the scratchpad, as Osiris "simply
+    reduce[s] the number of giant steps" rather than spill them), among `SPLIT_CANDIDATES`
+    and the fewest-rotations split. With double hoisting the sums are over Q·P: at level 2
+    and alpha = 14 the fewest-rotations split of a stage-3 layer keeps 39 of them, 2.5 times
+    Osiris's scratchpad."""
+    params = x.program.params
+    steps = tuple(sorted(diagonals))
+    mode = hoisting if hoisting in ("none", "single", "double") else "single"
+    return _split(steps, params, x.level, mode, target)
+
+
+@functools.lru_cache(maxsize=None)
+def _split(steps: tuple, params: fhec.CKKSParams, level: int, mode: str, target: str) -> int:
+    """`split_for`, cached: a stage's layers share their steps."""
+    from fhec.analysis.bsgs import best_n1
+    from fhec.ir.he_recipes import bsgs_split
+    from fhec.ir.he_types import row_length
+
+    fewest = bsgs_split(steps, row_length(params))
+    return best_n1(steps, params, level=level, hoisting=mode, target=target,
+                   candidates=sorted({fewest, *SPLIT_CANDIDATES}))
 
 
 class _Builder:
@@ -291,7 +344,12 @@ class _Builder:
             weights = normalized(self.rng.standard_normal((dst.channels, src.channels, k, k)),
                                  gain / max(x.bound, 1.0))
         diagonals = conv_diagonals(weights, src, dst, stride, self.slots, self.period)
-        return self._lowest(x, 1 + then).linear_transform(diagonals, hoisting=self.net.hoisting)
+        return self._transform(self._lowest(x, 1 + then), diagonals)
+
+    def _transform(self, x, diagonals: dict[int, np.ndarray]):
+        """`x.linear_transform(diagonals)` with the net's hoisting, split as `Net.target` says."""
+        n1 = None if self.net.target is None else split_for(x, diagonals, self.net.hoisting, self.net.target)
+        return x.linear_transform(diagonals, hoisting=self.net.hoisting, n1=n1)
 
     def relu(self, x):
         """(x/2)(1 + s(x)), s the composite sign; a bootstrap before it unless `x` has the
@@ -327,7 +385,7 @@ class _Builder:
         diagonals: dict[int, np.ndarray] = {}
         for step, row, weight in zip(steps.ravel(), t.ravel(), dense.ravel()):
             diagonals.setdefault(int(step), np.zeros(self.period))[row] = weight
-        return pooled.linear_transform(self._periodic(diagonals), hoisting=self.net.hoisting)
+        return self._transform(pooled, self._periodic(diagonals))
 
     def input_level(self) -> int:
         """The image's level: enough for the first convolution, its ReLU and the next
@@ -363,16 +421,18 @@ class _Builder:
 
 def build(params: fhec.CKKSParams, hoisting: str | None = None, *, channels=(16, 32, 64), blocks: int = 3,
           relu_degrees=RELU_DEGREES, side: int = PLANE_SIDE, name: str = "resnet20",
-          seed: int = 2022) -> fhec.Program:
+          seed: int = 2022, target: str | None = None) -> fhec.Program:
     """ResNet-20 (module doc) at `params`; `hoisting` is every convolution's BSGS mode
     ("none", "single", "double"; None: the compile option). With a sparse bootstrap
     (`fhec.BootstrapConfig(slots=n)`) the packing repeats with period n; n must hold the
     largest layer (`ParameterError` otherwise)."""
-    net = Net(params, hoisting, tuple(channels), blocks, relu_degrees=tuple(relu_degrees), seed=seed, side=side)
+    net = Net(params, hoisting, tuple(channels), blocks, relu_degrees=tuple(relu_degrees), seed=seed, side=side,
+              target=target)
     return _Builder(net, name).build()
 
 
-def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None = SPARSE_SLOTS) -> fhec.CKKSParams:
+def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None = SPARSE_SLOTS,
+           max_giant_steps: int | None = None) -> fhec.CKKSParams:
     """Osiris Table II set IV: N = 2^16, L_eff = 9 levels after a bootstrap, 40-bit special
     primes, q_0 of 48 bits split into two primes, 36-bit scale, h = 1024; the bootstrap is
     Lattigo's default (lattigo-n16) shape. fhec's words are 40 bits (every prime below
@@ -395,18 +455,63 @@ def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None =
     compiled for its cost, and its small variant is the one checked."""
     literal = fhec.CKKSParams.preset("lattigo-n16").bootstrap
     sparse = {} if slots is None else {"slots": slots, "cts_depth": 3}
-    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": 1024, "hoisting": hoisting, **sparse})
+    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": 1024, "hoisting": hoisting,
+                                     "max_giant_steps": max_giant_steps, **sparse})
     return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + 9, scale_bits=min(36, word_bits - 4),
                            word_bits=word_bits, special_primes=14, base_limbs=2, security=None, bootstrap=config,
                            min_precision_bits=None)
 
 
-def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3, slots: int | None = SPARSE_SLOTS) -> fhec.Program:
+def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3, slots: int | None = SPARSE_SLOTS,
+         max_giant_steps: int | None = None, target: str | None = None) -> fhec.Program:
     """ResNet-20 at Osiris's set IV with the NH / SH / DH convolutions and bootstraps
     (`blocks` < 3: a shallower network of the same layers, for profiling; `slots=None`:
-    fully packed bootstraps, for comparison)."""
+    fully packed bootstraps, for comparison). `max_giant_steps`: the bootstraps' DFT
+    giant-step cap (`fhec.BootstrapConfig.max_giant_steps`; None: the fewest rotations);
+    `target`: the convolutions' baby-step counts by `split_for` on it (None: the fewest
+    rotations). `tuned` picks both for a target."""
     mode = HOISTING[variant]
-    return build(set_iv(word_bits, mode, slots), mode, blocks=blocks, name=f"resnet20-{variant}")
+    return build(set_iv(word_bits, mode, slots, max_giant_steps), mode, blocks=blocks, name=f"resnet20-{variant}",
+                 target=target)
+
+
+GIANT_STEP_CAPS = (None, 2, 3, 4, 5, 6)
+"""The bootstrap splits `tuned_giant_steps` tries (as `benchmarks/bench_osiris.py` does for
+the bootstrap row): the fewest rotations (None) and n2 capped at 2..6 per DFT factor."""
+
+
+def bootstrap_pair(variant: str, word_bits: int = 40, max_giant_steps: int | None = None) -> fhec.Program:
+    """The program's repeating bootstrap segment: a bootstrap, its output taken down to
+    level 1 (where a ReLU's first stages leave it), and the next bootstrap. Unlike a lone
+    bootstrap it sees what the program does: the second bootstrap loads its keys again,
+    after the first's have filled the scratchpad."""
+    mode = HOISTING[variant]
+    p = fhec.Program(f"resnet20-bootstraps-{variant}", set_iv(word_bits, mode, SPARSE_SLOTS, max_giant_steps))
+    p.output("y", p.input("x", level=1).bootstrap().level_down(1).bootstrap())
+    return p
+
+
+def tuned_giant_steps(variant: str, target: str = "osiris", word_bits: int = 40) -> int | None:
+    """The giant-step cap of `GIANT_STEP_CAPS` whose `bootstrap_pair` runs fastest on
+    `target`, as Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C). The pair, not
+    a lone bootstrap: on `osiris` a lone bootstrap ranks n2 <= 6 first for NH and SH, which
+    made the whole program slower (116 and 122 ms against 111 and 118 uncapped, measured
+    before OF-Limb's digit sums and c0-only hoisted rotations), while the pair ranks the
+    caps as the whole program does (docs/scheduling.md, "Scaling")."""
+    best = None
+    for cap in GIANT_STEP_CAPS:
+        cycles = fhec.compile(bootstrap_pair(variant, word_bits, cap), target).report.cycles
+        if best is None or cycles < best[0]:
+            best = (cycles, cap)
+    return best[1]
+
+
+def tuned(variant: str, target: str = "osiris", word_bits: int = 40) -> fhec.Program:
+    """`full(variant)` with the convolutions split for `target` (`split_for`) and the
+    bootstraps' giant-step cap of `tuned_giant_steps`: the program the Table III rows
+    compile."""
+    cap = tuned_giant_steps(variant, target, word_bits)
+    return full(variant, word_bits, max_giant_steps=cap, target=target)
 
 
 def small_params(slots: int | None = SMALL_SLOTS, **words) -> fhec.CKKSParams:
@@ -434,8 +539,8 @@ def small(hoisting: str | None = "single") -> fhec.Program:
 resnet_small = small()
 
 
-FULL_SIZE = ("a full-size compile takes about a minute of CPU and 4-4.5 GB per row, so the suite table "
-             "leaves it out: run benchmarks/bench_resnet.py")
+FULL_SIZE = ("a full-size compile takes about a minute of CPU (and 10-40 s of split tuning) and 4-5 GB per row, "
+             "so the suite table leaves it out: run benchmarks/bench_resnet.py")
 """Why the suite table shows no ResNet-20 number (its own benchmark module runs each row in a
 fresh process, with its peak memory)."""
 
@@ -449,11 +554,12 @@ def suite_rows() -> list[dict]:
             rows.append({
                 "suite": "osiris", "name": "ResNet-20", "variant": variant, "target": target,
                 "paper_ms": paper[variant], "paper_source": source,
-                "build": lambda v=variant: full(v), "needs": FULL_SIZE,
+                "build": lambda v=variant, t=target: tuned(v, t), "needs": FULL_SIZE,
                 "note": "Lee et al.'s ResNet-20 with convolutions as BSGS matrix-vector products; sparse bootstraps "
                         "of 2^14 slots (the packing's period), 2 per ReLU but the first (set IV's 9 levels against "
                         "the ReLU's 14; Lee et al. take 1 with 16 levels), the variant's hoisting in convolutions "
                         "and bootstraps, tanh-interpolant ReLU stages of Lee's degrees, one key-switching basis "
-                        "(alpha = 14, Osiris's bootstrapping one).",
+                        "(alpha = 14, Osiris's bootstrapping one); convolutions split by the best_n1 cost model on "
+                        "the target, the bootstraps' giant-step cap tuned on two consecutive bootstraps.",
             })
     return rows

@@ -206,3 +206,69 @@ def test_small_variant_streams_match_the_evaluator_on_every_limb(target):
     period = r.SMALL_SLOTS
     inputs = {"image": np.tile(np.random.default_rng(3).uniform(-1, 1, period), p.params.slots // period)}
     run_compiled_checked(fhec.compile(p, target), inputs, seed=5, check=True)
+
+
+def test_split_for_is_the_cost_models_choice_and_fits_the_scratchpad():
+    # a stage-3 layer's 1,575 diagonals at level 2, double hoisted on osiris: the fewest
+    # rotations keep 39 giant-step sums over Q·P (2.5x the scratchpad); split_for takes
+    # best_n1's split among SPLIT_CANDIDATES, whose GSC working set fits
+    from fhec.analysis.bsgs import gsc_working_set, n1_costs
+    from fhec.backends.target import load_target
+    from fhec.ir.he_recipes import bsgs_groups, bsgs_split
+    from fhec.ir.he_types import row_length
+
+    params = r.set_iv(40, "double")
+    p = fhec.Program("t", params)
+    x = p.input("x", level=2)
+    rng = np.random.default_rng(0)
+    steps = sorted({int(s) for s in rng.choice(np.arange(-8192, 8192), 1575, replace=False)})
+    diagonals = {s % params.slots: np.ones(params.slots) for s in steps}
+    n1 = r.split_for(x, diagonals, "double", "osiris")
+    row = row_length(params)
+    fewest = bsgs_split(sorted(diagonals), row)
+    costs = n1_costs(sorted(diagonals), params, level=2, hoisting="double", target="osiris",
+                     candidates=sorted({fewest, *r.SPLIT_CANDIDATES}))
+    assert n1 == min(costs, key=lambda c: (c.cycles, c.rotations)).n1 != fewest
+    osiris = load_target("osiris")
+    L, alpha = params.limbs_at(2), len(params.special_moduli)
+    giants = len(bsgs_groups(sorted(diagonals), row, n1)[2])
+    assert gsc_working_set(L, alpha, giants, "double", 1) <= osiris.scratchpad_rvecs(params.N)
+    assert gsc_working_set(L, alpha, len(bsgs_groups(sorted(diagonals), row, fewest)[2]), "double", 1) > \
+        osiris.scratchpad_rvecs(params.N)
+
+
+def test_a_targeted_build_changes_only_the_splits():
+    # the same network, with n1 from the cost model instead of the fewest rotations: the
+    # transforms read the same diagonals, and at least one split differs
+    kw = dict(channels=(2,), blocks=1, relu_degrees=(3, 3, 7), side=8)
+    plain = r.build(r.small_params(), "double", **kw)
+    split = r.build(r.small_params(), "double", target="osiris-tiny", **kw)
+
+    def transforms(p):
+        return [n for n in p.ir.nodes if n.op.name == "LINEAR_TRANSFORM"]
+
+    a, b = transforms(plain), transforms(split)
+    assert [sorted(k for k, _, _ in n.attr("diagonals")) for n in a] == \
+        [sorted(k for k, _, _ in n.attr("diagonals")) for n in b]
+    assert all(n.attr("n1", None) is None for n in a)
+    assert any(n.attr("n1", None) is not None for n in b)
+
+
+def test_bootstrap_pair_is_two_bootstraps_and_tuning_picks_a_listed_cap():
+    ops = Counter(n.op.name for n in r.bootstrap_pair("DH").ir.nodes)
+    assert ops["BOOTSTRAP"] == 2
+    assert r.bootstrap_pair("DH", max_giant_steps=4).params.bootstrap.max_giant_steps == 4
+    assert None in r.GIANT_STEP_CAPS
+
+
+@pytest.mark.slow
+def test_targeted_splits_stream_match_the_evaluator_on_every_limb():
+    from fhec.verify_run import run_compiled_checked
+
+    # the cost model's splits (split_for on osiris-tiny) with double hoisting, on that target
+    p = r.build(r.small_params(), "double", channels=(2,), blocks=1, relu_degrees=(3, 3, 7), side=8,
+                name="resnet_toy", target="osiris-tiny")
+    assert all(n.attr("n1", None) for n in p.ir.nodes if n.op.name == "LINEAR_TRANSFORM")
+    period = r.SMALL_SLOTS
+    inputs = {"image": np.tile(np.random.default_rng(3).uniform(-1, 1, period), p.params.slots // period)}
+    run_compiled_checked(fhec.compile(p, "osiris-tiny"), inputs, seed=5, check=True)
