@@ -60,6 +60,8 @@ def _loops(limb: LimbProgram, he: HeProgram) -> tuple[list[int], dict[int, np.nd
     owner = switch_of[np.asarray(limb.he_node, dtype=np.int64)[order]]
     keep = owner >= 0
     idx, own = order[keep], owner[keep]
+    if not len(own):
+        return [], {}
     by_switch = np.argsort(own, kind="stable")  # within a switch, still priority order
     idx, own = idx[by_switch], own[by_switch]
     starts = np.flatnonzero(np.r_[True, own[1:] != own[:-1]])

@@ -107,3 +107,8 @@ def test_small_hints_and_few_pairs_are_left_alone():
     share = sum(len(loops[s]) for s in switches) / len(limb)
     assert pair_key_switches(limb, lowered.he, min_share=share) is not limb
     assert pair_key_switches(limb, lowered.he, min_share=share + 0.01) is limb
+
+
+def test_a_program_without_key_switches_comes_back_unchanged():
+    lowered = _lowered(lambda p: p.output("y", p.input("x") + p.input("z")))
+    assert pair_key_switches(lowered.limb, lowered.he) is lowered.limb
