@@ -23,13 +23,15 @@ def _lowered(build):
     return fhec.lower(p, "hybrid")
 
 
-def test_two_independent_squarings_walk_their_digits_together_and_only_priorities_change():
-    def squares(p):
-        x, y = p.input("x"), p.input("y")
-        p.output("a", x * x)
-        p.output("b", y * y)
+def _squares(p):
+    """Two independent squarings: two relinearizations with one hint."""
+    x, y = p.input("x"), p.input("y")
+    p.output("a", x * x)
+    p.output("b", y * y)
 
-    lowered = _lowered(squares)
+
+def test_two_independent_squarings_walk_their_digits_together_and_only_priorities_change():
+    lowered = _lowered(_squares)
     limb = lowered.limb
     paired = pair_key_switches(limb, lowered.he)
     assert paired is not limb
@@ -92,12 +94,7 @@ def test_small_hints_and_few_pairs_are_left_alone():
     unchanged (the caller then schedules it once)."""
     from fhec.passes.limb_pairing import _hint_limbs
 
-    def squares(p):
-        x, y = p.input("x"), p.input("y")
-        p.output("a", x * x)
-        p.output("b", y * y)
-
-    lowered = _lowered(squares)
+    lowered = _lowered(_squares)
     limb = lowered.limb
     switches, loops = _loops(limb, lowered.he)
     hint = _hint_limbs(limb, loops[switches[0]])
