@@ -296,10 +296,10 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     lowered = schedules.lowered
     # Pairing is tried for hints of an eighth of the scratchpad or more (the DB lookup's
     # are 14-53% of F1's): a smaller one stays resident beside several key switches'
-    # working sets without help. And the second schedule costs as much as the first, so
-    # it runs only where pairs hold a tenth of the program: LoLa-CIFAR pairs a few
-    # vectorize rotations (its 103,831 row rotations read 8% hints) and the second
-    # schedule gained nothing there but 100 s and 1.8 GB of its compile.
+    # working sets without help. LoLa-CIFAR's 103,831 row rotations read hints of 8%;
+    # paired anyway, its second schedule gained 0.1% and cost 100 s and 1.8 GB of its
+    # compile. And since the second schedule costs as much as the first, it runs only
+    # where the pairs hold a tenth of the program's instructions.
     min_hint = o.target.scratchpad_rvecs(lowered.limb.N) // 8
     paired = pair_key_switches(lowered.limb, lowered.he, min_hint_limbs=min_hint, min_share=0.1)
     if paired is not lowered.limb:

@@ -197,7 +197,7 @@ def db_lookup(entries: int = len(COUNTRIES), N: int = 2**14, plain_modulus: int 
                             security=security)
     g = equality_coefficients(params.plain_modulus, span)
     start = output_level + lookup_depth(span, window)
-    if not 0 <= output_level or start > params.top_level:
+    if output_level < 0 or start > params.top_level:
         raise fhec.ParameterError(
             f"the lookup takes {lookup_depth(span, window)} levels above output_level = {output_level}, but the "
             f"parameters have {params.top_level}; give more levels or a lower output_level (>= 0).")

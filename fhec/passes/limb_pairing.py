@@ -40,13 +40,10 @@ import numpy as np
 from fhec.ir.he import HeOp, HeProgram
 from fhec.ir.limb import LimbProgram, RVecClass
 
-LOOP_OPS = (HeOp.MOD_UP, HeOp.KEY_MULT)
-"""The HE nodes of an expanded key switch whose instructions form its digit loop."""
-
-
 def _loops(limb: LimbProgram, he: HeProgram) -> tuple[list[int], dict[int, np.ndarray]]:
     """(key-switch ids in priority order, id -> its loop's instruction indices in
-    priority order); a key switch is named by its MOD_UP node. Grouped with numpy: at
+    priority order); a key switch is named by its MOD_UP node, and its loop is the
+    instructions of that MOD_UP and of the KEY_MULTs reading it. Grouped with numpy: at
     LoLa-CIFAR's size the loops hold 20 M instructions, a GB as Python lists."""
     top = max((n.id for n in he.nodes), default=-1)
     switch_of = np.full(top + 2, -1, dtype=np.int64)  # the last entry stands for he_node -1

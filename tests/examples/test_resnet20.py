@@ -254,7 +254,7 @@ def test_a_targeted_build_changes_only_the_splits():
     assert any(n.attr("n1", None) is not None for n in b)
 
 
-def test_bootstrap_pair_is_two_bootstraps_and_tuning_picks_a_listed_cap():
+def test_bootstrap_pair_is_two_bootstraps_at_the_cap_asked_for():
     ops = Counter(n.op.name for n in r.bootstrap_pair("DH").ir.nodes)
     assert ops["BOOTSTRAP"] == 2
     assert r.bootstrap_pair("DH", max_giant_steps=4).params.bootstrap.max_giant_steps == 4
