@@ -12,6 +12,7 @@
     choose_keyswitch       BV or hybrid per key switch, as attributes  fhec.passes.keyswitch_choice
     expand_key_switches    key switch -> mod_up, key_mult, mod_down    fhec.passes.he_keyswitch
     lower                  HeProgram -> limb program                   fhec.passes.lower
+    order_baby_step_limbs  spilling double-hoisted baby steps by limb  fhec.passes.limb_order
       ── what the limb executor runs (`fhec.run`, `fhec.lower`) ──
     schedule_offchip       loads, stores, scratchpad slots (Belady)    fhec.passes.offchip
     schedule_cycles        per-unit instruction streams; the fastest   fhec.passes.cycle,
@@ -19,7 +20,7 @@
       ── what `fhec.compile` runs; `Compiled.write` encodes the streams ──
 
 For an ISA machine (``rpu``: `fhec.backends.machine.IsaMachine`), `ISA_TAIL` replaces the
-last two passes (`ISA_PIPELINE`; the target's backend, `fhec.isa.backend`, does the work):
+passes after `lower` (`ISA_PIPELINE`; the target's backend, `fhec.isa.backend`, does the work):
 
     select_instructions    limb ops -> machine code, virtual registers  IsaBackend.select
     allocate_registers     architectural registers, Belady spills       IsaBackend.allocate
@@ -231,6 +232,20 @@ def _lower(program: HeProgram, o: Options) -> LoweredProgram:
                  karatsuba=lowering.products == "karatsuba")
 
 
+def _order_baby_step_limbs(lowered: LoweredProgram, o: Options) -> LoweredProgram:
+    """With the giant-step-centric order (``[ordering] linear_transforms``), the baby steps
+    of a double-hoisted transform whose giant-step sums over Q·P do not fit the scratchpad
+    get limb-major priorities: limb i of every piece of the baby step before limb i + 1
+    (`fhec.passes.limb_order`). Preserves every instruction and dependence (priorities only)."""
+    ordering = getattr(o.target, "ordering", None)  # stream targets only
+    if ordering is None or ordering.linear_transforms != "giant-step-centric":
+        return lowered
+    from fhec.passes.limb_order import limb_major_baby_steps
+
+    limb = limb_major_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes)
+    return lowered if limb is lowered.limb else dataclasses.replace(lowered, limb=limb)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class DataSchedules:
     """The data schedules `schedule_offchip` produced, one per prefetch reserve tried."""
@@ -364,6 +379,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("choose_keyswitch", _choose_keyswitch),
     Pass("expand_key_switches", _expand_key_switches),
     Pass("lower", _lower),
+    Pass("order_baby_step_limbs", _order_baby_step_limbs),
     Pass("schedule_offchip", _schedule_offchip),
     Pass("schedule_cycles", _schedule_cycles),
 )
