@@ -22,11 +22,17 @@ Which transforms: those whose sums do not fit beside one baby step's room, by th
 giant-step-centric order uses to tile (`fhec.passes.he_gsc.sums_per_tile`), and that it
 left untiled (fewer than `MIN_TILE_SUMS` fit): with tiles, the sums of a tile fit.
 
-Measured on Osiris set III's bootstrap (`benchmarks/bench_osiris.py`), double hoisting at
-1 TB/s, n2 <= 6: 2.008 ms with the giant-step-centric order alone, 1.927 ms limb-major
-(CoeffsToSlots 1.04 M -> 0.96 M cycles; its 20 MB of spilled sums and 12.5 MB of reloaded
-keys gone). On its own, without the GSC order's late giant-step mod-down
-(`fhec.passes.he_gsc`), limb-major order was slower (2.19 ms): the first giant step's key
+The pipeline's `schedule_cycles` schedules the program with these priorities beside the
+lowering's own (at the same prefetch reserves) and keeps it only when it is strictly
+faster, as it does for `fhec.passes.limb_pairing`: measured on Osiris set III's bootstrap
+(`benchmarks/bench_osiris.py`), double hoisting, it pays: 2.008 -> 1.927 ms at 1 TB/s
+(n2 <= 6; CoeffsToSlots 1.04 M -> 0.96 M cycles, its 20 MB of spilled sums and 12.5 MB of
+reloaded keys gone) and 1.700 -> 1.566 ms at 2 TB/s (n2 <= 4); and HELR-1024's fully
+packed DH row 3.070 -> 2.965 ms (1 TB/s) and 2.743 -> 2.660 (2 TB/s). It does not for
+HELR-1024's sparse bootstrap (512 slots): 1.989 -> 2.003
+ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s, so that program keeps the node-major order. On
+its own, without the GSC order's late giant-step mod-down (`fhec.passes.he_gsc`),
+limb-major order was slower on set III (2.19 ms at 1 TB/s): the first giant step's key
 switch then ran among the last baby step's limbs. Applied to every double-hoisted baby
 step, including SlotsToCoeffs' (whose 6 sums of 2 x 27 limbs fit), it took 1.967 ms.
 
@@ -41,7 +47,7 @@ import dataclasses
 
 import numpy as np
 
-from fhec.ir.he import HeOp, HeProgram, ValueKind
+from fhec.ir.he import HeOp, HeProgram
 from fhec.ir.limb import LimbProgram, word_bytes_for
 from fhec.passes.he_gsc import MIN_TILE_SUMS, sums_per_tile
 from fhec.passes.he_order import hint_bytes

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 
 import fhec
 from fhec.backends.target import load_target
@@ -58,20 +61,41 @@ def test_transforms_whose_sums_fit_and_single_hoisting_keep_their_priorities():
     assert limb_major_baby_steps(single.limb, single.he, OSIRIS_TINY.onchip_bytes) is single.limb
 
 
-def test_the_pipeline_applies_it_and_the_streams_equal_the_evaluator_on_every_limb():
+def test_the_limb_major_schedule_replays_and_its_streams_equal_the_evaluator_on_every_limb():
+    """The schedulers take any priorities: the limb-major program, scheduled and run on the
+    target model, gives every limb the evaluator gives."""
+    from fhec.passes.cycle import schedule_cycles
+    from fhec.passes.offchip import schedule_offchip
+
     p, diagonals = _matvec("double")
-    done = run_prefix("order_baby_step_limbs", p, options_for(OSIRIS_TINY))
-    assert done["order_baby_step_limbs"].limb is not done["lower"].limb
     c = fhec.compile(p, OSIRIS_TINY)
+    limb = limb_major_baby_steps(c.lowered.limb, c.lowered.he, OSIRIS_TINY.onchip_bytes)
+    assert limb is not c.lowered.limb
+    data = schedule_offchip(limb, OSIRIS_TINY)
+    lm = dataclasses.replace(c, lowered=dataclasses.replace(c.lowered, limb=limb), data_schedule=data,
+                             streams=schedule_cycles(data, OSIRIS_TINY))
     x = np.random.default_rng(2).uniform(-1, 1, p.params.slots)
-    out = run_compiled_checked(c, {"x": x}, seed=4, check=True)
+    out = run_compiled_checked(lm, {"x": x}, seed=4, check=True)
     want = sum(d * np.roll(x, -k) for k, d in diagonals.items())
     assert np.allclose(out["outputs"]["y"], want, atol=1e-2)
 
 
-def test_a_program_order_target_keeps_the_lowerings_priorities():
+@pytest.mark.parametrize("ordering, tried", [("giant-step-centric", True), ("program", False)])
+def test_the_pipeline_tries_it_only_with_the_giant_step_centric_order(ordering, tried, monkeypatch):
+    from fhec.passes import limb_order
+
+    calls = []
+
+    def spy(limb, he, capacity_bytes):
+        calls.append(capacity_bytes)
+        return limb_order_original(limb, he, capacity_bytes)
+
+    limb_order_original = limb_order.limb_major_baby_steps
+    monkeypatch.setattr(limb_order, "limb_major_baby_steps", spy)
     target = OSIRIS_TINY.model_copy(update={"ordering": OSIRIS_TINY.ordering.model_copy(
-        update={"linear_transforms": "program"})})
+        update={"linear_transforms": ordering})})
     p, _ = _matvec("double")
-    done = run_prefix("order_baby_step_limbs", p, options_for(target))
-    assert done["order_baby_step_limbs"] is done["lower"]
+    c = fhec.compile(p, target)
+    assert calls == ([target.onchip_bytes] if tried else [])
+    kept = c.lowered.limb.prio
+    assert sorted(kept.tolist()) == list(range(len(kept)))  # either way a priority order
