@@ -186,7 +186,7 @@ def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list
             if not chains:
                 continue
             latest = None if None in chains else max(chains)
-            if n.op in SUM_OPS:
+            if n.op in SUM_OPS or n.op is HeOp.ADD_EXT_Q:  # ADD_EXT_Q: a sum's j = 0 term joins its first product
                 finished[n.id] = latest
             elif n.op is HeOp.MOD_DOWN_EXT and latest is not None:  # see the module doc
                 rank[n.id] = (latest[0], latest[1], latest[2] + 1)
