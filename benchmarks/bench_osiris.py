@@ -38,9 +38,9 @@ each of `GIANT_STEP_CAPS` (`BootstrapConfig.max_giant_steps`: the split with the
 rotations among those with at most n2 giant steps per DFT factor, n2 = 2..6, or no cap)
 and the row is the fastest ("n2 cap"; "-" = the fewest rotations), as Osiris tunes n1/n2
 per hoisting mode and bandwidth (§VII-C: "we independently optimize the ratio ... n1/n2,
-at each bandwidth"). The choice moves NH and SH by under 0.2% and DH by up to 9% (1 TB/s:
-2.14 ms uncapped, 2.02 at n2 <= 6; 2 TB/s: 1.80 uncapped, 1.64 at n2 <= 3); §V's n2 = 4
-measures 2.02 ms SH and 2.07 ms DH at 1 TB/s. The larger n1/n2 ratios Bossuat et al.
+at each bandwidth"). The choice moves NH and SH by under 0.2% and DH by up to 7% (1 TB/s:
+2.05 ms uncapped, 1.93 at n2 <= 6; 2 TB/s: 1.69 uncapped, 1.57 at n2 <= 4); §V's n2 = 4
+measures 2.02 ms SH and 1.98 ms DH at 1 TB/s. The larger n1/n2 ratios Bossuat et al.
 favour for double hoisting were slower (n2 = round(sqrt(n/r)) per factor: 2.41 ms at
 r = 4, 2.95 ms at r = 8 for DH at 1 TB/s, measured before the lowering changes below and
 not re-measured): on Osiris each extra baby step is a key load, digit permutations on the
