@@ -35,7 +35,7 @@ live. Measured on Osiris set III's double-hoisted bootstrap at 1 TB/s (n2 <= 6):
 -> 2.008 ms alone, and what lets `fhec.passes.limb_order` (limb-major baby steps) pay
 (1.93 ms with both). Single hoisting keeps the early rotation: its sums are over Q and
 its baby steps end with their own mod-down, and ranked late the SH and NH bootstraps took
-1.954 and 1.975 ms against 1.944 and 1.961.
+1.954 and 1.975 ms against 1.944 and 1.963.
 
 Capacity (`capacity_bytes`, the target's scratchpad): the n2 partial sums stay on chip only
 if they fit. Double hoisting keeps them over Q·P: ResNet-20's convolutions at 5 limbs and
