@@ -38,9 +38,9 @@ each of `GIANT_STEP_CAPS` (`BootstrapConfig.max_giant_steps`: the split with the
 rotations among those with at most n2 giant steps per DFT factor, n2 = 2..6, or no cap)
 and the row is the fastest ("n2 cap"; "-" = the fewest rotations), as Osiris tunes n1/n2
 per hoisting mode and bandwidth (§VII-C: "we independently optimize the ratio ... n1/n2,
-at each bandwidth"). The choice moves NH and SH by under 0.2% and DH by up to 9% (1 TB/s:
-2.14 ms uncapped, 2.02 at n2 <= 6; 2 TB/s: 1.80 uncapped, 1.64 at n2 <= 3); §V's n2 = 4
-measures 2.02 ms SH and 2.07 ms DH at 1 TB/s. The larger n1/n2 ratios Bossuat et al.
+at each bandwidth"). The choice moves NH and SH by under 0.2% and DH by up to 7% (1 TB/s:
+2.05 ms uncapped, 1.93 at n2 <= 6; 2 TB/s: 1.69 uncapped, 1.57 at n2 <= 4); §V's n2 = 4
+measures 2.02 ms SH and 1.98 ms DH at 1 TB/s. The larger n1/n2 ratios Bossuat et al.
 favour for double hoisting were slower (n2 = round(sqrt(n/r)) per factor: 2.41 ms at
 r = 4, 2.95 ms at r = 8 for DH at 1 TB/s, measured before the lowering changes below and
 not re-measured): on Osiris each extra baby step is a key load, digit permutations on the
@@ -53,35 +53,42 @@ Why fhec differs. The Hadamard units run 2,048 products per cycle each (p = 512 
 of dnum = 2 cells, two multipliers per cell for each of KeyMult and diagonal products,
 §IV-E; Table IV's 32,256 multipliers agree), so the units are no longer the binding ones,
 and the lower bounds order the modes as the paper does: with the fewest-rotations split,
-DH 1.32 M cycles < SH 1.40 M < NH 1.44 M (load-aware, 1 TB/s). At 2 TB/s the schedules do
-too (DH 1.64 < SH 1.74 < NH 1.87 ms; paper 1.89 / 2.59 / 2.77), and at 1 TB/s SH is
-faster than NH (1.94 against 1.96 ms), but DH is not faster than SH: 2.02 ms, 4% slower
-(the paper has it 4% faster), at 1.53x its bound where NH and SH are at 1.36x and 1.38x.
-Where DH's time goes at 1 TB/s (DH at its best cap, n2 <= 6, against SH's and NH's
-fewest-rotations split; stage cycles from `Report.stages`, measured 2026-11-23):
+DH 1.32 M cycles < SH 1.40 M < NH 1.44 M (load-aware, 1 TB/s). The schedules do too:
+DH 1.93 < SH 1.94 < NH 1.96 ms at 1 TB/s (paper 2.70 / 2.82 / 3.00) and DH 1.57 < SH
+1.74 < NH 1.87 ms at 2 TB/s (paper 1.89 / 2.59 / 2.77), DH at 1.47x its bound where NH and
+SH are at 1.36x and 1.38x. Where the time goes at 1 TB/s (DH at its best cap, n2 <= 6,
+against SH's and NH's fewest-rotations split; stage cycles from `Report.stages`, measured
+2026-11-23):
 
 * CoeffsToSlots (levels 24-21, 23-26 limbs) is bound by its key loads at 1 TB/s in every
-  mode, so DH's smaller arithmetic there (6,152 I/NTTs against 6,660 for SH and 8,274 for
-  NH, 21 k BConv terms against 36 k and 49 k) does not shorten it. What lengthens it is
-  capacity: DH keeps its n2 = 4 giant-step partial sums over Q·P, 4 x 2 x 40 = 320 of the
-  scratchpad's 588 RVecs at the top level, against 4 x 2 x 26 with single hoisting, which
-  leaves less room for the hoisted digits and the next baby-step key: 20 MB of partial
-  sums are stored and reloaded and 27 MB of keys reloaded, and the stage takes 1.05 M
-  cycles against 1.00 M (SH) and 1.01 M (NH).
+  mode (864 MB of keys, the same in all three), with the memory channel idle between
+  factors while their giant steps compute. DH's arithmetic there is the smallest (6,152
+  I/NTTs against 6,660 for SH and 8,274 for NH, 21 k BConv terms against 36 k and 49 k),
+  but it keeps its n2 = 4 giant-step partial sums over Q·P: 4 x 2 x 40 = 320 of the
+  scratchpad's 588 RVecs at the top level, against 4 x 2 x 26 with single hoisting, beside
+  80 RVecs of hoisted digits and a 160-RVec key (half generated). Scheduled node by node,
+  each baby step's key, rotated digits and key product were live before its first product,
+  and 20 MB of partial sums were stored and reloaded and 12.5 MB of keys reloaded: 1.05 M
+  cycles against 1.00 M (SH) and 1.01 M (NH). Two orders remove that: the GSC order runs
+  a double-hoisted sum's giant-step mod-down after the last baby step's products rather
+  than among them (`fhec.passes.he_gsc`; 2.020 -> 2.008 ms), and limb-major baby steps
+  (`fhec.passes.limb_order`, a schedule the pipeline keeps when it is faster) run each
+  baby step limb by limb, so that its key streams through a few RVecs: the stage takes
+  0.96 M cycles, nothing spilled, and the bootstrap 1.927 ms.
 * SlotsToCoeffs (levels 11-9, 11-13 limbs): double hoisting generates every diagonal over
   Q·P by OF-Limb, alpha = 14 special primes beside 11-13 Q limbs, so it runs 5,406
   I/NTTs against 4,623 (SH) while saving the baby-step mod-downs. With the
   fewest-rotations split (n2 = 7 at levels 11 and 10) its seven Q·P partial sums, 7 x 2 x
-  27 RVecs, do not fit beside a baby step and its key, and 110 MB of key products and
-  baby steps spill (0.56 M cycles); at n2 <= 6 they fit for one more key per factor, and
-  the stage takes 0.44 M cycles against 0.42 M (SH, NH).
+  27 RVecs, do not fit beside a baby step and its key (the GSC order tiles them, 4 + 3,
+  and every baby step runs twice); at n2 <= 6 they fit for one more key per factor (17 MB
+  more keys than SH loads), and the stage takes 0.44 M cycles against 0.42 M (SH, NH).
+  Its keys are loaded after EvalMod: the scratchpad, full of EvalMod's working set, takes
+  few of them ahead.
 * EvalMod is the same in all modes (0.53 M).
 
-So what keeps DH from SH's time at 1 TB/s is traffic its larger working set causes in a
-184 MiB scratchpad: 1,413 MB off chip against SH's 1,358 (17 MB more compulsory keys, for
-the capped split, 13 MB of key reloads, 27 MB of spilled sums and baby steps), which at
-1 TB/s is 0.06 of the 0.08 ms; at 2 TB/s the same traffic costs half as much and DH is the
-fastest. This revision removed three costs the lowering charged double and single
+DH moves 1,374 MB off chip at 1 TB/s against SH's 1,358 (the 17 MB of SlotsToCoeffs keys);
+before the two orders above it moved 1,413 MB and took 2.02 ms, 4% slower than SH. An
+earlier revision removed three costs the lowering charged double and single
 hoisting without need (DH bootstrap 2.12 -> 2.02 ms, SH 1.96 -> 1.94, NH 2.02 -> 1.96 at
 1 TB/s): the two-digit OF-Limb diagonals took an NTT per digit and limb (now the digits
 are summed first, one NTT per limb: -1,701 NTTs in DH's SlotsToCoeffs, -819 in SH's and
@@ -100,7 +107,9 @@ only c1 of the Q·P sum by P (c1 must be decomposed for the rotation's key switc
 rotates c0 over Q·P, where fhec divides both parts; for this bootstrap (11 CoeffsToSlots
 and 15 SlotsToCoeffs giant steps) that is about 810 I/NTTs and 6,300 BConv terms, 0.8 G
 multiplies (NH/DH 1.26x without them), left for a rotation of an extended value that the
-HE IR does not have. fhec is faster than the paper in every mode (0.65-0.75x at 1 TB/s).
+HE IR does not have. A timing estimate of it (the lowering's giant-step mod-down dividing
+c1 alone, its values not computed) gave 2.020 -> 2.006 ms at 1 TB/s, measured before the
+orders above: most of that arithmetic runs while the memory channel binds. fhec is faster than the paper in every mode (0.65-0.75x at 1 TB/s).
 fhec's add unit at the BConv array's rate and the full-array BConv rate (alpha = 16 rows;
 set III has 14) are optimistic; the key generator's rate is an estimate; one MUL kind
 means KeyMult and diagonal products, simultaneous on Osiris, share the Hadamard units'

@@ -15,7 +15,8 @@
       ── what the limb executor runs (`fhec.run`, `fhec.lower`) ──
     schedule_offchip       loads, stores, scratchpad slots (Belady)    fhec.passes.offchip
     schedule_cycles        per-unit instruction streams; the fastest   fhec.passes.cycle,
-                           of the schedules, paired key switches too   fhec.passes.limb_pairing
+                           of the schedules, paired key switches and   fhec.passes.limb_pairing,
+                           limb-major baby steps too                   fhec.passes.limb_order
       ── what `fhec.compile` runs; `Compiled.write` encodes the streams ──
 
 For an ISA machine (``rpu``: `fhec.backends.machine.IsaMachine`), `ISA_TAIL` replaces the
@@ -274,14 +275,23 @@ class Scheduled:
 def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     """Place every event of each data schedule at a cycle on a unit (F1 §4.4), producing
     one instruction stream per unit, and keep the fastest (then the least traffic). Then
-    the same program with independent same-hint key switches paired digit by digit
-    (`fhec.passes.limb_pairing`, priorities only) is scheduled at the same reserves, one
-    at a time, and kept if strictly faster: pairing pays where a large hint leaves
-    the scratchpad room for few key switches (the DB lookup) and can cost a little where
-    the memory channel is the bound (logistic regression, +0.2%), so each program gets
-    the better one. Preserves the data schedule's events, slots and traffic (of the
-    program whose schedule is kept; both compute every residue alike)."""
+    two variants of the program that change priorities only are scheduled at the same
+    reserves, one schedule at a time, and each is kept if strictly faster:
+
+    * with the giant-step-centric order (``[ordering] linear_transforms``), the baby steps
+      of double-hoisted transforms whose sums over Q·P do not fit run limb by limb
+      (`fhec.passes.limb_order`): Osiris set III's DH bootstrap 2.008 -> 1.927 ms at 1 TB/s,
+      1.700 -> 1.566 at 2 TB/s, while HELR-1024's sparse DH bootstrap keeps the node-major
+      order (limb-major, 1.989 -> 2.003 ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s);
+    * independent same-hint key switches paired digit by digit (`fhec.passes.limb_pairing`):
+      pairing pays where a large hint leaves the scratchpad room for few key switches (the
+      DB lookup) and can cost a little where the memory channel is the bound (logistic
+      regression, +0.2%).
+
+    So each program gets the better one. Preserves the data schedule's events, slots and
+    traffic (of the program whose schedule is kept; all compute every residue alike)."""
     from fhec.passes.cycle import schedule_cycles
+    from fhec.passes.limb_order import limb_major_baby_steps
     from fhec.passes.limb_pairing import pair_key_switches
     from fhec.passes.offchip import schedule_offchip
 
@@ -294,6 +304,10 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
         del streams
     reserve, data, streams = best
     lowered = schedules.lowered
+    variants = []
+    ordering = getattr(o.target, "ordering", None)  # stream targets only
+    if ordering is not None and ordering.linear_transforms == "giant-step-centric":
+        variants.append(limb_major_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes))
     # Pairing is tried for hints of an eighth of the scratchpad or more (the DB lookup's
     # are 14-53% of F1's): a smaller one stays resident beside several key switches'
     # working sets without help. LoLa-CIFAR's 103,831 row rotations read hints of 8%;
@@ -301,15 +315,17 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     # compile. And since the second schedule costs as much as the first, it runs only
     # where the pairs hold a tenth of the program's instructions.
     min_hint = o.target.scratchpad_rvecs(lowered.limb.N) // 8
-    paired = pair_key_switches(lowered.limb, lowered.he, min_hint_limbs=min_hint, min_share=0.1)
-    if paired is not lowered.limb:
+    variants.append(pair_key_switches(lowered.limb, lowered.he, min_hint_limbs=min_hint, min_share=0.1))
+    for variant in variants:
+        if variant is schedules.lowered.limb:  # the variant changed nothing
+            continue
         for r, _ in schedules.candidates:  # the same reserves, one schedule alive at a time
-            data2 = schedule_offchip(paired, o.target, policy=o.policy, prefetch_reserve=r, verify=False)
+            data2 = schedule_offchip(variant, o.target, policy=o.policy, prefetch_reserve=r, verify=False)
             streams2 = schedule_cycles(data2, o.target)
             key = (streams2.total_cycles, data2.traffic.total)
             if key < best_key:
                 best_key = key
-                lowered, data, streams, reserve = dataclasses.replace(schedules.lowered, limb=paired), data2, streams2, r
+                lowered, data, streams, reserve = dataclasses.replace(schedules.lowered, limb=variant), data2, streams2, r
             del data2, streams2
     return Scheduled(lowered, data, streams, reserve)
 

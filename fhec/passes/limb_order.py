@@ -1,0 +1,128 @@
+"""Limb-major baby steps: a double-hoisted baby step whose transform's sums do not fit runs limb by limb.
+
+The lowering gives a double-hoisted baby step (`fhec.ir.he_recipes._bsgs_double`) its
+priorities node by node: the automorphism of every hoisted digit, the key product over
+every limb (digit by digit), P·σ(c0) + u0, then each of its n2 diagonal products (OF-Limb
+generating the diagonal limb by limb) and the n2 additions into the giant-step sums over
+Q·P. Every piece but the mod-up (hoisted, before the baby steps) reads and writes one limb
+at a time, so in that order the whole key (2 components x digits x (L + alpha) limbs),
+the rotated digits and the key product are live before the first product reads them. When
+the n2 partial sums over Q·P fill the scratchpad (Osiris set III's CoeffsToSlots: 4 sums
+of 2 x 40 limbs, 320 of 588 RVecs, beside 80 of hoisted digits and a 160-RVec key), that
+working set spilled partial sums at every baby step.
+
+This pass changes priorities only. For each baby step of such a transform it reorders the
+instructions of the baby step's nodes (DIGITS_AUTOMORPHISM, KEY_MULT, the c0 AUTOMORPHISM,
+KS_ADD_EXT, its MUL_CONST_EXT products and the ADD_EXT / ADD_EXT_Q that accumulate them) by
+limb (modulus), keeping their order within a limb and the set of priority values the baby
+step had: limb i of every piece, then limb i + 1. A baby step's working set becomes a few
+limbs of each, and its key is read as it streams in.
+
+Which transforms: those whose sums do not fit beside one baby step's room, by the rule the
+giant-step-centric order uses to tile (`fhec.passes.he_gsc.sums_per_tile`), and that it
+left untiled (fewer than `MIN_TILE_SUMS` fit): with tiles, the sums of a tile fit.
+
+The pipeline's `schedule_cycles` schedules the program with these priorities beside the
+lowering's own (at the same prefetch reserves) and keeps it only when it is strictly
+faster, as it does for `fhec.passes.limb_pairing`: measured on Osiris set III's bootstrap
+(`benchmarks/bench_osiris.py`), double hoisting, it pays: 2.008 -> 1.927 ms at 1 TB/s
+(n2 <= 6; CoeffsToSlots 1.04 M -> 0.96 M cycles, its 20 MB of spilled sums and 12.5 MB of
+reloaded keys gone) and 1.700 -> 1.566 ms at 2 TB/s (n2 <= 4); and HELR-1024's fully
+packed DH row 3.070 -> 2.965 ms (1 TB/s) and 2.743 -> 2.660 (2 TB/s). It does not for
+HELR-1024's sparse bootstrap (512 slots): 1.989 -> 2.003
+ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s, so that program keeps the node-major order. On
+its own, without the GSC order's late giant-step mod-down (`fhec.passes.he_gsc`),
+limb-major order was slower on set III (2.19 ms at 1 TB/s): the first giant step's key
+switch then ran among the last baby step's limbs. Applied to every double-hoisted baby
+step, including SlotsToCoeffs' (whose 6 sums of 2 x 27 limbs fit), it took 1.967 ms.
+
+Preserves: every instruction, operand and dependence (only ``prio`` changes; the
+schedulers honour dependences whatever the priorities), so every residue of every output
+is unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from fhec.ir.he import HeOp, HeProgram
+from fhec.ir.limb import LimbProgram, word_bytes_for
+from fhec.passes.he_gsc import MIN_TILE_SUMS, sums_per_tile
+from fhec.passes.he_order import hint_bytes
+
+__all__ = ["limb_major_baby_steps"]
+
+SUM_OPS = frozenset({HeOp.ADD_EXT, HeOp.ADD_EXT_Q})
+"""Ops that accumulate a double-hoisted baby step's products."""
+
+
+def _bytes(program: HeProgram, node) -> int:
+    """On-chip bytes of a value over Q·P."""
+    p, t = program.params, node.type
+    return t.parts * (p.limbs_at(t.level) + len(p.special_moduli)) * p.N * word_bytes_for(p.word_bits)
+
+
+def _baby_steps(he: HeProgram) -> dict[int, list[set[int]]]:
+    """Hoisted mod-up -> the node ids of each of its double-hoisted baby steps (see the
+    module doc); a rotation whose KS_ADD_EXT no MUL_CONST_EXT reads is not one."""
+    users = he.users()
+    op = {n.id: n.op for n in he.nodes}
+    out: dict[int, list[set[int]]] = {}
+    for n in he.nodes:
+        if n.op is not HeOp.DIGITS_AUTOMORPHISM:
+            continue
+        step = {n.id}
+        for k in users.get(n.id, ()):
+            if op[k] is not HeOp.KEY_MULT:
+                continue
+            step.add(k)
+            for e in users.get(k, ()):
+                if op[e] is not HeOp.KS_ADD_EXT:
+                    continue
+                step.add(e)
+                step.update(a for a in he.node(e).args if op[a] is HeOp.AUTOMORPHISM)
+                for m in users.get(e, ()):
+                    if op[m] is HeOp.MUL_CONST_EXT:
+                        step.add(m)
+                        step.update(s for s in users.get(m, ()) if op[s] in SUM_OPS)
+        if any(op[v] is HeOp.MUL_CONST_EXT for v in step):
+            out.setdefault(n.args[0], []).append(step)
+    return out
+
+
+def _spilling(he: HeProgram, steps: list[set[int]], capacity_bytes: int) -> bool:
+    """Whether a transform's n2 sums do not fit and the GSC order left it untiled."""
+    products = [[v for v in s if he.node(v).op is HeOp.MUL_CONST_EXT] for s in steps]
+    n2 = max(len(p) for p in products)
+    product = max(_bytes(he, he.node(v)) for p in products for v in p)
+    key_mult = next(v for v in steps[0] if he.node(v).op is HeOp.KEY_MULT)
+    fit = sums_per_tile(capacity_bytes, hint_bytes(he, he.node(key_mult)), product)
+    return n2 > fit and fit < MIN_TILE_SUMS
+
+
+def limb_major_baby_steps(limb: LimbProgram, he: HeProgram, capacity_bytes: int) -> LimbProgram:
+    """`limb` with the instructions of every baby step of a spilling double-hoisted
+    transform in limb-major priority order (see the module doc); `limb` itself when there
+    is none."""
+    top = max((n.id for n in he.nodes), default=-1)
+    owner = np.full(top + 2, -1, dtype=np.int64)  # HE node -> its baby step; the last entry stands for he_node -1
+    count = 0
+    for steps in _baby_steps(he).values():
+        if not _spilling(he, steps, capacity_bytes):
+            continue
+        for step in steps:
+            owner[list(step)] = count
+            count += 1
+    if count == 0:
+        return limb
+    prio = np.asarray(limb.prio, dtype=np.int64)
+    own = owner[np.asarray(limb.he_node, dtype=np.int64)]
+    idx = np.flatnonzero(own >= 0)
+    mod = np.asarray(limb.mod, dtype=np.int64)[idx]
+    limb_major = idx[np.lexsort((prio[idx], mod, own[idx]))]  # by baby step, then limb, then priority
+    values = prio[idx[np.lexsort((prio[idx], own[idx]))]]  # each baby step's own values, ascending
+    new = prio.copy()
+    new[limb_major] = values
+    return dataclasses.replace(limb, prio=new.astype(np.asarray(limb.prio).dtype))
