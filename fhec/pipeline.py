@@ -303,14 +303,30 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     min_hint = o.target.scratchpad_rvecs(lowered.limb.N) // 8
     paired = pair_key_switches(lowered.limb, lowered.he, min_hint_limbs=min_hint, min_share=0.1)
     if paired is not lowered.limb:
-        for r, _ in schedules.candidates:  # the same reserves, one schedule alive at a time
+        # The same reserves, one schedule alive at a time. Where the largest of the default
+        # reserves gives the fastest paired schedule, the next step up is tried too, while it
+        # is faster still: a paired loop keeps two key switches' accumulators live beside the
+        # resident hint, so it can want more slots kept free of prefetches than the unpaired
+        # program (the DB lookup: 5.49 ms at 1/4, 4.96 at 3/8, 5.10 at 1/2). Only paired
+        # programs climb, so a large program that pairs nothing (LoLa-CIFAR) schedules no more.
+        reserves = [r for r, _ in schedules.candidates]
+        climb = o.prefetch_reserve is None and reserves == list(RESERVES)
+        paired_best, i = None, 0
+        while i < len(reserves):
+            r = reserves[i]
             data2 = schedule_offchip(paired, o.target, policy=o.policy, prefetch_reserve=r, verify=False)
             streams2 = schedule_cycles(data2, o.target)
             key = (streams2.total_cycles, data2.traffic.total)
+            if paired_best is None or key < paired_best[0]:
+                paired_best = (key, r)
             if key < best_key:
                 best_key = key
                 lowered, data, streams, reserve = dataclasses.replace(schedules.lowered, limb=paired), data2, streams2, r
             del data2, streams2
+            step = RESERVES[-1] - RESERVES[-2]
+            if climb and i == len(reserves) - 1 and paired_best[1] == r and r + step < 1.0:
+                reserves.append(r + step)
+            i += 1
     return Scheduled(lowered, data, streams, reserve)
 
 
