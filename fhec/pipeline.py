@@ -279,7 +279,8 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     at a time, and kept if strictly faster: pairing pays where a large hint leaves
     the scratchpad room for few key switches (the DB lookup) and can cost a little where
     the memory channel is the bound (logistic regression, +0.2%), so each program gets
-    the better one. Preserves the data schedule's events, slots and traffic (of the
+    the better one; where the largest reserve gives the fastest paired schedule, the next
+    reserve up is tried while it is faster still. Preserves the data schedule's events, slots and traffic (of the
     program whose schedule is kept; both compute every residue alike)."""
     from fhec.passes.cycle import schedule_cycles
     from fhec.passes.limb_pairing import pair_key_switches
