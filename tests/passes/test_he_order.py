@@ -234,3 +234,17 @@ def test_a_hint_that_fills_the_budget_stays_while_its_key_has_work(monkeypatch):
     assert runs[:2] == ["relin", "rot(1)"] and len(runs) == 3  # relin, every rotation, relin
     monkeypatch.setattr(he_order, "_stays_with_hint", lambda *a: False)
     assert len(_key_runs(prog, he_order.hint_reuse_order(prog, capacity))) > 3  # program order alternates
+
+
+def test_the_hint_keeping_order_runs_bit_identical_to_the_evaluator():
+    """Compiled for `tiny` (whose scratchpad is smaller than the relinearization hint, so
+    the order keeps to that key while it has work), the streams' run equals the eager
+    evaluator on every limb of every output."""
+    from fhec.verify_run import run_compiled_checked
+
+    c = fhec.compile(_entries(entries=3), "tiny", keyswitch="hybrid")
+    ids = [n.id for n in c.program.nodes]
+    assert _key_runs(c.program, ids)[:2] == ["relin", "rot(1)"] and len(_key_runs(c.program, ids)) == 3
+    rng = np.random.default_rng(2)
+    inputs = {f"x{i}": rng.uniform(-1, 1, c.program.params.slots) for i in range(3)}
+    run_compiled_checked(c, inputs, seed=5, check=True)
