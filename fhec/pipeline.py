@@ -286,7 +286,8 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     * independent same-hint key switches paired digit by digit (`fhec.passes.limb_pairing`):
       pairing pays where a large hint leaves the scratchpad room for few key switches (the
       DB lookup) and can cost a little where the memory channel is the bound (logistic
-      regression, +0.2%).
+      regression, +0.2%). Where the largest of the default reserves gives the fastest
+      paired schedule, the next reserve up is tried while it is faster still.
 
     So each program gets the better one. Preserves the data schedule's events, slots and
     traffic (of the program whose schedule is kept; all compute every residue alike)."""
@@ -304,10 +305,10 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
         del streams
     reserve, data, streams = best
     lowered = schedules.lowered
-    variants = []
+    variants = []  # (program, whether its reserves may climb)
     ordering = getattr(o.target, "ordering", None)  # stream targets only
     if ordering is not None and ordering.linear_transforms == "giant-step-centric":
-        variants.append(limb_major_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes))
+        variants.append((limb_major_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes), False))
     # Pairing is tried for hints of an eighth of the scratchpad or more (the DB lookup's
     # are 14-53% of F1's): a smaller one stays resident beside several key switches'
     # working sets without help. LoLa-CIFAR's 103,831 row rotations read hints of 8%;
@@ -315,18 +316,34 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     # compile. And since the second schedule costs as much as the first, it runs only
     # where the pairs hold a tenth of the program's instructions.
     min_hint = o.target.scratchpad_rvecs(lowered.limb.N) // 8
-    variants.append(pair_key_switches(lowered.limb, lowered.he, min_hint_limbs=min_hint, min_share=0.1))
-    for variant in variants:
+    variants.append((pair_key_switches(lowered.limb, lowered.he, min_hint_limbs=min_hint, min_share=0.1), True))
+    step = RESERVES[-1] - RESERVES[-2]
+    for variant, climbs in variants:
         if variant is schedules.lowered.limb:  # the variant changed nothing
             continue
-        for r, _ in schedules.candidates:  # the same reserves, one schedule alive at a time
+        # The same reserves, one schedule alive at a time. A paired loop keeps two key
+        # switches' accumulators live beside the resident hint, so it can want more slots
+        # kept free of prefetches than the unpaired program (the DB lookup: 5.49 ms at 1/4,
+        # 4.96 at 3/8, 5.10 at 1/2): where the largest reserve is its fastest, the next step
+        # up is tried while it is faster still. Only paired programs climb, so a large
+        # program that pairs nothing (LoLa-CIFAR) schedules no more.
+        reserves = [r for r, _ in schedules.candidates]
+        climb = climbs and o.prefetch_reserve is None and reserves == list(RESERVES)
+        variant_best, i = None, 0
+        while i < len(reserves):
+            r = reserves[i]
             data2 = schedule_offchip(variant, o.target, policy=o.policy, prefetch_reserve=r, verify=False)
             streams2 = schedule_cycles(data2, o.target)
             key = (streams2.total_cycles, data2.traffic.total)
+            if variant_best is None or key < variant_best[0]:
+                variant_best = (key, r)
             if key < best_key:
                 best_key = key
                 lowered, data, streams, reserve = dataclasses.replace(schedules.lowered, limb=variant), data2, streams2, r
             del data2, streams2
+            if climb and i == len(reserves) - 1 and variant_best[1] == r and r + step < 1.0:
+                reserves.append(r + step)
+            i += 1
     return Scheduled(lowered, data, streams, reserve)
 
 

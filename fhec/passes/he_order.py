@@ -27,6 +27,9 @@ the first of:
   fills the budget would block its own key switches;
 * past the budget, a ready node of the current key (each step of a rotate-and-sum is a
   key switch and an add, which leaves the working set as it was);
+* past the budget, when the current hint alone fills the live values' share of the
+  scratchpad (`BUDGET_FRACTION` of it) and its key has users left, a ready key-free
+  node whose value is under half the hint (`_stays_with_hint`);
 * the earliest ready node in program order; if it switches a key, that key becomes
   current (its hint is loaded now, so its other users gather behind it).
 
@@ -48,7 +51,17 @@ before anything after it can finish, so key-free work may not fill its room (a d
 chain would otherwise level its inputs down to every level first, and those values
 would be spilled when its 60 MB relinearization hint arrives). Where reuse would exceed
 the budget, program order wins: the cost model is bytes moved, and spilling a working
-set moves more than reloading one hint. Without a target
+set moves more than reloading one hint. Except beside a hint that alone fills the
+budget's share of the scratchpad (F1's relinearization hint at level 15 is 34 MiB of
+64 MiB): no working set fits beside it, every step is past the budget, and program order
+then switches keys as soon as the current key's next switch waits for key-free work, so
+the hint is evicted and loaded again by that switch. There a key-free node runs first
+when its value is under half the hint: spilled, it is stored and loaded once each, which
+moves less than the reload it saves. The DB lookup (F1 Table 3) is the case: its 47
+entries' series, each a chain of relinearizations, alternated with the entries' window
+rotations and reloaded the hint per entry (1.18 GiB of hints moved, 7.49 ms); with this
+rule every series runs beside the resident hint, then all windows in lockstep by
+rotation key (0.52 GiB, 4.96 ms). Without a target
 the budget is unbounded (pure F1 clustering within program order).
 
 The heaps use lazy deletion: O(n log n) in the number of nodes, plus the kept hints
@@ -96,6 +109,16 @@ def hint_bytes(program: HeProgram, node: HeNode) -> int:
     limbs = p.limbs_at(level)
     alpha = max(1, len(p.special_moduli))
     return 2 * math.ceil(limbs / alpha) * (limbs + alpha) * p.N * word_bytes_for(p.word_bits)
+
+
+def _stays_with_hint(current_hint: int, capacity: float, pending: int) -> bool:
+    """Whether the order should stay with the current key past the budget, running
+    key-free work before switching keys: when the current hint alone fills the live
+    values' share of the scratchpad (no working set fits beside it, so the budget cannot
+    guide the order; switching keys evicts the hint, which the key's `pending` later
+    switches load again). Smaller hints keep program order past the budget: beside them
+    a working set fits, and the kept-hint model expects several hints resident."""
+    return pending > 0 and current_hint >= BUDGET_FRACTION * capacity
 
 
 def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
@@ -210,6 +233,10 @@ def hint_reuse_order(program, capacity_bytes: int | None = None) -> list[int]:
                 vid = top(free)
                 if not fits_free(vid):  # past the budget: the current cluster, then program order
                     vid = top(by_key[current]) if current is not None else None
+                    if vid is None and current is not None and _stays_with_hint(current_hint, capacity, pending_uses[current]):
+                        vid = top(free)
+                        if vid is not None and 2 * size[vid] >= current_hint:
+                            vid = None
         if vid is None:
             vid = top(ready)
             if vid is None:

@@ -19,7 +19,8 @@ live at once.
 
 The pipeline (`fhec.pipeline._schedule_cycles`) schedules the paired program beside the
 unpaired one and keeps it only when it is strictly faster: on the DB lookup (F1 Table 3)
-it is, 7.49 ms against 8.92 (memory idle, hint resident, few key switches in flight);
+it is, 4.96 ms against 6.89 (7.49 against 8.92 under the earlier hint-reuse order; memory
+idle, hint resident, few key switches in flight);
 on logistic regression, which is bound by the memory channel, it would cost 0.2%, and
 there the unpaired schedule is kept. Pairs, not larger groups: every
 member keeps its digits' INTT outputs live, and groups of 3, 4 and 8 moved more data and

@@ -199,3 +199,52 @@ def test_independent_chains_run_in_lockstep_groups_within_the_budget():
     assert min(sizes) >= 2 and later and max(later) < 64  # groups, bounded by the budget
     assert len(runs) <= len(keyed) // 2
     assert peak_live_bytes(prog, order) <= BUDGET_FRACTION * capacity + one
+
+
+def _entries(entries=4, N=2**10):
+    """The DB lookup's shape in small: per entry a chain of products (relinearizations),
+    then a rotation and one more product; the entries independent."""
+    params = fhec.CKKSParams(N=N, levels=4, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("entries", params)
+    for i in range(entries):
+        x = p.input(f"x{i}")
+        a = x * x
+        b = a * a
+        p.output(f"y{i}", b * b.rotate(1))
+    return p
+
+
+def _key_runs(prog, order):
+    nodes = {n.id: n for n in prog.nodes}
+    keyed = [str(nodes[i].type.keys[0]) for i in order if nodes[i].type.keys]
+    return [k for i, k in enumerate(keyed) if i == 0 or keyed[i - 1] != k]
+
+
+def test_a_hint_that_fills_the_budget_stays_while_its_key_has_work(monkeypatch):
+    """With the relinearization hint half the scratchpad (no working set fits beside it),
+    every entry's products run beside it before any rotation: its key's switches form one
+    cluster until the rotations, instead of alternating with them entry by entry (which
+    reloads the hint each time: the DB lookup's 1.18 GiB of hints)."""
+    import fhec.passes.he_order as he_order
+
+    prog = prepare(_entries())
+    first_ks = next(n for n in prog.nodes if n.type.keys)
+    capacity = 2 * he_order.hint_bytes(prog, first_ks)
+    runs = _key_runs(prog, he_order.hint_reuse_order(prog, capacity))
+    assert runs[:2] == ["relin", "rot(1)"] and len(runs) == 3  # relin, every rotation, relin
+    monkeypatch.setattr(he_order, "_stays_with_hint", lambda *a: False)
+    assert len(_key_runs(prog, he_order.hint_reuse_order(prog, capacity))) > 3  # program order alternates
+
+
+def test_the_hint_keeping_order_runs_bit_identical_to_the_evaluator():
+    """Compiled for `tiny` (whose scratchpad is smaller than the relinearization hint, so
+    the order keeps to that key while it has work), the streams' run equals the eager
+    evaluator on every limb of every output."""
+    from fhec.verify_run import run_compiled_checked
+
+    c = fhec.compile(_entries(entries=3), "tiny", keyswitch="hybrid")
+    ids = [n.id for n in c.program.nodes]
+    assert _key_runs(c.program, ids)[:2] == ["relin", "rot(1)"] and len(_key_runs(c.program, ids)) == 3
+    rng = np.random.default_rng(2)
+    inputs = {f"x{i}": rng.uniform(-1, 1, c.program.params.slots) for i in range(3)}
+    run_compiled_checked(c, inputs, seed=5, check=True)

@@ -109,3 +109,51 @@ def test_small_hints_and_few_pairs_are_left_alone():
 def test_a_program_without_key_switches_comes_back_unchanged():
     lowered = _lowered(lambda p: p.output("y", p.input("x") + p.input("z")))
     assert pair_key_switches(lowered.limb, lowered.he) is lowered.limb
+
+
+def _climb(monkeypatch, paired_cycles, prefetch_reserve=None):
+    """The reserves the pipeline schedules the paired `_squares` at, and the one it keeps,
+    when the paired schedule at reserve r takes `paired_cycles(r)` cycles (the unpaired
+    ones always slower). Pairing is forced (the small program's hint is under the
+    pipeline's threshold) and the cycle counts are stand-ins: this pins down the choice."""
+    import dataclasses
+
+    import fhec.passes.cycle as cycle
+    import fhec.passes.limb_pairing as pairing
+    import fhec.passes.offchip as offchip
+    from fhec.pipeline import _schedule_cycles, options_for, run_prefix
+
+    p = fhec.Program("pairs", PARAMS)
+    _squares(p)
+    o = options_for("tiny", keyswitch="hybrid", prefetch_reserve=prefetch_reserve)  # 16 RVecs: spills at every reserve
+    schedules = run_prefix("schedule_offchip", p, o, verify=False)["schedule_offchip"]
+    real_offchip, real_cycles, real_pair = offchip.schedule_offchip, cycle.schedule_cycles, pairing.pair_key_switches
+    asked = []
+
+    def offchip_spy(program, target, prefetch_reserve=0.0, **kw):
+        asked.append(prefetch_reserve)
+        return real_offchip(program, target, prefetch_reserve=prefetch_reserve, **kw)
+
+    def cycles_stub(data, target):
+        streams = real_cycles(data, target)
+        fake = paired_cycles(asked[-1]) if data.program is not schedules.lowered.limb else 10**6
+        return dataclasses.replace(streams, total_cycles=fake)
+
+    monkeypatch.setattr(offchip, "schedule_offchip", offchip_spy)
+    monkeypatch.setattr(cycle, "schedule_cycles", cycles_stub)
+    monkeypatch.setattr(pairing, "pair_key_switches", lambda limb, he, **kw: real_pair(limb, he))
+    scheduled = _schedule_cycles(schedules, o)
+    assert scheduled.lowered.limb is not schedules.lowered.limb  # the paired program was kept
+    return asked, scheduled.prefetch_reserve
+
+
+def test_paired_schedules_climb_to_larger_reserves_only_while_the_largest_is_fastest(monkeypatch):
+    steps = [k / 8 for k in range(8)]
+    asked, kept = _climb(monkeypatch, lambda r: 1000 - int(800 * r))  # larger is always faster
+    assert asked == steps and kept == 7 / 8  # up to the last reserve below 1
+    asked, kept = _climb(monkeypatch, lambda r: 1000 + int(800 * abs(r - 0.375)))
+    assert asked == steps[:5] and kept == 0.375  # 1/2 was slower than 3/8: the climb stops
+    asked, kept = _climb(monkeypatch, lambda r: 1000 + int(800 * abs(r - 0.125)))
+    assert asked == steps[:3] and kept == 0.125  # the default reserves only
+    asked, kept = _climb(monkeypatch, lambda r: 1000 - int(800 * r), prefetch_reserve=0.25)
+    assert asked == [0.25] and kept == 0.25  # a reserve the caller chose is not second-guessed
