@@ -126,6 +126,9 @@ SHARPNESS = (1.5, 1.5, 1.5)
 multiplies the error it is given, and with it the compiler's noise estimate) stays small
 enough for the toy bootstrap's ~10 bits of precision to carry through 7 ReLUs."""
 
+L_EFF = 9
+"""Osiris Table II set IV's levels after a bootstrap (the residual levels)."""
+
 SPARSE_SLOTS = 2**14
 """The bootstrap's slots: the packing's period. CIFAR-10's first stage is 16 channels of
 32 x 32 (2^14 values: gap 1, 16 planes) and the image 3 planes; stages 2 and 3 fill 2^13 and
@@ -431,17 +434,26 @@ def build(params: fhec.CKKSParams, hoisting: str | None = None, *, channels=(16,
     return _Builder(net, name).build()
 
 
+RESIDUAL_SPECIAL_PRIMES = 5
+"""Osiris Table II's α for set IV's residual levels (ℓ ≤ L_eff = 9): the key switches of the
+network's layers use P's first 5 primes in digits of 5, its bootstraps the α = 14 Osiris
+sets for bootstrapping (`set_iv`)."""
+
+
 def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None = SPARSE_SLOTS,
-           max_giant_steps: int | None = None) -> fhec.CKKSParams:
+           max_giant_steps: int | None = None, residual_special_primes: int | None = RESIDUAL_SPECIAL_PRIMES
+           ) -> fhec.CKKSParams:
     """Osiris Table II set IV: N = 2^16, L_eff = 9 levels after a bootstrap, 40-bit special
     primes, q_0 of 48 bits split into two primes, 36-bit scale, h = 1024; the bootstrap is
     Lattigo's default (lattigo-n16) shape. fhec's words are 40 bits (every prime below
-    2^40). fhec has one key-switching basis per parameter set: it takes the α = 14
-    special primes Osiris sets for bootstrapping ("we ... separately set α = 14"), which
-    dominates the cost (Table II's α = 5, dnum = 2 is the residual levels'); log QP is
-    1,540 bits (Osiris: 1,630 at most). With α = 5 the 2.3x larger bootstrapping keys
-    made a bootstrap-and-ReLU slice 1.7x slower on `osiris`. `word_bits` below 40 (F1's 32, for the f1-64k
-    what-if) lowers the scale to word_bits − 4 bits, with the same limb counts.
+    2^40). Two key-switching bases, as Osiris: the bootstrap's levels (above L_eff) switch
+    keys with the α = 14 special primes Osiris sets for bootstrapping ("we ... separately
+    set α = 14"), the residual levels (ℓ ≤ L_eff, where the layers and ReLUs run) with
+    Table II's α = 5 (`residual_special_primes`, the first 5 of the 14, with keys of their
+    own; None: α = 14 everywhere). log QP is 1,540 bits (Osiris: 1,630 at most). With α = 5
+    everywhere the 2.3x larger bootstrapping keys made the whole DH row 1.7x slower on
+    `osiris` (224 against 130 ms). `word_bits` below 40 (F1's 32, for the f1-64k what-if)
+    lowers the scale to word_bits − 4 bits, with the same limb counts.
 
     `hoisting`: the bootstrap's DFT transforms' BSGS mode (Osiris's NH / SH / DH apply to
     every matrix-vector product, bootstrapping's included; None: the compile option).
@@ -457,9 +469,11 @@ def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None =
     sparse = {} if slots is None else {"slots": slots, "cts_depth": 3}
     config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": 1024, "hoisting": hoisting,
                                      "max_giant_steps": max_giant_steps, **sparse})
-    return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + 9, scale_bits=min(36, word_bits - 4),
+    residual = {} if residual_special_primes is None else {
+        "residual_top": L_EFF, "residual_special_primes": residual_special_primes}
+    return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + L_EFF, scale_bits=min(36, word_bits - 4),
                            word_bits=word_bits, special_primes=14, base_limbs=2, security=None, bootstrap=config,
-                           min_precision_bits=None)
+                           min_precision_bits=None, **residual)
 
 
 def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3, slots: int | None = SPARSE_SLOTS,

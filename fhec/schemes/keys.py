@@ -9,6 +9,11 @@ per key-switching method (`fhec.schemes.keyswitch`):
 * ``"hybrid"``: digits are groups of ``alpha`` primes of Q (``dnum`` of them) and the key
   lives mod Q·P; digit j's key encrypts ``P · g_j · s'`` with g_j the CRT idempotent of
   group j. The hint is dnum × (L + alpha) limb pairs (Osiris, Lattigo, OpenFHE).
+  With a second, residual key-switching basis (`Params.key_bases`; Osiris Table II) every
+  hybrid key has a twin of that basis: P' = P's first `residual_special_primes` primes,
+  digits of that many primes up to `residual_top`, rows Q then P' (its rows of Q above
+  `residual_top` are never read), from its own stream ``switch/<source>/hybrid/residual``;
+  a key switch at a level at or below `residual_top` reads it (`KeySet.key(..., level)`).
 
 All key polynomials are stored in the NTT domain over the top-level basis, limbs of Q
 first, then P (hybrid only). A lower-level key switch uses the prefix of Q's limbs.
