@@ -79,7 +79,9 @@ Deviations from the paper's formulation:
   et al.'s and Osiris's (Lattigo's): `set_iv`'s chain is Lattigo's default shape, with
   CoeffsToSlots in 3 factors when sparse (fhec's sparse scale-down takes two levels), so
   the chain has 25 levels either way;
-* one key-switching basis, α = 14 (`set_iv`).
+* none in the key switching: two bases, as Table II's text (`set_iv`: α = 14 for the
+  bootstrap's levels, Table II's α = 5 on the 9 residual levels, where every layer and
+  ReLU runs).
 
 **Splits, per target.** The Table III rows compile `tuned(variant, target)`: every
 convolution's baby-step count n1 by the `fhec.analysis.bsgs.best_n1` cost model on the
@@ -89,13 +91,14 @@ Osiris reduces the giant steps rather than spill them), and the bootstraps' gian
 two-bootstrap segment (`tuned_giant_steps`), as Osiris tunes n1/n2 per hoisting mode and
 bandwidth (§VII-C) and `benchmarks/bench_osiris.py` does for its bootstrap row. On `osiris`
 the cost model changes the double-hoisted layers (a stage-3 layer's fewest-rotations split
-keeps 39 sums over Q·P, 2.5 times the scratchpad: 3.6 ms alone, 1.9 ms split by the model)
+keeps 39 sums over Q·P', 1.2 times the scratchpad: 1.40 ms alone, 0.96 ms split by the
+model; with α = 14 on every level, 3.6 and 1.9 ms)
 and, in NH and SH, only the first layer and two small ones; the tuning caps DH's bootstrap
 DFTs at 4 giant steps and leaves NH and SH at the fewest rotations (docs/scheduling.md,
 "Scaling"). `full(variant)` without a target keeps the fewest rotations everywhere.
 
-`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (8.2 to
-10.4 million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
+`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (7.2 to
+9.9 million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
 `resnet_small` (`small()`: N = 2^12, the bootstrap-toy configuration with 10 levels after
 a bootstrap and 256 sparse slots, 2 channels, the first layer and one block) is what
 `fhec check fhec/examples/resnet20.py` runs (a minute or two). `suite_rows()` lists the
@@ -277,9 +280,9 @@ def split_for(x, diagonals: dict, hoisting: str | None, target: str) -> int:
     arithmetic, at `x`'s level and the hoisting mode; on a target with the giant-step-centric
     order only the splits whose partial sums fit the scratchpad, as Osiris "simply
     reduce[s] the number of giant steps" rather than spill them), among `SPLIT_CANDIDATES`
-    and the fewest-rotations split. With double hoisting the sums are over Q·P: at level 2
-    and alpha = 14 the fewest-rotations split of a stage-3 layer keeps 39 of them, 2.5 times
-    Osiris's scratchpad."""
+    and the fewest-rotations split. With double hoisting the sums are over Q·P': at level 2
+    and the residual basis's alpha = 5 the fewest-rotations split of a stage-3 layer keeps
+    39 of them, 1.2 times Osiris's scratchpad (2.5 times with alpha = 14)."""
     params = x.program.params
     steps = tuple(sorted(diagonals))
     mode = hoisting if hoisting in ("none", "single", "double") else "single"
@@ -572,8 +575,8 @@ def suite_rows() -> list[dict]:
                 "note": "Lee et al.'s ResNet-20 with convolutions as BSGS matrix-vector products; sparse bootstraps "
                         "of 2^14 slots (the packing's period), 2 per ReLU but the first (set IV's 9 levels against "
                         "the ReLU's 14; Lee et al. take 1 with 16 levels), the variant's hoisting in convolutions "
-                        "and bootstraps, tanh-interpolant ReLU stages of Lee's degrees, one key-switching basis "
-                        "(alpha = 14, Osiris's bootstrapping one); convolutions split by the best_n1 cost model on "
+                        "and bootstraps, tanh-interpolant ReLU stages of Lee's degrees, two key-switching bases "
+                        "(alpha = 14 for the bootstrap, Table II's alpha = 5 on the residual levels); convolutions split by the best_n1 cost model on "
                         "the target, the bootstraps' giant-step cap tuned on two consecutive bootstraps.",
             })
     return rows
