@@ -127,3 +127,22 @@ def test_two_basis_key_sets_round_trip(tmp_path):
     for slot, key in keys.switching.items():
         assert loaded.switching[slot].basis == key.basis
         assert np.array_equal(loaded.switching[slot].b, key.b) and np.array_equal(loaded.switching[slot].a, key.a)
+
+
+@pytest.mark.parametrize("hoisting", ["double", "none"])
+def test_a_bootstrap_on_the_main_basis_feeds_the_residual_levels(hoisting):
+    # Osiris's layout (Table II): the bootstrap's key switches on the large basis, the
+    # levels it returns on the small one; the compiled run is bit-identical to the eager one
+    config = fhec.BootstrapConfig(hamming_weight=4, hoisting=hoisting, evalmod=fhec.EvalModConfig(
+        K=4, degree=15, double_angle=2, arcsine_degree=3, message_ratio_bits=2))
+    depth = config.depth(2**5)
+    params = fhec.CKKSParams(N=2**5, levels=depth + 2, special_primes=2, security=None, bootstrap=config,
+                             residual_top=2, residual_special_primes=1)
+    p = fhec.Program("boot-two-bases", params)
+    y = p.input("x", level=1).bootstrap()
+    p.output("y", (y * y).rotate(1))  # a relinearization and a rotation at the residual levels
+    run = run_checked(p, {"x": np.random.default_rng(4).uniform(-0.5, 0.5, params.slots)}, seed=1)
+    assert first_mismatch(run.lowered, run.ciphertexts, run.eager()) is None
+    names = set(run.lowered.key_sources)
+    assert "relin/hybrid/residual" in names and any(n.endswith("/hybrid") and "galois" in n for n in names)
+    assert_matches_reference(p, target="limbs", seed=1, rel_bits=8)
