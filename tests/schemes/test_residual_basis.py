@@ -121,6 +121,8 @@ def test_a_residual_key_switch_costs_its_basis():
 
 
 def test_two_basis_key_sets_round_trip(tmp_path):
+    params = fhec.load(fhec.save(TWO, tmp_path / "p.fhec"))
+    assert (params.residual_top, params.residual_special_primes) == (2, 1) and params.fingerprint == TWO.fingerprint
     keys = fhec.keygen(TWO, rotations=[1], seed=2, keyswitch="hybrid")
     loaded = fhec.load(fhec.save(keys.public_only(), tmp_path / "k.fhec"))
     assert set(loaded.switching) == set(keys.switching)
