@@ -43,7 +43,7 @@ OUTPUT             ``a``
 AUTOMORPHISM       ``ev.automorphism(a, galois)``
 MOD_UP             ``keyswitch.decompose(params, a.data[part], a.level, method)``
 DIGITS_AUTOMORPHISM  ``automorphism_ntt(digit, galois)`` of every digit (hoisted rotation)
-KEY_MULT           ``keyswitch.key_mult(params, digits, keys.key(source, method), level)``
+KEY_MULT           ``keyswitch.key_mult(params, digits, keys.key(source, method, level), level)``
 MOD_DOWN           ``keyswitch.mod_down`` of both polynomials
 KS_ADD             ``(a0 + u0, a1 + u1)`` for a 3-part a, else ``(a0 + u0, u1)``
 ROTATE_EXT         ``ev.rotate_extended(a, step, keyswitch="hybrid")`` (over Q·P)
@@ -227,7 +227,7 @@ def _digits_automorphism(ev: Evaluator, node: HeNode, args: list, kw: dict):
 def _key_mult(ev: Evaluator, node: HeNode, args: list, kw: dict):
     (digits, level) = args[0]
     source = RELIN if node.attr("source") == "relin" else node.attr("source")
-    key = ev.keys.key(source, node.attr("method"))
+    key = ev.keys.key(source, node.attr("method"), level)
     return np.stack(ks.key_mult(ev.params, digits, key, level)), level
 
 

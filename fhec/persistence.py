@@ -192,12 +192,12 @@ def _write_keyset(keys, options) -> tuple[dict, dict]:
             "for whoever evaluates (public and evaluation keys), or pass include_secret=True to write the "
             "secret too, into a file only its owner can read."
         )
-    switching = sorted(keys.switching.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+    switching = sorted(keys.switching.items(), key=lambda kv: (str(kv[0][0]), kv[0][1:]))
     header = {
         "key_id": keys.key_id,
         "rotations": list(keys.rotations),
         "methods": list(keys.methods),
-        "switching": [[source, method] for (source, method), _ in switching],
+        "switching": [list(slot) for slot, _ in switching],  # [source, method] or [source, method, "residual"]
         "uniform_seeds": [key.uniform_seed.hex() for _, key in switching],  # public (fhec.schemes.keys)
         "secret": keys.secret_coeffs is not None,
     }
@@ -217,12 +217,15 @@ def _read_keyset(header, arrays, params, path):
     switching = {}
     seeds = header.get("uniform_seeds", [])  # absent in files written before seeds were kept
     for i, entry in enumerate(_field(header, "switching", list, path)):
-        if not (isinstance(entry, list) and len(entry) == 2 and entry[1] in ("bv", "hybrid")
-                and (entry[0] == "relin" or isinstance(entry[0], int) and not isinstance(entry[0], bool))):
-            raise PersistenceFormatError(f"{path}: switching key {i} is named {entry!r:.40}, not [source, method].")
-        source, method = entry
-        moduli = q if method == "bv" else qp
-        digits = params.max_limbs if method == "bv" else params.hybrid_dnum
+        if not (isinstance(entry, list) and len(entry) in (2, 3) and entry[1] in ("bv", "hybrid")
+                and (entry[0] == "relin" or isinstance(entry[0], int) and not isinstance(entry[0], bool))
+                and (len(entry) == 2 or entry[1] == "hybrid" and entry[2] in params.key_bases[1:])):
+            raise PersistenceFormatError(f"{path}: switching key {i} is named {entry!r:.40}, not [source, method] "
+                                         f"(or [source, 'hybrid', 'residual'] with a residual basis).")
+        source, method = entry[:2]
+        basis = entry[2] if len(entry) == 3 else params.MAIN_BASIS
+        moduli = q if method == "bv" else q + params.special_moduli[: params.basis_special_primes(basis)]
+        digits = params.max_limbs if method == "bv" else len(params.digit_groups(params.basis_top_level(basis)))
         shape = (digits, len(moduli), params.N)
         b, a = (_residues(arrays, f"switch{i}_{c}", shape, moduli, path) for c in "ba")
         seed = seeds[i] if i < len(seeds) else ""
@@ -230,7 +233,7 @@ def _read_keyset(header, arrays, params, path):
             uniform_seed = bytes.fromhex(seed)
         except (TypeError, ValueError):
             raise PersistenceFormatError(f"{path}: switching key {i}'s uniform seed {seed!r:.40} is not hex.") from None
-        switching[(source, method)] = SwitchingKey(method, source, b, a, uniform_seed)
+        switching[tuple(entry)] = SwitchingKey(method, source, b, a, uniform_seed, basis)
     secret_coeffs = secret_ntt = None
     if _field(header, "secret", bool, path):
         secret_coeffs = _array(arrays, "secret_coeffs", path)

@@ -328,7 +328,8 @@ def shape_of(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str,
             level = target_level + 1
     target_limbs = params.limbs_at(int(node.attr("level"))) if node.op is HeOp.MOD_RAISE else 0
     return OpShape(
-        L=0 if level is None else params.limbs_at(level), parts=arg.parts, other_parts=other, alpha=params.alpha,
+        L=0 if level is None else params.limbs_at(level), parts=arg.parts, other_parts=other,
+        alpha=params.alpha if level is None else params.alpha_at(level),
         method=method or "hybrid", bgv=params.scheme == "bgv", scalar=scalar, key_switch=key_switch,
         levels=levels, level_mul=level_mul, target_limbs=target_limbs,
         subtract=node.op is HeOp.ADD_EXT_Q and bool(node.attr("subtract", False)),

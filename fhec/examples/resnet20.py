@@ -79,7 +79,9 @@ Deviations from the paper's formulation:
   et al.'s and Osiris's (Lattigo's): `set_iv`'s chain is Lattigo's default shape, with
   CoeffsToSlots in 3 factors when sparse (fhec's sparse scale-down takes two levels), so
   the chain has 25 levels either way;
-* one key-switching basis, α = 14 (`set_iv`).
+* none in the key switching: two bases, as Table II's text (`set_iv`: α = 14 for the
+  bootstrap's levels, Table II's α = 5 on the 9 residual levels, where every layer and
+  ReLU runs).
 
 **Splits, per target.** The Table III rows compile `tuned(variant, target)`: every
 convolution's baby-step count n1 by the `fhec.analysis.bsgs.best_n1` cost model on the
@@ -89,13 +91,14 @@ Osiris reduces the giant steps rather than spill them), and the bootstraps' gian
 two-bootstrap segment (`tuned_giant_steps`), as Osiris tunes n1/n2 per hoisting mode and
 bandwidth (§VII-C) and `benchmarks/bench_osiris.py` does for its bootstrap row. On `osiris`
 the cost model changes the double-hoisted layers (a stage-3 layer's fewest-rotations split
-keeps 39 sums over Q·P, 2.5 times the scratchpad: 3.6 ms alone, 1.9 ms split by the model)
+keeps 39 sums over Q·P', 1.2 times the scratchpad: 1.40 ms alone, 0.96 ms split by the
+model; with α = 14 on every level, 3.6 and 1.9 ms)
 and, in NH and SH, only the first layer and two small ones; the tuning caps DH's bootstrap
 DFTs at 4 giant steps and leaves NH and SH at the fewest rotations (docs/scheduling.md,
 "Scaling"). `full(variant)` without a target keeps the fewest rotations everywhere.
 
-`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (8.2 to
-10.4 million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
+`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (7.2 to
+9.9 million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
 `resnet_small` (`small()`: N = 2^12, the bootstrap-toy configuration with 10 levels after
 a bootstrap and 256 sparse slots, 2 channels, the first layer and one block) is what
 `fhec check fhec/examples/resnet20.py` runs (a minute or two). `suite_rows()` lists the
@@ -125,6 +128,9 @@ SHARPNESS = (1.5, 1.5, 1.5)
 """The tanh steps the sign stages interpolate: gentle, so that the composite's slope (which
 multiplies the error it is given, and with it the compiler's noise estimate) stays small
 enough for the toy bootstrap's ~10 bits of precision to carry through 7 ReLUs."""
+
+L_EFF = 9
+"""Osiris Table II set IV's levels after a bootstrap (the residual levels)."""
 
 SPARSE_SLOTS = 2**14
 """The bootstrap's slots: the packing's period. CIFAR-10's first stage is 16 channels of
@@ -274,9 +280,9 @@ def split_for(x, diagonals: dict, hoisting: str | None, target: str) -> int:
     arithmetic, at `x`'s level and the hoisting mode; on a target with the giant-step-centric
     order only the splits whose partial sums fit the scratchpad, as Osiris "simply
     reduce[s] the number of giant steps" rather than spill them), among `SPLIT_CANDIDATES`
-    and the fewest-rotations split. With double hoisting the sums are over Q·P: at level 2
-    and alpha = 14 the fewest-rotations split of a stage-3 layer keeps 39 of them, 2.5 times
-    Osiris's scratchpad."""
+    and the fewest-rotations split. With double hoisting the sums are over Q·P': at level 2
+    and the residual basis's alpha = 5 the fewest-rotations split of a stage-3 layer keeps
+    39 of them, 1.2 times Osiris's scratchpad (2.5 times with alpha = 14)."""
     params = x.program.params
     steps = tuple(sorted(diagonals))
     mode = hoisting if hoisting in ("none", "single", "double") else "single"
@@ -431,17 +437,26 @@ def build(params: fhec.CKKSParams, hoisting: str | None = None, *, channels=(16,
     return _Builder(net, name).build()
 
 
+RESIDUAL_SPECIAL_PRIMES = 5
+"""Osiris Table II's α for set IV's residual levels (ℓ ≤ L_eff = 9): the key switches of the
+network's layers use P's first 5 primes in digits of 5, its bootstraps the α = 14 Osiris
+sets for bootstrapping (`set_iv`)."""
+
+
 def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None = SPARSE_SLOTS,
-           max_giant_steps: int | None = None) -> fhec.CKKSParams:
+           max_giant_steps: int | None = None, residual_special_primes: int | None = RESIDUAL_SPECIAL_PRIMES
+           ) -> fhec.CKKSParams:
     """Osiris Table II set IV: N = 2^16, L_eff = 9 levels after a bootstrap, 40-bit special
     primes, q_0 of 48 bits split into two primes, 36-bit scale, h = 1024; the bootstrap is
     Lattigo's default (lattigo-n16) shape. fhec's words are 40 bits (every prime below
-    2^40). fhec has one key-switching basis per parameter set: it takes the α = 14
-    special primes Osiris sets for bootstrapping ("we ... separately set α = 14"), which
-    dominates the cost (Table II's α = 5, dnum = 2 is the residual levels'); log QP is
-    1,540 bits (Osiris: 1,630 at most). With α = 5 the 2.3x larger bootstrapping keys
-    made a bootstrap-and-ReLU slice 1.7x slower on `osiris`. `word_bits` below 40 (F1's 32, for the f1-64k
-    what-if) lowers the scale to word_bits − 4 bits, with the same limb counts.
+    2^40). Two key-switching bases, as Osiris: the bootstrap's levels (above L_eff) switch
+    keys with the α = 14 special primes Osiris sets for bootstrapping ("we ... separately
+    set α = 14"), the residual levels (ℓ ≤ L_eff, where the layers and ReLUs run) with
+    Table II's α = 5 (`residual_special_primes`, the first 5 of the 14, with keys of their
+    own; None: α = 14 everywhere). log QP is 1,540 bits (Osiris: 1,630 at most). With α = 5
+    everywhere the 2.3x larger bootstrapping keys made the whole DH row 1.7x slower on
+    `osiris` (224 against 130 ms). `word_bits` below 40 (F1's 32, for the f1-64k what-if)
+    lowers the scale to word_bits − 4 bits, with the same limb counts.
 
     `hoisting`: the bootstrap's DFT transforms' BSGS mode (Osiris's NH / SH / DH apply to
     every matrix-vector product, bootstrapping's included; None: the compile option).
@@ -457,9 +472,11 @@ def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None =
     sparse = {} if slots is None else {"slots": slots, "cts_depth": 3}
     config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": 1024, "hoisting": hoisting,
                                      "max_giant_steps": max_giant_steps, **sparse})
-    return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + 9, scale_bits=min(36, word_bits - 4),
+    residual = {} if residual_special_primes is None else {
+        "residual_top": L_EFF, "residual_special_primes": residual_special_primes}
+    return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + L_EFF, scale_bits=min(36, word_bits - 4),
                            word_bits=word_bits, special_primes=14, base_limbs=2, security=None, bootstrap=config,
-                           min_precision_bits=None)
+                           min_precision_bits=None, **residual)
 
 
 def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3, slots: int | None = SPARSE_SLOTS,
@@ -558,8 +575,8 @@ def suite_rows() -> list[dict]:
                 "note": "Lee et al.'s ResNet-20 with convolutions as BSGS matrix-vector products; sparse bootstraps "
                         "of 2^14 slots (the packing's period), 2 per ReLU but the first (set IV's 9 levels against "
                         "the ReLU's 14; Lee et al. take 1 with 16 levels), the variant's hoisting in convolutions "
-                        "and bootstraps, tanh-interpolant ReLU stages of Lee's degrees, one key-switching basis "
-                        "(alpha = 14, Osiris's bootstrapping one); convolutions split by the best_n1 cost model on "
+                        "and bootstraps, tanh-interpolant ReLU stages of Lee's degrees, two key-switching bases "
+                        "(alpha = 14 for the bootstrap, Table II's alpha = 5 on the residual levels); convolutions split by the best_n1 cost model on "
                         "the target, the bootstraps' giant-step cap tuned on two consecutive bootstraps.",
             })
     return rows

@@ -532,7 +532,7 @@ def _rescale_ext(params, attrs, args, loc):
     (a,) = args
     t = _as_cipher(a, HeOp.RESCALE_EXT)
     out = _rescale(params, {k: v for k, v in attrs.items() if k != "noise"}, (t,), loc)
-    noise = nz.rescale_ext_noise(params, t.noise, rules.rescale_prime(params, t.level))
+    noise = nz.rescale_ext_noise(params, t.noise, rules.rescale_prime(params, t.level), t.level)
     return replace(out, noise=float(attrs.get("noise", noise)))
 
 

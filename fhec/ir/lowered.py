@@ -133,7 +133,8 @@ class LoweredProgram:
         inputs: input name -> INPUT rvec ids, shape (parts, limbs).
         outputs: output name -> OUTPUT rvec ids, shape (parts, limbs).
         output_types: output name -> `HeType` (level, scale, noise estimate).
-        key_sources: KSH name -> (source, method): "relin" or a Galois element.
+        key_sources: KSH name -> (source, method): "relin" or a Galois element, and the
+            basis, (source, method, "residual"), for a residual-basis key (`KeySet.switching`).
         constants: CONST name -> `ConstRecipe`.
         methods: HE node id -> key-switching method, for every key-switching node.
     """
@@ -143,7 +144,7 @@ class LoweredProgram:
     inputs: dict[str, np.ndarray]
     outputs: dict[str, np.ndarray]
     output_types: dict[str, HeType]
-    key_sources: dict[str, tuple[int | str, str]]
+    key_sources: dict[str, tuple]
     constants: dict[str, ConstRecipe]
     methods: dict[int, str] = field(default_factory=dict)
 

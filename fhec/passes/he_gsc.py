@@ -91,7 +91,7 @@ def _bytes(program: HeProgram, node) -> int:
     t, p = node.type, program.params
     if t.kind not in (ValueKind.CIPHER, ValueKind.EXTENDED) or t.level is None:
         return 0
-    limbs = p.limbs_at(t.level) + (len(p.special_moduli) if t.kind is ValueKind.EXTENDED else 0)
+    limbs = p.limbs_at(t.level) + (p.alpha_at(t.level) if t.kind is ValueKind.EXTENDED else 0)
     return t.parts * limbs * p.N * word_bytes_for(p.word_bits)
 
 

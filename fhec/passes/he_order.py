@@ -107,7 +107,7 @@ def hint_bytes(program: HeProgram, node: HeNode) -> int:
     p = program.params
     level = program.node(node.args[0]).type.level if node.args else p.top_level
     limbs = p.limbs_at(level)
-    alpha = max(1, len(p.special_moduli))
+    alpha = max(1, p.alpha_at(level))
     return 2 * math.ceil(limbs / alpha) * (limbs + alpha) * p.N * word_bytes_for(p.word_bits)
 
 

@@ -38,7 +38,7 @@ def keyswitch_cost(params, level: int, method: str, hint_weight: float = 4.0) ->
     if method == "bv":
         ops, hints = sum(bv_keyswitch_counts(L).values()), 2 * L * L
     else:
-        a = params.special_primes
+        a = params.alpha_at(level)
         ops = sum(hybrid_keyswitch_counts(L, a, params.scheme == "bgv").values())
         hints = 2 * (-(-L // a)) * (L + a)
     return ops + hint_weight * hints

@@ -74,8 +74,11 @@ def of_limb_fits(params, recipe: ConstRecipe) -> bool:
     return of_limb_digits(params, recipe) == 1
 
 
-def _key_label(source: int | str, method: str) -> str:
-    return f"{'relin' if source == RELIN else f'galois:{source}'}/{method}"
+def _key_label(source: int | str, method: str, basis: str = "main") -> str:
+    """A KSH name: the key's source and method, and its basis when not the main one (a
+    residual-basis key is another key, `fhec.schemes.keys`)."""
+    suffix = "" if basis == "main" else f"/{basis}"
+    return f"{'relin' if source == RELIN else f'galois:{source}'}/{method}{suffix}"
 
 
 def key_switch_source(params, node: HeNode) -> int | str | None:
@@ -161,10 +164,12 @@ class _Lowering:
             self.generated[recipe] = em.op(LimbOp.NTT, coefficients, mod=mods)
         return self.generated[recipe]
 
-    def key(self, node: HeNode, source: int | str, method: str) -> str:
-        """Record that `node` switches with `source`'s key by `method`; its KSH name."""
-        name = _key_label(source, method)
-        self.key_sources[name] = (source, method)
+    def key(self, node: HeNode, source: int | str, method: str, level: int) -> str:
+        """Record that `node` switches with `source`'s key by `method` at `level`; its KSH
+        name. A hybrid key switch at a residual level reads the residual basis's key."""
+        basis = self.params.key_basis_at(level) if method == "hybrid" else "main"
+        name = _key_label(source, method, basis)
+        self.key_sources[name] = (source, method) if basis == "main" else (source, method, basis)
         self.chosen[node.id] = method
         return name
 
@@ -248,15 +253,16 @@ def _automorphism(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
 
 def _rotate_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     """A double-hoisted rotation not yet split into pieces (always hybrid)."""
-    source = key_switch_source(lw.params, node)
-    name = lw.key(node, source, "hybrid")
-    return em.rotate_ext(a[0], source, name, lw.arg_type(node).level)
+    source, level = key_switch_source(lw.params, node), lw.arg_type(node).level
+    name = lw.key(node, source, "hybrid", level)
+    return em.rotate_ext(a[0], source, name, level)
 
 
 def _relinearize_ext(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     """A relinearization merged with its rescale, not yet split into pieces (always hybrid)."""
-    name = lw.key(node, RELIN, "hybrid")
-    return em.relinearize_ext(a[0], name, lw.arg_type(node).level)
+    level = lw.arg_type(node).level
+    name = lw.key(node, RELIN, "hybrid", level)
+    return em.relinearize_ext(a[0], name, level)
 
 
 def _mul_monomial(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
@@ -308,8 +314,8 @@ def _whole_key_switch(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     if source is None:
         return a[0]
     method = lw.methods if isinstance(lw.methods, str) else lw.methods[node.id]
-    name = lw.key(node, source, method)
     level = lw.arg_type(node).level
+    name = lw.key(node, source, method, level)
     if source == RELIN:
         return em.relinearize(a[0], name, level, method)
     return em.rotate(a[0], source, name, level, method)
@@ -344,7 +350,7 @@ def _digits_automorphism(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
 
 def _key_mult(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     method, level, src = node.attr("method"), node.type.level, node.attr("source")
-    name = lw.key(node, RELIN if src == "relin" else int(src), method)
+    name = lw.key(node, RELIN if src == "relin" else int(src), method, level)
     digits = a[0]
     if isinstance(digits, _PendingDigits):
         return digits.emitter.digits_times_hint(digits.x, name, level, method, key_mult=em)

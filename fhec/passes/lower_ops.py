@@ -53,8 +53,10 @@ class LimbEmitter:
     def _mods(self, n_limbs: int) -> np.ndarray:
         return np.arange(n_limbs, dtype=np.int64)
 
-    def special_mods(self) -> np.ndarray:
-        return self.params.max_limbs + np.arange(len(self.params.special_moduli), dtype=np.int64)
+    def special_mods(self, level: int) -> np.ndarray:
+        """Modulus indices of the special primes a key switch at `level` extends to (its
+        basis's prefix of P)."""
+        return self.params.max_limbs + np.arange(self.params.alpha_at(level), dtype=np.int64)
 
     def op(self, op: LimbOp, src0, src1=-1, *, mod, imm=-1) -> np.ndarray:
         """Emit one instruction per element of the (broadcast) operands; returns the new rvecs."""
@@ -234,7 +236,7 @@ class LimbEmitter:
         limbs = self.params.limbs_at(level)
         if method == "bv":
             return self._mods(limbs)
-        return np.concatenate([self._mods(limbs), self.special_mods()])
+        return np.concatenate([self._mods(limbs), self.special_mods(level)])
 
     def _digit_groups(self, level: int, method: str) -> tuple[tuple[int, ...], ...]:
         if method == "bv":
@@ -294,7 +296,7 @@ class LimbEmitter:
         """Limb form of `fhec.schemes.keyswitch.mod_down` on both key-switch outputs."""
         t = self.params.plain_modulus if self.params.scheme == "bgv" else None
         limbs = self.params.limbs_at(level)
-        return np.stack([self.divide_by_dropped(p, self._mods(limbs), self.special_mods(), t) for p in u])
+        return np.stack([self.divide_by_dropped(p, self._mods(limbs), self.special_mods(level), t) for p in u])
 
     def digits_times_hint(
         self, x: np.ndarray, key_name: str, level: int, method: str, key_mult: "LimbEmitter | None" = None
@@ -335,7 +337,7 @@ class LimbEmitter:
         Q's limbs only (it vanishes mod P), so u's special limbs pass through
         (`Evaluator.times_p_plus`)."""
         mods, L = self._mods(t.shape[0]), t.shape[0]
-        P = product(self.params.special_moduli)
+        P = product(self.params.special_moduli_at(L - self.params.base_limbs))  # t's level's P
         scaled = self.mul_const(t, [P % q for q in self.params.moduli[:L]], mods)
         low = self.op(LimbOp.SUB, u[:L], scaled, mod=mods) if subtract else self.op(LimbOp.ADD, scaled, u[:L], mod=mods)
         return np.concatenate([low, u[L:]])
@@ -354,7 +356,7 @@ class LimbEmitter:
         """Limb form of `Evaluator.rescale_extended`: every part of a value over Q_level·P
         divided by P·q_level (rows: Q's limbs, then P's, i.e. the kept limbs, then the dropped)."""
         L = self.params.limbs_at(level)
-        drop = np.concatenate([[L - 1], self.special_mods()])
+        drop = np.concatenate([[L - 1], self.special_mods(level)])
         return np.stack([self.divide_by_dropped(p, self._mods(L - 1), drop, None) for p in x])
 
     def relinearize_ext(self, a: np.ndarray, key_name: str, level: int) -> np.ndarray:

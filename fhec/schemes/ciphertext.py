@@ -42,7 +42,7 @@ class Plaintext:
 
     @property
     def moduli(self) -> tuple[int, ...]:
-        return self.params.moduli_at(self.level) + (self.params.special_moduli if self.extended else ())
+        return self.params.moduli_at(self.level) + (self.params.special_moduli_at(self.level) if self.extended else ())
 
     def __repr__(self) -> str:
         # The message is the user's data: show the shape, never the residues.
@@ -137,7 +137,7 @@ class ExtendedCiphertext(_Parts):
 
     @property
     def moduli(self) -> tuple[int, ...]:
-        return self.params.moduli_at(self.level) + self.params.special_moduli
+        return self.params.moduli_at(self.level) + self.params.special_moduli_at(self.level)
 
     def __repr__(self) -> str:
         return (

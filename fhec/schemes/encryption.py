@@ -132,7 +132,7 @@ def encode(params: Params, values, level: int | None = None, scale=None, *, exte
     check_params(params)
     level = params.top_level if level is None else check_level(params, level)
     arr = _check_length(params, values)
-    moduli = params.moduli_at(level) + (params.special_moduli if extended else ())
+    moduli = params.moduli_at(level) + (params.special_moduli_at(level) if extended else ())
     if params.scheme == "ckks":
         scale = params.scale_at(level) if scale is None else check_scale(params, level, scale)
         ranges.check_values_fit(params, arr, level, scale, None, "the values to encode")

@@ -382,14 +382,14 @@ class Evaluator:
         if ct.parts == 2:
             return ct
         method = self._method(keyswitch)
-        if not self.keys.has_key(RELIN, method):
+        if not self.keys.has_key(RELIN, method, ct.level):
             raise MissingRelinearizationKeyError(
                 f"multiplying two ciphertexts needs the relinearization key ({method} key switching), "
                 f"which keygen did not generate; call keygen(params, ..., relinearization=True"
                 f"{'' if method in self.keys.methods else f', keyswitch={method!r}'})."
             )
         check_keyswitch(self.params, ct.level, ct.scale, ct.noise, method, "relinearization")
-        key = self.keys.key(RELIN, method)
+        key = self.keys.key(RELIN, method, ct.level)
         u0, u1 = key_switch(self.params, ct.data[2], key, ct.level)
         q = _q(ct)
         data = np.stack([add_mod(ct.data[0], u0, q), add_mod(ct.data[1], u1, q)])
@@ -447,7 +447,7 @@ class Evaluator:
         if ct.parts > 2:
             ct = self.relinearize(ct, keyswitch=keyswitch)
         method = self._method(keyswitch)
-        if not self.keys.has_key(g, method):
+        if not self.keys.has_key(g, method, ct.level):
             raise MissingRotationKeyError(
                 f"{what or f'Galois element {g}'} needs the Galois key for element {g} ({method} key switching), "
                 f"which keygen did not generate; add it: keygen(params, {fix or f'galois_elements=[{g}]'}"
@@ -457,7 +457,7 @@ class Evaluator:
         N = self.params.N
         c0 = automorphism_ntt(ct.data[0], g, N)
         c1 = automorphism_ntt(ct.data[1], g, N)
-        u0, u1 = key_switch(self.params, c1, self.keys.key(g, method), ct.level)
+        u0, u1 = key_switch(self.params, c1, self.keys.key(g, method, ct.level), ct.level)
         q = _q(ct)
         data = np.stack([add_mod(c0, u0, q), u1])
         noise = nz.add_noise(ct.noise, nz.keyswitch_noise(self.params, ct.level, method))
@@ -491,7 +491,7 @@ class Evaluator:
         steps = list(as_int_list(steps, "steps", error=InvalidArgumentError))
         galois = {k: galois_for_rotation(self.params, k) for k in steps}
         for k, g in galois.items():
-            if g != 1 and not self.keys.has_key(g, method):
+            if g != 1 and not self.keys.has_key(g, method, ct.level):
                 raise MissingRotationKeyError(
                     f"rotation by {k} needs the Galois key for element {g} ({method} key switching), "
                     f"which keygen did not generate; add it: keygen(params, rotations=[..., {k}])."
@@ -507,7 +507,7 @@ class Evaluator:
                 out[k] = ct if mod_down else self._lift_extended(ct)
                 continue
             turned = [automorphism_ntt(d, g, N) for d in digits]
-            u0, u1 = key_mult(self.params, turned, self.keys.key(g, method), ct.level)
+            u0, u1 = key_mult(self.params, turned, self.keys.key(g, method, ct.level), ct.level)
             c0 = automorphism_ntt(ct.data[0], g, N)
             if not mod_down:
                 out[k] = ExtendedCiphertext(
@@ -526,7 +526,7 @@ class Evaluator:
         vanishes mod every special prime (the c0 of a double-hoisted rotation, and the
         `ks_add_ext` piece)."""
         moduli = self.params.moduli_at(level)
-        P = product(self.params.special_moduli)
+        P = product(self.params.special_moduli_at(level))
         q = np.array(moduli, dtype=np.uint64)
         scaled = mul_const_mod(c, np.array([P % m for m in moduli], dtype=np.uint64), moduli)
         L = len(moduli)
@@ -534,7 +534,7 @@ class Evaluator:
         return np.concatenate([low, u[L:]])
 
     def _lift_extended(self, ct: Ciphertext) -> ExtendedCiphertext:
-        zeros = np.zeros((len(self.params.special_moduli), self.params.N), dtype=np.uint64)
+        zeros = np.zeros((len(self.params.special_moduli_at(ct.level)), self.params.N), dtype=np.uint64)
         data = np.stack([self.times_p_plus(p, np.concatenate([np.zeros_like(p), zeros]), ct.level) for p in ct.data])
         return ExtendedCiphertext(self.params, data, ct.level, ct.scale, ct.key_id, ct.noise)
 
@@ -592,12 +592,12 @@ class Evaluator:
         self._check(ct)
         if ct.parts != 3:
             raise InvalidArgumentError(f"relinearize_extended takes a 3-part product, not a {ct.parts}-part ciphertext")
-        if not self.keys.has_key(RELIN, "hybrid"):
+        if not self.keys.has_key(RELIN, "hybrid", ct.level):
             raise MissingRelinearizationKeyError(
                 "a relinearization merged with its rescale needs the hybrid relinearization key, which keygen did "
                 "not generate; call keygen(params, ..., relinearization=True, keyswitch='hybrid')."
             )
-        key = self.keys.key(RELIN, "hybrid")
+        key = self.keys.key(RELIN, "hybrid", ct.level)
         check_keyswitch(self.params, ct.level, ct.scale, ct.noise, "hybrid", "relinearization")
         u0, u1 = key_mult(self.params, decompose(self.params, ct.data[2], ct.level, "hybrid"), key, ct.level)
         data = np.stack([self.times_p_plus(ct.data[0], u0, ct.level), self.times_p_plus(ct.data[1], u1, ct.level)])
@@ -627,9 +627,9 @@ class Evaluator:
             raise SchemeMismatchError("rescale is a CKKS operation; BGV ciphertexts use mod_switch().")
         level, scale = rules.rescale_result(self.params, x.level, x.scale)
         moduli = self.params.moduli_at(x.level)
-        keep, drop = moduli[:-1], moduli[-1:] + self.params.special_moduli
+        keep, drop = moduli[:-1], moduli[-1:] + self.params.special_moduli_at(x.level)
         data = np.stack([divide_by_dropped(p, keep, drop, None) for p in x.data])
-        noise = nz.rescale_ext_noise(self.params, x.noise, moduli[-1])
+        noise = nz.rescale_ext_noise(self.params, x.noise, moduli[-1], x.level)
         return Ciphertext(self.params, data, level, scale, x.key_id, noise)
 
     def key_switch(self, ct: Ciphertext, source, *, keyswitch: str | None = None) -> Ciphertext:
@@ -639,13 +639,13 @@ class Evaluator:
         method = self._method(keyswitch)
         if not (isinstance(source, str) and source == RELIN):
             source = check_galois_element(self.params, source, "source")
-        if not self.keys.has_key(source, method):
+        if not self.keys.has_key(source, method, ct.level):
             raise MissingKeyError(
                 f"no {method} key-switching key from {source!r} in this key set; generate it with keygen(params, "
                 f"{'relinearization=True' if source == RELIN else f'galois_elements=[{source}]'})."
             )
         check_keyswitch(self.params, ct.level, ct.scale, ct.noise, method, "key switch")
-        key = self.keys.key(source, method)
+        key = self.keys.key(source, method, ct.level)
         u0, u1 = key_switch(self.params, ct.data[1], key, ct.level)
         q = _q(ct)
         noise = nz.add_noise(ct.noise, nz.keyswitch_noise(self.params, ct.level, method))

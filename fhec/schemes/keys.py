@@ -9,6 +9,11 @@ per key-switching method (`fhec.schemes.keyswitch`):
 * ``"hybrid"``: digits are groups of ``alpha`` primes of Q (``dnum`` of them) and the key
   lives mod Q·P; digit j's key encrypts ``P · g_j · s'`` with g_j the CRT idempotent of
   group j. The hint is dnum × (L + alpha) limb pairs (Osiris, Lattigo, OpenFHE).
+  With a second, residual key-switching basis (`Params.key_bases`; Osiris Table II) every
+  hybrid key has a twin of that basis: P' = P's first `residual_special_primes` primes,
+  digits of that many primes up to `residual_top`, rows Q then P' (its rows of Q above
+  `residual_top` are never read), from its own stream ``switch/<source>/hybrid/residual``;
+  a key switch at a level at or below `residual_top` reads it (`KeySet.key(..., level)`).
 
 All key polynomials are stored in the NTT domain over the top-level basis, limbs of Q
 first, then P (hybrid only). A lower-level key switch uses the prefix of Q's limbs.
@@ -82,6 +87,7 @@ class SwitchingKey:
     b: np.ndarray
     a: np.ndarray
     uniform_seed: bytes = b""  # public: `a` is `expand_uniform_half` of it
+    basis: str = "main"  # the key-switching basis (`Params.key_basis_at`); "residual" keys are apart
 
     @property
     def digits(self) -> int:
@@ -93,7 +99,8 @@ class SwitchingKey:
 
     def __repr__(self) -> str:
         digits, limbs, N = self.b.shape
-        return f"SwitchingKey({self.method}, source={self.source!r}, digits={digits}, limbs={limbs}, N={N})"
+        basis = "" if self.basis == "main" else f", basis={self.basis}"
+        return f"SwitchingKey({self.method}, source={self.source!r}, digits={digits}, limbs={limbs}, N={N}{basis})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,7 +113,10 @@ class KeySet:
         secret_coeffs: the ternary secret s (int64 coefficients); None for a public-only copy.
         secret_ntt: s in the NTT domain over Q ∪ P.
         public: (b, a) with b = −a·s + e over Q, NTT domain.
-        switching: {(source, method): SwitchingKey}; source is "relin" or a Galois element.
+        switching: {(source, method): SwitchingKey} of the main basis, plus
+            {(source, method, "residual"): SwitchingKey} of the residual one when the
+            parameter set has two (`Params.key_bases`); source is "relin" or a Galois
+            element.
         rotations: the rotation offsets requested at keygen (for error messages).
         methods: the key-switching methods whose keys were generated.
         encryptions: per explicit seed, how many encryptions drew from it under these
@@ -126,11 +136,16 @@ class KeySet:
     methods: tuple[str, ...] = ()
     encryptions: SeedCounters = field(default_factory=SeedCounters, repr=False)
 
-    def has_key(self, source: int | str, method: Method) -> bool:
-        return (source, method) in self.switching
+    def has_key(self, source: int | str, method: Method, level: int | None = None) -> bool:
+        """Whether the key of (`source`, `method`) exists, for a key switch at `level`
+        (None: the main basis's key)."""
+        return _slot(self.params, source, method, level) in self.switching
 
-    def key(self, source: int | str, method: Method) -> SwitchingKey:
-        return self.switching[(source, method)]
+    def key(self, source: int | str, method: Method, level: int | None = None) -> SwitchingKey:
+        """The key of (`source`, `method`) for a key switch at `level` (None: the main
+        basis's): with two key-switching bases, a level at or below `residual_top` takes
+        the residual basis's key."""
+        return self.switching[_slot(self.params, source, method, level)]
 
     def public_only(self) -> "KeySet":
         """A copy without the secret key: what a server evaluating the program receives."""
@@ -150,7 +165,7 @@ class KeySet:
     def __repr__(self) -> str:
         p = self.params
         secret = f"ternary[{p.N}] hidden" if self.secret_coeffs is not None else "none (public-only)"
-        sources = sorted({s for s, _ in self.switching}, key=str)
+        sources = sorted({k[0] for k in self.switching}, key=str)
         galois = sum(1 for s in sources if s != RELIN)
         switching = ", ".join(([RELIN] if RELIN in sources else []) + ([f"{galois} Galois"] if galois else []))
         return (
@@ -161,7 +176,15 @@ class KeySet:
 
     @property
     def galois_elements(self) -> tuple[int, ...]:
-        return tuple(sorted({s for s, _ in self.switching if s != RELIN}))
+        return tuple(sorted({k[0] for k in self.switching if k[0] != RELIN}))
+
+
+def _slot(params: Params, source: int | str, method: str, level: int | None) -> tuple:
+    """The `KeySet.switching` entry of a key switch at `level`: BV keys have one basis
+    (no special primes); a hybrid one at a residual level is (source, method, "residual")."""
+    if level is None or method == "bv" or params.key_basis_at(level) == params.MAIN_BASIS:
+        return (source, method)
+    return (source, method, params.RESIDUAL_BASIS)
 
 
 def _all_moduli(params: Params) -> tuple[int, ...]:
@@ -172,17 +195,26 @@ def _error_factor(params: Params) -> int:
     return params.plain_modulus if params.scheme == "bgv" else 1
 
 
-def _gadget_rows(params: Params, method: Method) -> list[np.ndarray]:
-    """Per digit, the gadget constant g_d as residues over the key basis (uint64 per limb)."""
+def _key_moduli(params: Params, method: Method, basis: str) -> tuple[int, ...]:
+    """The moduli of a key's rows: Q (BV); Q, then the basis's prefix of P (hybrid)."""
+    if method == "bv":
+        return params.moduli
+    return params.moduli + params.special_moduli[: params.basis_special_primes(basis)]
+
+
+def _gadget_rows(params: Params, method: Method, basis: str = "main") -> list[np.ndarray]:
+    """Per digit, the gadget constant g_d as residues over the key basis (uint64 per limb):
+    hybrid digits are the basis's groups at its top level and g_d = P_basis on them."""
     Lq = params.max_limbs
     if method == "bv":
         return [np.array([1 if i == d else 0 for i in range(Lq)], dtype=np.uint64) for d in range(Lq)]
+    alpha = params.basis_special_primes(basis)
     P = 1
-    for p in params.special_moduli:
+    for p in params.special_moduli[:alpha]:
         P *= p
     rows = []
-    for group in params.digit_groups(params.top_level):
-        r = [P % q if i in group else 0 for i, q in enumerate(params.moduli)] + [0] * len(params.special_moduli)
+    for group in params.digit_groups(params.basis_top_level(basis)):
+        r = [P % q if i in group else 0 for i, q in enumerate(params.moduli)] + [0] * alpha
         rows.append(np.array(r, dtype=np.uint64))
     return rows
 
@@ -200,20 +232,23 @@ def expand_uniform_half(seed: bytes, moduli: tuple[int, ...], N: int, digits: in
 
 
 def make_switching_key(
-    params: Params, s_ntt: np.ndarray, target_ntt: np.ndarray, source: int | str, method: Method, sampler: Sampler
+    params: Params, s_ntt: np.ndarray, target_ntt: np.ndarray, source: int | str, method: Method, sampler: Sampler,
+    basis: str = "main",
 ) -> SwitchingKey:
     """Encrypt ``gadget_d · target`` under s for every digit d (see the module doc).
 
     `s_ntt`, `target_ntt`: NTT-domain polynomials over Q ∪ P (P rows unused for BV).
-    `sampler`: the stream of this key alone.
+    `sampler`: the stream of this key alone. `basis`: the key-switching basis (a
+    "residual" key has rows Q, then the residual prefix of P; its digits are the residual
+    basis's groups up to `residual_top`, so its rows of Q above it are never read).
     """
-    moduli = params.moduli if method == "bv" else _all_moduli(params)
+    moduli = _key_moduli(params, method, basis)
     L = len(moduli)
     q = np.array(moduli, dtype=np.uint64)
     s = s_ntt[:L]
     tgt = target_ntt[:L]
     factor = _error_factor(params)
-    gadgets = _gadget_rows(params, method)
+    gadgets = _gadget_rows(params, method, basis)
     # the uniform half comes from a public seed so that it can be regenerated on chip (module doc)
     uniform_seed = sampler.random_bytes(32)
     a_arr = expand_uniform_half(uniform_seed, moduli, params.N, len(gadgets))
@@ -228,7 +263,7 @@ def make_switching_key(
         b_arr[d, rows] = add_mod(b_arr[d, rows], g_tgt, q[rows])
     b_arr.setflags(write=False)
     a_arr.setflags(write=False)
-    return SwitchingKey(method, source, b_arr, a_arr, uniform_seed)
+    return SwitchingKey(method, source, b_arr, a_arr, uniform_seed, basis)
 
 
 def keygen(
@@ -308,6 +343,11 @@ def keygen(
         for method in methods:
             stream = root.child(f"switch/{source}/{method}")
             switching[(source, method)] = make_switching_key(params, s_ntt, target, source, method, stream)
+            if method == "hybrid" and params.RESIDUAL_BASIS in params.key_bases:
+                # the residual basis's key is another key (its own P and digits), from its own stream
+                stream = root.child(f"switch/{source}/{method}/{params.RESIDUAL_BASIS}")
+                switching[(source, method, params.RESIDUAL_BASIS)] = make_switching_key(
+                    params, s_ntt, target, source, method, stream, params.RESIDUAL_BASIS)
 
     key_id = root.child("key-id").integer(62)
     return KeySet(params, key_id, s, s_ntt, (b, a), switching, rotations, methods)

@@ -27,15 +27,16 @@ from fhec.schemes.params import Params
 def ks_basis(params: Params, level: int, method: str) -> tuple[int, ...]:
     """The moduli over which digits and the key product live at `level`."""
     q = params.moduli_at(level)
-    return q if method == "bv" else q + params.special_moduli
+    return q if method == "bv" else q + params.special_moduli_at(level)
 
 
 def key_rows(params: Params, level: int, method: str) -> np.ndarray:
-    """Indices of the key's limbs used at `level` (a prefix of Q, then all of P)."""
+    """Indices of the key's limbs used at `level` (a prefix of Q, then the level's basis's
+    prefix of P: a key's rows are Q's limbs, then its basis's special primes)."""
     L = params.limbs_at(level)
     if method == "bv":
         return np.arange(L)
-    return np.concatenate([np.arange(L), params.max_limbs + np.arange(len(params.special_moduli))])
+    return np.concatenate([np.arange(L), params.max_limbs + np.arange(params.alpha_at(level))])
 
 
 def digit_sources(params: Params, level: int, method: str) -> tuple[tuple[int, ...], ...]:
@@ -91,11 +92,12 @@ def key_mult(
 def mod_down(params: Params, u: np.ndarray, level: int) -> np.ndarray:
     """Divide a hybrid key-switch result by P, from Q_l·P back to Q_l (BGV-safe rounding)."""
     t = params.plain_modulus if params.scheme == "bgv" else None
-    return divide_by_dropped(u, params.moduli_at(level), params.special_moduli, t)
+    return divide_by_dropped(u, params.moduli_at(level), params.special_moduli_at(level), t)
 
 
 def key_switch(params: Params, x: np.ndarray, key: SwitchingKey, level: int) -> tuple[np.ndarray, np.ndarray]:
-    """(u0, u1) with u0 + u1·s ≈ x·s', over Q at `level` (NTT domain)."""
+    """(u0, u1) with u0 + u1·s ≈ x·s', over Q at `level` (NTT domain). `key` is of the
+    level's basis (`KeySet.key_at`)."""
     u0, u1 = key_mult(params, decompose(params, x, level, key.method), key, level)
     if key.method == "hybrid":
         u0, u1 = mod_down(params, u0, level), mod_down(params, u1, level)

@@ -80,7 +80,7 @@ def _keyswitch_noise(params: Params, level: int, method: str) -> float:
         divisor = 0.0
     else:
         digit_bits = [sum(math.log2(moduli[i]) for i in g) for g in params.digit_groups(level)]
-        divisor = sum(math.log2(p) for p in params.special_moduli)
+        divisor = sum(math.log2(p) for p in params.special_moduli_at(level))
     # Each digit is uniform below its modulus (std D/√12), times a key error of std σ, over N terms.
     terms = [b - 0.5 * math.log2(12) + math.log2(ERROR_STDDEV) + 0.5 * math.log2(N) for b in digit_bits]
     t = 0.0 if _ckks(params) else math.log2(params.plain_modulus)
@@ -112,13 +112,14 @@ def rescale_noise(params: Params, n: float, prime: int) -> float:
     return _log2_hypot(n - math.log2(prime), rounding_noise(params))
 
 
-def rescale_ext_noise(params: Params, n: float, prime: int) -> float:
+def rescale_ext_noise(params: Params, n: float, prime: int, level: int) -> float:
     """Error after dividing a value over Q·P by P·q (a mod-down merged with the rescale
     that follows it, one base conversion from the k = α + 1 dropped primes). The result
     is x/(P·q) minus Σ_i [y_i]_{d_i}/d_i (`fhec.ring.rns.divide_by_dropped`): k centered
     terms, each uniform in (−1/2, 1/2], so the rounding's variance is k/12 where a rescale's
-    (k = 1) is 1/12. The error the value carries (already divided by P) is divided by q."""
-    k = 1 + len(params.special_moduli)
+    (k = 1) is 1/12. The error the value carries (already divided by P) is divided by q.
+    `level`: the value's (its P is that level's key-switching basis's)."""
+    k = 1 + len(params.special_moduli_at(level))
     return _log2_hypot(n - math.log2(prime), rounding_noise(params) + 0.5 * math.log2(k))
 
 

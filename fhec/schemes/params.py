@@ -138,6 +138,8 @@ class _CommonParams:
     security: int | None
     q_bits: tuple[int, ...] | None
     p_bits: tuple[int, ...] | None
+    residual_top: int | None
+    residual_special_primes: int | None
 
     moduli: tuple[int, ...] = field(init=False)
     special_moduli: tuple[int, ...] = field(init=False)
@@ -155,10 +157,36 @@ class _CommonParams:
             self._set(name, as_int(getattr(self, name), name, min=least, fix=f"at least {least}: {why}"))
         self._set("dnum", as_optional_int(self.dnum, "dnum", min=1))
         as_choice(self.keyswitch, "keyswitch", ("bv", "hybrid"))
+        self._validate_residual_basis()
         if self.security is not None:
             security = as_int(self.security, "security", fix="choose 128, 192 or 256 bits, or None to skip the check")
             self._set("security", security)
             max_log_qp(self.N, security)  # refuses an unknown level, or N below the standard
+
+    def _validate_residual_basis(self) -> None:
+        """The second key-switching basis (`residual_top`, `residual_special_primes`): both
+        or neither, a level below the top and fewer special primes than P (the residual
+        basis's P is the product of P's first `residual_special_primes` primes)."""
+        top, count = self.residual_top, self.residual_special_primes
+        if (top is None) != (count is None):
+            raise ParameterError(
+                f"residual_top = {top!r} and residual_special_primes = {count!r}: give both (the levels at and below "
+                f"residual_top switch keys with the first residual_special_primes special primes) or neither."
+            )
+        if top is None:
+            return
+        self._set("residual_top", as_int(top, "residual_top", min=0, fix="a level of the chain"))
+        self._set("residual_special_primes", as_int(count, "residual_special_primes", min=1,
+                                                    fix="the residual basis needs at least one special prime"))
+        if self.residual_top >= self.levels:
+            raise ParameterError(
+                f"residual_top = {self.residual_top} must be below the top level {self.levels}: the levels above it "
+                f"keep the full basis (give levels > residual_top, or drop the residual basis).")
+        if self.residual_special_primes >= self.special_primes:
+            raise ParameterError(
+                f"residual_special_primes = {self.residual_special_primes} must be below special_primes = "
+                f"{self.special_primes}: the residual basis is a shorter prefix of P (an equal one is no second "
+                f"basis).")
 
     def _resolve_chain(self) -> None:
         """Check `q_bits` / `p_bits` (sizes within the word) and derive `levels` and
@@ -327,7 +355,7 @@ class _CommonParams:
 
     @property
     def alpha(self) -> int:
-        """Primes per hybrid key-switching digit."""
+        """Primes per hybrid key-switching digit of the main basis (the top level's)."""
         return self.special_primes
 
     @property
@@ -335,19 +363,59 @@ class _CommonParams:
         """Number of hybrid key-switching digits at the top level: ceil(L / alpha)."""
         return -(-self.max_limbs // self.alpha)
 
+    # -- the key-switching bases ---------------------------------------------------------
+    #
+    # One basis by default: every key switch extends to Q_l·P with the `special_primes`
+    # primes of P, in digits of alpha = special_primes primes. With `residual_top` and
+    # `residual_special_primes`, the key switches at levels <= residual_top use the
+    # *residual* basis instead: P' = the first residual_special_primes primes of P (so P'
+    # divides P and every special-prime index keeps its meaning) and digits of that many
+    # primes, as Osiris Table II gives set IV's residual levels alpha = 5 and its
+    # bootstrapping alpha = 14. A basis is a property of the level, so the evaluator, the
+    # noise rules, the cost model and the lowering all read it from here.
+
+    MAIN_BASIS = "main"
+    RESIDUAL_BASIS = "residual"
+
+    def key_basis_at(self, level: int) -> str:
+        """The key-switching basis of a key switch at `level`: "residual" at or below
+        `residual_top` when the parameter set has a residual basis, else "main"."""
+        if self.residual_top is not None and level <= self.residual_top:
+            return self.RESIDUAL_BASIS
+        return self.MAIN_BASIS
+
+    @property
+    def key_bases(self) -> tuple[str, ...]:
+        """The bases whose keys exist: ("main",) or ("main", "residual")."""
+        return (self.MAIN_BASIS,) if self.residual_top is None else (self.MAIN_BASIS, self.RESIDUAL_BASIS)
+
+    def basis_special_primes(self, basis: str) -> int:
+        """Special primes of `basis` (its alpha)."""
+        return self.residual_special_primes if basis == self.RESIDUAL_BASIS else self.special_primes
+
+    def basis_top_level(self, basis: str) -> int:
+        """The highest level whose key switches use `basis` (its keys' digits cover its limbs)."""
+        return self.residual_top if basis == self.RESIDUAL_BASIS else self.top_level
+
+    def alpha_at(self, level: int) -> int:
+        """Primes per hybrid digit, and special primes, of a key switch at `level`."""
+        return self.basis_special_primes(self.key_basis_at(level))
+
+    def special_moduli_at(self, level: int) -> tuple[int, ...]:
+        """The primes of P a key switch (or a value over Q·P) at `level` extends to."""
+        return self.special_moduli[: self.alpha_at(level)]
+
     def digit_groups(self, level: int) -> tuple[tuple[int, ...], ...]:
-        """Limb indices of each non-empty hybrid digit at `level` (groups of `alpha` primes of Q)."""
-        limbs = self.limbs_at(level)
-        return tuple(
-            tuple(range(j * self.alpha, min((j + 1) * self.alpha, limbs)))
-            for j in range(self.hybrid_dnum)
-            if j * self.alpha < limbs
-        )
+        """Limb indices of each non-empty hybrid digit at `level` (groups of `alpha_at(level)`
+        primes of Q)."""
+        limbs, alpha = self.limbs_at(level), self.alpha_at(level)
+        return tuple(tuple(range(j, min(j + alpha, limbs))) for j in range(0, limbs, alpha))
 
     @property
     def fingerprint(self) -> tuple:
         """Hashable identity of the parameter set: objects with different fingerprints never mix."""
-        return (type(self).__name__, self.N, self.moduli, self.special_moduli, self._scheme_extra())
+        residual = () if self.residual_top is None else (("residual", self.residual_top, self.residual_special_primes),)
+        return (type(self).__name__, self.N, self.moduli, self.special_moduli, *residual, self._scheme_extra())
 
     def _scheme_extra(self) -> tuple:
         return ()
@@ -389,6 +457,12 @@ class CKKSParams(_CommonParams):
             `levels`; e.g. ``q_bits=[60, 40, 40], p_bits=[60], word_bits=60`` is SEAL's
             ``{60, 40, 40, 60}``.
         p_bits: bits of each special prime of P (fixes `special_primes`).
+        residual_top, residual_special_primes: a second, smaller key-switching basis for
+            the levels at and below `residual_top` (both or neither; None: one basis): their
+            key switches use the first `residual_special_primes` primes of P, in digits of
+            that many primes, with keys of their own (Osiris Table II: set IV's residual
+            levels alpha = 5, its bootstrapping alpha = 14). `residual_top` < `levels`,
+            `residual_special_primes` < `special_primes`.
         bootstrap: a `fhec.BootstrapConfig` to allow ``x.bootstrap()`` (None: no
             bootstrapping). Its Hamming weight decides the secret's distribution, so it is
             part of the fingerprint.
@@ -414,6 +488,8 @@ class CKKSParams(_CommonParams):
     q_bits: tuple[int, ...] | None = None
     p_bits: tuple[int, ...] | None = None
     bootstrap: BootstrapConfig | None = None
+    residual_top: int | None = None
+    residual_special_primes: int | None = None
 
     scales: tuple[float, ...] = field(init=False, repr=False)
 
@@ -586,6 +662,7 @@ class BGVParams(_CommonParams):
         special_primes, dnum, base_limbs, keyswitch, security: as for `CKKSParams`.
         q_bits, p_bits: the explicit chain (module doc); each level prime may have its own
             size here (`modulus_bits` is then not given).
+        residual_top, residual_special_primes: as for `CKKSParams`.
 
     Raises: as `CKKSParams`, plus `InvalidModulusError` when t is not a prime ≡ 1 mod 2N.
     """
@@ -602,6 +679,8 @@ class BGVParams(_CommonParams):
     security: int | None = 128
     q_bits: tuple[int, ...] | None = None
     p_bits: tuple[int, ...] | None = None
+    residual_top: int | None = None
+    residual_special_primes: int | None = None
 
     def __post_init__(self) -> None:
         from fhec.ring.primes import check_ntt_prime

@@ -31,8 +31,10 @@ def loaded_values(
     Args:
         ciphertexts: input name -> Ciphertext (INPUT tags: input, poly, limb).
         keys: the key set whose switching keys back the KSH rvecs.
-        key_sources: key name -> (source, method), source "relin" or a Galois element
-            (KSH tags: key, digit, component, key row; component 0 is b, 1 is a).
+        key_sources: key name -> (source, method), source "relin" or a Galois element,
+            or (source, method, "residual") for a key of the residual key-switching basis
+            (`KeySet.switching`'s entries; KSH tags: key, digit, component, key row;
+            component 0 is b, 1 is a).
         plaintexts: constant name -> Plaintext (CONST tags: constant, limb).
     """
     out: dict[int, np.ndarray] = {}
@@ -44,8 +46,7 @@ def loaded_values(
         out[int(rid)] = ct.data[tag[1], tag[2]]
     sel = cls == RVecClass.KSH
     for rid, tag in zip(ids[sel], tags[sel]):
-        source, method = key_sources[program.key_names[tag[0]]]
-        key = keys.key(source, method)
+        key = keys.switching[tuple(key_sources[program.key_names[tag[0]]])]
         part = key.b if tag[2] == 0 else key.a
         out[int(rid)] = part[tag[1], tag[3]]
     sel = cls == RVecClass.CONST

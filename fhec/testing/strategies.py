@@ -69,7 +69,9 @@ def params(
 
     CKKS: scale 2^30 on 32-bit words with a 2-prime q_0 by default (decryption headroom
     2^33, so values up to `MAX_CKKS_BOUND` are far from wrapping). BGV: t from
-    `BGV_PLAIN_MODULI` compatible with N.
+    `BGV_PLAIN_MODULI` compatible with N. With two special primes, half the draws add a
+    residual key-switching basis (one special prime at and below a drawn level below the
+    top), so every property test also covers key switches on two bases.
 
     `target` (a shipped target name, a TOML path or a `Target`): draw only parameters the
     target accepts: N within its ring degrees (`log_n` is moved into
@@ -84,15 +86,18 @@ def params(
     levels = draw(st.integers(min_levels, max_levels))
     ks = keyswitch or draw(st.sampled_from(["hybrid", "bv"]))
     special = draw(st.integers(1, 2))
+    residual = {}
+    if special == 2 and draw(st.booleans()):
+        residual = dict(residual_top=draw(st.integers(0, levels - 1)), residual_special_primes=1)
     if scheme == "ckks":
         base = base_limbs or 2
         # min_precision_bits=None: random programs use BV on purpose (the compiled BV path
         # must stay bit-exact even where it is imprecise); MIN_BITS filters the values.
         return CKKSParams(N=N, levels=levels, scale_bits=scale, word_bits=word, base_limbs=base,
-                          special_primes=special, keyswitch=ks, security=None, min_precision_bits=None)
+                          special_primes=special, keyswitch=ks, security=None, min_precision_bits=None, **residual)
     t = draw(st.sampled_from([t for t in BGV_PLAIN_MODULI if (t - 1) % (2 * N) == 0]))
     return BGVParams(N=N, levels=levels, plain_modulus=t, word_bits=word, base_limbs=base_limbs or 1,
-                     special_primes=special, keyswitch=ks, security=None)
+                     special_primes=special, keyswitch=ks, security=None, **residual)
 
 
 params_strategy = params  # `programs` has an argument named params

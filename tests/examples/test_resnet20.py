@@ -210,7 +210,8 @@ def test_small_variant_streams_match_the_evaluator_on_every_limb(target):
 
 def test_split_for_is_the_cost_models_choice_and_fits_the_scratchpad():
     # a stage-3 layer's 1,575 diagonals at level 2, double hoisted on osiris: the fewest
-    # rotations keep 39 giant-step sums over Q·P (2.5x the scratchpad); split_for takes
+    # rotations keep their giant-step sums over Q·P' (the residual basis's 5 special primes),
+    # more than the scratchpad holds; split_for takes
     # best_n1's split among SPLIT_CANDIDATES, whose GSC working set fits
     from fhec.analysis.bsgs import gsc_working_set, n1_costs
     from fhec.backends.target import load_target
@@ -230,7 +231,7 @@ def test_split_for_is_the_cost_models_choice_and_fits_the_scratchpad():
                      candidates=sorted({fewest, *r.SPLIT_CANDIDATES}))
     assert n1 == min(costs, key=lambda c: (c.cycles, c.rotations)).n1 != fewest
     osiris = load_target("osiris")
-    L, alpha = params.limbs_at(2), len(params.special_moduli)
+    L, alpha = params.limbs_at(2), params.alpha_at(2)
     giants = len(bsgs_groups(sorted(diagonals), row, n1)[2])
     assert gsc_working_set(L, alpha, giants, "double", 1) <= osiris.scratchpad_rvecs(params.N)
     assert gsc_working_set(L, alpha, len(bsgs_groups(sorted(diagonals), row, fewest)[2]), "double", 1) > \
