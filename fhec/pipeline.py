@@ -292,7 +292,7 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     So each program gets the better one. Preserves the data schedule's events, slots and
     traffic (of the program whose schedule is kept; all compute every residue alike)."""
     from fhec.passes.cycle import schedule_cycles
-    from fhec.passes.limb_order import limb_major_baby_steps
+    from fhec.passes.limb_order import limb_major_baby_steps, limb_major_single_baby_steps
     from fhec.passes.limb_pairing import pair_key_switches
     from fhec.passes.offchip import schedule_offchip
 
@@ -309,6 +309,7 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     ordering = getattr(o.target, "ordering", None)  # stream targets only
     if ordering is not None and ordering.linear_transforms == "giant-step-centric":
         variants.append((limb_major_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes), False))
+        variants.append((limb_major_single_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes), False))
     # Pairing is tried for hints of an eighth of the scratchpad or more (the DB lookup's
     # are 14-53% of F1's): a smaller one stays resident beside several key switches'
     # working sets without help. LoLa-CIFAR's 103,831 row rotations read hints of 8%;
