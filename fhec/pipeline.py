@@ -282,7 +282,9 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
       of double-hoisted transforms whose sums over Q·P do not fit run limb by limb
       (`fhec.passes.limb_order`): Osiris set III's DH bootstrap 2.008 -> 1.927 ms at 1 TB/s,
       1.700 -> 1.566 at 2 TB/s, while HELR-1024's sparse DH bootstrap keeps the node-major
-      order (limb-major, 1.989 -> 2.003 ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s);
+      order (limb-major, 1.989 -> 2.003 ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s); and
+      the baby steps of single-hoisted transforms whose sums do not fit, each as one block,
+      limb-major (ResNet-20's SH bootstrap pair on `osiris`, 4.747 -> 4.418 ms);
     * independent same-hint key switches paired digit by digit (`fhec.passes.limb_pairing`):
       pairing pays where a large hint leaves the scratchpad room for few key switches (the
       DB lookup) and can cost a little where the memory channel is the bound (logistic

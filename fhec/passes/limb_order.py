@@ -36,6 +36,20 @@ limb-major order was slower on set III (2.19 ms at 1 TB/s): the first giant step
 switch then ran among the last baby step's limbs. Applied to every double-hoisted baby
 step, including SlotsToCoeffs' (whose 6 sums of 2 x 27 limbs fit), it took 1.967 ms.
 
+Single hoisting (`limb_major_single_baby_steps`): a single-hoisted baby step is the rotated
+digits, the key product, its mod-down, σ(c0), KS_ADD, its MUL_CONST products and the ADDs
+into the sums over Q. The mod-down reads every special prime's limb before it writes a limb
+of Q, so the order is the special primes' limbs first, then Q's limb by limb. Its pieces
+are not one run of priorities (the GSC order runs σ(c0) early; a baby step's key switch
+starts among the previous one's products), and giving a baby step its own priority values
+back limb-major put consumers before producers, which misleads the off-chip scheduler's
+Belady choice (it reads priorities as the order of use): ResNet-20's SH bootstrap pair on
+`osiris` went 4.747 -> 15.08 ms, 7.2 GB of intermediates spilled. So each baby step runs as
+one block at the priority of its first digit automorphism (the whole program renumbered).
+Which transforms: `_spilling` with the products over Q. On that pair CoeffsToSlots qualifies
+and SlotsToCoeffs does not, and the pair takes 4.418 ms (3,142 MB moved, against 3,400);
+limb-major SlotsToCoeffs too, 4.714 ms; SlotsToCoeffs alone, 5.033 ms.
+
 Preserves: every instruction, operand and dependence (only ``prio`` changes; the
 schedulers honour dependences whatever the priorities), so every residue of every output
 is unchanged.
