@@ -197,6 +197,13 @@ def limb_major_single_baby_steps(limb: LimbProgram, he: HeProgram, capacity_byte
             count += 1
     if count == 0:
         return limb
+    return _as_blocks(limb, he, owner, count, special_first=True)
+
+
+def _as_blocks(limb: LimbProgram, he: HeProgram, owner: np.ndarray, count: int, special_first: bool) -> LimbProgram:
+    """`limb` renumbered: the instructions of each baby step (`owner`: HE node -> baby step)
+    as one block at the priority of its first digit automorphism, by limb within it (the
+    special primes' limbs first if `special_first`), their order within a limb kept."""
     prio = np.asarray(limb.prio, dtype=np.int64)
     own = owner[np.asarray(limb.he_node, dtype=np.int64)]
     he_node = np.asarray(limb.he_node, dtype=np.int64)
@@ -207,7 +214,8 @@ def limb_major_single_baby_steps(limb: LimbProgram, he: HeProgram, capacity_byte
     # order ran earlier (its c0 automorphism) move there, so no piece ranks before a producer.
     major = np.where(own >= 0, anchor[np.maximum(own, 0)], prio)
     mod = np.asarray(limb.mod, dtype=np.int64)
-    rank = np.where(own < 0, -(1 << 40), np.where(mod >= he.params.max_limbs, mod - (1 << 20), mod))
+    special = mod >= he.params.max_limbs if special_first else np.zeros(len(mod), dtype=bool)
+    rank = np.where(own < 0, -(1 << 40), np.where(special, mod - (1 << 20), mod))
     order = np.lexsort((prio, rank, np.maximum(own, -1), major))
     new = np.empty_like(prio)
     new[order] = np.arange(len(prio))
