@@ -36,6 +36,20 @@ limb-major order was slower on set III (2.19 ms at 1 TB/s): the first giant step
 switch then ran among the last baby step's limbs. Applied to every double-hoisted baby
 step, including SlotsToCoeffs' (whose 6 sums of 2 x 27 limbs fit), it took 1.967 ms.
 
+Single hoisting (`limb_major_single_baby_steps`): a single-hoisted baby step is the rotated
+digits, the key product, its mod-down, σ(c0), KS_ADD, its MUL_CONST products and the ADDs
+into the sums over Q. The mod-down reads every special prime's limb before it writes a limb
+of Q, so the order is the special primes' limbs first, then Q's limb by limb. Its pieces
+are not one run of priorities (the GSC order runs σ(c0) early; a baby step's key switch
+starts among the previous one's products), and giving a baby step its own priority values
+back limb-major put consumers before producers, which misleads the off-chip scheduler's
+Belady choice (it reads priorities as the order of use): ResNet-20's SH bootstrap pair on
+`osiris` went 4.747 -> 15.08 ms, 7.2 GB of intermediates spilled. So each baby step runs as
+one block at the priority of its first digit automorphism (the whole program renumbered).
+Which transforms: `_spilling` with the products over Q. On that pair CoeffsToSlots qualifies
+and SlotsToCoeffs does not, and the pair takes 4.418 ms (3,142 MB moved, against 3,400);
+limb-major SlotsToCoeffs too, 4.714 ms; SlotsToCoeffs alone, 5.033 ms.
+
 Preserves: every instruction, operand and dependence (only ``prio`` changes; the
 schedulers honour dependences whatever the priorities), so every residue of every output
 is unchanged.
@@ -52,7 +66,7 @@ from fhec.ir.limb import LimbProgram, word_bytes_for
 from fhec.passes.he_gsc import MIN_TILE_SUMS, sums_per_tile
 from fhec.passes.he_order import hint_bytes
 
-__all__ = ["limb_major_baby_steps"]
+__all__ = ["limb_major_baby_steps", "limb_major_single_baby_steps"]
 
 SUM_OPS = frozenset({HeOp.ADD_EXT, HeOp.ADD_EXT_Q})
 """Ops that accumulate a double-hoisted baby step's products."""
@@ -92,11 +106,18 @@ def _baby_steps(he: HeProgram) -> dict[int, list[set[int]]]:
     return out
 
 
-def _spilling(he: HeProgram, steps: list[set[int]], capacity_bytes: int) -> bool:
+def _q_bytes(program: HeProgram, node) -> int:
+    """On-chip bytes of a value over Q."""
+    p, t = program.params, node.type
+    return t.parts * p.limbs_at(t.level) * p.N * word_bytes_for(p.word_bits)
+
+
+def _spilling(he: HeProgram, steps: list[set[int]], capacity_bytes: int,
+              product_op: HeOp = HeOp.MUL_CONST_EXT, size=_bytes) -> bool:
     """Whether a transform's n2 sums do not fit and the GSC order left it untiled."""
-    products = [[v for v in s if he.node(v).op is HeOp.MUL_CONST_EXT] for s in steps]
+    products = [[v for v in s if he.node(v).op is product_op] for s in steps]
     n2 = max(len(p) for p in products)
-    product = max(_bytes(he, he.node(v)) for p in products for v in p)
+    product = max(size(he, he.node(v)) for p in products for v in p)
     key_mult = next(v for v in steps[0] if he.node(v).op is HeOp.KEY_MULT)
     fit = sums_per_tile(capacity_bytes, hint_bytes(he, he.node(key_mult)), product)
     return n2 > fit and fit < MIN_TILE_SUMS
@@ -125,4 +146,77 @@ def limb_major_baby_steps(limb: LimbProgram, he: HeProgram, capacity_bytes: int)
     values = prio[idx[np.lexsort((prio[idx], own[idx]))]]  # each baby step's own values, ascending
     new = prio.copy()
     new[limb_major] = values
+    return dataclasses.replace(limb, prio=new.astype(np.asarray(limb.prio).dtype))
+
+
+def _single_baby_steps(he: HeProgram) -> dict[int, list[set[int]]]:
+    """Hoisted mod-up -> the node ids of each of its single-hoisted baby steps: the digit
+    automorphism, key product, mod-down, c0 automorphism and KS_ADD of a rotation that
+    some MUL_CONST reads, its products and the ADDs that accumulate them."""
+    users = he.users()
+    op = {n.id: n.op for n in he.nodes}
+    out: dict[int, list[set[int]]] = {}
+    for n in he.nodes:
+        if n.op is not HeOp.DIGITS_AUTOMORPHISM:
+            continue
+        step = {n.id}
+        for k in users.get(n.id, ()):
+            if op[k] is not HeOp.KEY_MULT:
+                continue
+            step.add(k)
+            for d in users.get(k, ()):
+                if op[d] is not HeOp.MOD_DOWN:
+                    continue
+                step.add(d)
+                for e in users.get(d, ()):
+                    if op[e] is not HeOp.KS_ADD:
+                        continue
+                    step.add(e)
+                    step.update(a for a in he.node(e).args if op[a] is HeOp.AUTOMORPHISM)
+                    for m in users.get(e, ()):
+                        if op[m] is HeOp.MUL_CONST:
+                            step.add(m)
+                            step.update(s for s in users.get(m, ()) if op[s] is HeOp.ADD)
+        if any(op[v] is HeOp.MUL_CONST for v in step):
+            out.setdefault(n.args[0], []).append(step)
+    return out
+
+
+def limb_major_single_baby_steps(limb: LimbProgram, he: HeProgram, capacity_bytes: int) -> LimbProgram:
+    """`limb` with the instructions of every baby step of a spilling single-hoisted
+    transform (the rule of `_spilling`, with its products over Q) as one block, limb-major,
+    the special primes' limbs first (see the module doc); `limb` itself when there is none."""
+    top = max((n.id for n in he.nodes), default=-1)
+    owner = np.full(top + 2, -1, dtype=np.int64)
+    count = 0
+    for steps in _single_baby_steps(he).values():
+        if not _spilling(he, steps, capacity_bytes, HeOp.MUL_CONST, _q_bytes):
+            continue
+        for step in steps:
+            owner[list(step)] = count
+            count += 1
+    if count == 0:
+        return limb
+    return _as_blocks(limb, he, owner, count, special_first=True)
+
+
+def _as_blocks(limb: LimbProgram, he: HeProgram, owner: np.ndarray, count: int, special_first: bool) -> LimbProgram:
+    """`limb` renumbered: the instructions of each baby step (`owner`: HE node -> baby step)
+    as one block at the priority of its first digit automorphism, by limb within it (the
+    special primes' limbs first if `special_first`), their order within a limb kept."""
+    prio = np.asarray(limb.prio, dtype=np.int64)
+    own = owner[np.asarray(limb.he_node, dtype=np.int64)]
+    he_node = np.asarray(limb.he_node, dtype=np.int64)
+    digits = np.isin(he_node, [n.id for n in he.nodes if n.op is HeOp.DIGITS_AUTOMORPHISM])
+    anchor = np.full(count, np.iinfo(np.int64).max)
+    np.minimum.at(anchor, own[digits & (own >= 0)], prio[digits & (own >= 0)])
+    # Each baby step runs as one block where its digit automorphisms began: pieces the
+    # order ran earlier (its c0 automorphism) move there, so no piece ranks before a producer.
+    major = np.where(own >= 0, anchor[np.maximum(own, 0)], prio)
+    mod = np.asarray(limb.mod, dtype=np.int64)
+    special = mod >= he.params.max_limbs if special_first else np.zeros(len(mod), dtype=bool)
+    rank = np.where(own < 0, -(1 << 40), np.where(special, mod - (1 << 20), mod))
+    order = np.lexsort((prio, rank, np.maximum(own, -1), major))
+    new = np.empty_like(prio)
+    new[order] = np.arange(len(prio))
     return dataclasses.replace(limb, prio=new.astype(np.asarray(limb.prio).dtype))

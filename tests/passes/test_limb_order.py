@@ -99,3 +99,66 @@ def test_the_pipeline_tries_it_only_with_the_giant_step_centric_order(ordering, 
     assert calls == ([target.onchip_bytes] if tried else [])
     kept = c.lowered.limb.prio
     assert sorted(kept.tolist()) == list(range(len(kept)))  # either way a priority order
+
+
+# -- single hoisting ------------------------------------------------------------------------
+
+
+def test_spilling_single_hoisted_baby_steps_run_as_blocks_special_primes_first_in_dependence_order():
+    from fhec.passes.limb_order import _single_baby_steps, limb_major_single_baby_steps
+
+    lowered = _lowered("single", OSIRIS_TINY)
+    limb, he = lowered.limb, lowered.he
+    out = limb_major_single_baby_steps(limb, he, OSIRIS_TINY.onchip_bytes)
+    assert out is not limb
+    for col in COLUMNS:
+        assert np.array_equal(getattr(out, col), getattr(limb, col)), col
+    assert sorted(out.prio.tolist()) == list(range(len(limb.prio)))  # a priority order
+    # no instruction ranks before a producer of its sources (the offchip scheduler's Belady
+    # choice reads priorities as the order of use)
+    producer = np.full(int(np.max(limb.dst)) + 1, -1)
+    producer[np.asarray(limb.dst)] = np.arange(len(limb.dst))
+    prio = np.asarray(out.prio)
+    for src in (np.asarray(limb.src0), np.asarray(limb.src1)):
+        has = (src >= 0) & (producer[np.maximum(src, 0)] >= 0)
+        assert np.all(prio[producer[src[has]]] < prio[has])
+    (steps,) = _single_baby_steps(he).values()
+    assert len(steps) == 3
+    he_node, mod = np.asarray(limb.he_node), np.asarray(limb.mod, dtype=np.int64)
+    special = he.params.max_limbs
+    for step in steps:
+        mine = np.flatnonzero(np.isin(he_node, list(step)))
+        ranks = np.sort(prio[mine])
+        assert ranks[-1] - ranks[0] == len(mine) - 1  # one block
+        mods = mod[mine[np.argsort(prio[mine])]]
+        rank = np.where(mods >= special, mods - 10**6, mods)
+        assert np.all(np.diff(rank) >= 0)  # the special primes' limbs, then Q's, limb by limb
+        assert not np.all(np.diff(np.where((m := mod[mine[np.argsort(np.asarray(limb.prio)[mine])]]) >= special,
+                                           m - 10**6, m)) >= 0)  # the lowering's order was not
+
+
+def test_single_hoisted_transforms_whose_sums_fit_and_double_hoisting_keep_their_priorities():
+    from fhec.passes.limb_order import limb_major_single_baby_steps
+
+    roomy = _lowered("single", ROOMY)
+    assert limb_major_single_baby_steps(roomy.limb, roomy.he, ROOMY.onchip_bytes) is roomy.limb
+    double = _lowered("double", OSIRIS_TINY)
+    assert limb_major_single_baby_steps(double.limb, double.he, OSIRIS_TINY.onchip_bytes) is double.limb
+
+
+def test_the_single_hoisted_limb_major_schedule_replays_and_equals_the_evaluator_on_every_limb():
+    from fhec.passes.cycle import schedule_cycles
+    from fhec.passes.limb_order import limb_major_single_baby_steps
+    from fhec.passes.offchip import schedule_offchip
+
+    p, diagonals = _matvec("single")
+    c = fhec.compile(p, OSIRIS_TINY)
+    limb = limb_major_single_baby_steps(c.lowered.limb, c.lowered.he, OSIRIS_TINY.onchip_bytes)
+    assert limb is not c.lowered.limb
+    data = schedule_offchip(limb, OSIRIS_TINY)
+    lm = dataclasses.replace(c, lowered=dataclasses.replace(c.lowered, limb=limb), data_schedule=data,
+                             streams=schedule_cycles(data, OSIRIS_TINY))
+    x = np.random.default_rng(2).uniform(-1, 1, p.params.slots)
+    out = run_compiled_checked(lm, {"x": x}, seed=4, check=True)
+    want = sum(d * np.roll(x, -k) for k, d in diagonals.items())
+    assert np.allclose(out["outputs"]["y"], want, atol=1e-2)
