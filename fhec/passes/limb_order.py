@@ -78,32 +78,36 @@ def _bytes(program: HeProgram, node) -> int:
     return t.parts * (p.limbs_at(t.level) + len(p.special_moduli)) * p.N * word_bytes_for(p.word_bits)
 
 
-def _baby_steps(he: HeProgram) -> dict[int, list[set[int]]]:
-    """Hoisted mod-up -> the node ids of each of its double-hoisted baby steps (see the
-    module doc); a rotation whose KS_ADD_EXT no MUL_CONST_EXT reads is not one."""
+def _steps(he: HeProgram, chain: tuple, product_op: HeOp, sum_ops: frozenset) -> dict[int, list[set[int]]]:
+    """Hoisted mod-up -> the node ids of each of its baby steps: a digit automorphism, the
+    nodes `chain` names in turn below it (ending at the key switch's last add), the c0
+    automorphism that add reads, the `product_op` products of the rotated value and the
+    `sum_ops` that accumulate them. A rotation no product reads is not a baby step."""
     users = he.users()
     op = {n.id: n.op for n in he.nodes}
     out: dict[int, list[set[int]]] = {}
     for n in he.nodes:
         if n.op is not HeOp.DIGITS_AUTOMORPHISM:
             continue
-        step = {n.id}
-        for k in users.get(n.id, ()):
-            if op[k] is not HeOp.KEY_MULT:
-                continue
-            step.add(k)
-            for e in users.get(k, ()):
-                if op[e] is not HeOp.KS_ADD_EXT:
-                    continue
-                step.add(e)
-                step.update(a for a in he.node(e).args if op[a] is HeOp.AUTOMORPHISM)
-                for m in users.get(e, ()):
-                    if op[m] is HeOp.MUL_CONST_EXT:
-                        step.add(m)
-                        step.update(s for s in users.get(m, ()) if op[s] in SUM_OPS)
-        if any(op[v] is HeOp.MUL_CONST_EXT for v in step):
+        step, frontier = {n.id}, [n.id]
+        for want in chain:
+            frontier = [u for f in frontier for u in users.get(f, ()) if op[u] is want]
+            step.update(frontier)
+        for e in frontier:
+            step.update(a for a in he.node(e).args if op[a] is HeOp.AUTOMORPHISM)
+            for m in users.get(e, ()):
+                if op[m] is product_op:
+                    step.add(m)
+                    step.update(s for s in users.get(m, ()) if op[s] in sum_ops)
+        if any(op[v] is product_op for v in step):
             out.setdefault(n.args[0], []).append(step)
     return out
+
+
+def _baby_steps(he: HeProgram) -> dict[int, list[set[int]]]:
+    """Hoisted mod-up -> the node ids of each of its double-hoisted baby steps (see the
+    module doc): the rotation ends in KS_ADD_EXT over Q·P, its products are MUL_CONST_EXT."""
+    return _steps(he, (HeOp.KEY_MULT, HeOp.KS_ADD_EXT), HeOp.MUL_CONST_EXT, SUM_OPS)
 
 
 def _q_bytes(program: HeProgram, node) -> int:
@@ -153,33 +157,7 @@ def _single_baby_steps(he: HeProgram) -> dict[int, list[set[int]]]:
     """Hoisted mod-up -> the node ids of each of its single-hoisted baby steps: the digit
     automorphism, key product, mod-down, c0 automorphism and KS_ADD of a rotation that
     some MUL_CONST reads, its products and the ADDs that accumulate them."""
-    users = he.users()
-    op = {n.id: n.op for n in he.nodes}
-    out: dict[int, list[set[int]]] = {}
-    for n in he.nodes:
-        if n.op is not HeOp.DIGITS_AUTOMORPHISM:
-            continue
-        step = {n.id}
-        for k in users.get(n.id, ()):
-            if op[k] is not HeOp.KEY_MULT:
-                continue
-            step.add(k)
-            for d in users.get(k, ()):
-                if op[d] is not HeOp.MOD_DOWN:
-                    continue
-                step.add(d)
-                for e in users.get(d, ()):
-                    if op[e] is not HeOp.KS_ADD:
-                        continue
-                    step.add(e)
-                    step.update(a for a in he.node(e).args if op[a] is HeOp.AUTOMORPHISM)
-                    for m in users.get(e, ()):
-                        if op[m] is HeOp.MUL_CONST:
-                            step.add(m)
-                            step.update(s for s in users.get(m, ()) if op[s] is HeOp.ADD)
-        if any(op[v] is HeOp.MUL_CONST for v in step):
-            out.setdefault(n.args[0], []).append(step)
-    return out
+    return _steps(he, (HeOp.KEY_MULT, HeOp.MOD_DOWN, HeOp.KS_ADD), HeOp.MUL_CONST, frozenset({HeOp.ADD}))
 
 
 def limb_major_single_baby_steps(limb: LimbProgram, he: HeProgram, capacity_bytes: int) -> LimbProgram:
