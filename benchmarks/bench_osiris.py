@@ -53,10 +53,11 @@ Why fhec differs. The Hadamard units run 2,048 products per cycle each (p = 512 
 of dnum = 2 cells, two multipliers per cell for each of KeyMult and diagonal products,
 §IV-E; Table IV's 32,256 multipliers agree), so the units are no longer the binding ones,
 and the lower bounds order the modes as the paper does: with the fewest-rotations split,
-DH 1.32 M cycles < SH 1.40 M < NH 1.44 M (load-aware, 1 TB/s). The schedules do too:
-DH 1.93 < SH 1.94 < NH 1.96 ms at 1 TB/s (paper 2.70 / 2.82 / 3.00) and DH 1.57 < SH
-1.74 < NH 1.87 ms at 2 TB/s (paper 1.89 / 2.59 / 2.77), DH at 1.47x its bound where NH and
-SH are at 1.36x and 1.38x. Where the time goes at 1 TB/s (DH at its best cap, n2 <= 6,
+DH 1.32 M cycles < SH 1.40 M < NH 1.44 M (load-aware, 1 TB/s). The schedules do at 2 TB/s:
+DH 1.57 < SH 1.64 < NH 1.87 ms (paper 1.89 / 2.59 / 2.77). At 1 TB/s SH comes first by 1%:
+SH 1.91 < DH 1.93 < NH 1.96 ms (paper 2.82 / 2.70 / 3.00), since limb-major single-hoisted
+baby steps (docs/scheduling.md, "Limb-major baby steps") took SH from 1.94 ms, while DH
+stays at 1.47x its bound. Where the time goes at 1 TB/s (DH at its best cap, n2 <= 6,
 against SH's and NH's fewest-rotations split; stage cycles from `Report.stages`, measured
 2026-11-23):
 
