@@ -57,7 +57,7 @@ DH 1.32 M cycles < SH 1.40 M < NH 1.44 M (load-aware, 1 TB/s). The schedules do 
 DH 1.57 < SH 1.64 < NH 1.87 ms (paper 1.89 / 2.59 / 2.77). At 1 TB/s SH comes first by 1%:
 SH 1.91 < DH 1.93 < NH 1.96 ms (paper 2.82 / 2.70 / 3.00), since limb-major single-hoisted
 baby steps (docs/scheduling.md, "Limb-major baby steps") took SH from 1.94 ms, while DH
-stays at 1.47x its bound. Where the time goes at 1 TB/s (DH at its best cap, n2 <= 6,
+stays at 1.46x its bound (SH 1.36x, NH 1.36x). Where the time goes at 1 TB/s (DH at its best cap, n2 <= 6,
 against SH's and NH's fewest-rotations split; stage cycles from `Report.stages`, measured
 2026-11-23):
 
@@ -87,7 +87,7 @@ against SH's and NH's fewest-rotations split; stage cycles from `Report.stages`,
   few of them ahead.
 * EvalMod is the same in all modes (0.53 M).
 
-DH moves 1,374 MB off chip at 1 TB/s against SH's 1,358 (the 17 MB of SlotsToCoeffs keys);
+DH moves 1,374 MB off chip at 1 TB/s against SH's 1,361 and NH's 1,358 (about the 17 MB of SlotsToCoeffs keys);
 before the two orders above it moved 1,413 MB and took 2.02 ms, 4% slower than SH. An
 earlier revision removed three costs the lowering charged double and single
 hoisting without need (DH bootstrap 2.12 -> 2.02 ms, SH 1.96 -> 1.94, NH 2.02 -> 1.96 at
