@@ -127,19 +127,26 @@ def _spilling(he: HeProgram, steps: list[set[int]], capacity_bytes: int,
     return n2 > fit and fit < MIN_TILE_SUMS
 
 
-def limb_major_baby_steps(limb: LimbProgram, he: HeProgram, capacity_bytes: int) -> LimbProgram:
-    """`limb` with the instructions of every baby step of a spilling double-hoisted
-    transform in limb-major priority order (see the module doc); `limb` itself when there
-    is none."""
+def _owners(he: HeProgram, steps_by_mod_up: dict, spills) -> tuple[np.ndarray, int]:
+    """(HE node -> its baby step, -1 elsewhere; the last entry stands for he_node -1) over
+    the transforms `spills` accepts, and how many baby steps they hold."""
     top = max((n.id for n in he.nodes), default=-1)
-    owner = np.full(top + 2, -1, dtype=np.int64)  # HE node -> its baby step; the last entry stands for he_node -1
+    owner = np.full(top + 2, -1, dtype=np.int64)
     count = 0
-    for steps in _baby_steps(he).values():
-        if not _spilling(he, steps, capacity_bytes):
+    for steps in steps_by_mod_up.values():
+        if not spills(steps):
             continue
         for step in steps:
             owner[list(step)] = count
             count += 1
+    return owner, count
+
+
+def limb_major_baby_steps(limb: LimbProgram, he: HeProgram, capacity_bytes: int) -> LimbProgram:
+    """`limb` with the instructions of every baby step of a spilling double-hoisted
+    transform in limb-major priority order (see the module doc); `limb` itself when there
+    is none."""
+    owner, count = _owners(he, _baby_steps(he), lambda steps: _spilling(he, steps, capacity_bytes))
     if count == 0:
         return limb
     prio = np.asarray(limb.prio, dtype=np.int64)
@@ -164,15 +171,8 @@ def limb_major_single_baby_steps(limb: LimbProgram, he: HeProgram, capacity_byte
     """`limb` with the instructions of every baby step of a spilling single-hoisted
     transform (the rule of `_spilling`, with its products over Q) as one block, limb-major,
     the special primes' limbs first (see the module doc); `limb` itself when there is none."""
-    top = max((n.id for n in he.nodes), default=-1)
-    owner = np.full(top + 2, -1, dtype=np.int64)
-    count = 0
-    for steps in _single_baby_steps(he).values():
-        if not _spilling(he, steps, capacity_bytes, HeOp.MUL_CONST, _q_bytes):
-            continue
-        for step in steps:
-            owner[list(step)] = count
-            count += 1
+    owner, count = _owners(he, _single_baby_steps(he),
+                           lambda steps: _spilling(he, steps, capacity_bytes, HeOp.MUL_CONST, _q_bytes))
     if count == 0:
         return limb
     return _as_blocks(limb, he, owner, count, special_first=True)
@@ -183,8 +183,8 @@ def _as_blocks(limb: LimbProgram, he: HeProgram, owner: np.ndarray, count: int, 
     as one block at the priority of its first digit automorphism, by limb within it (the
     special primes' limbs first if `special_first`), their order within a limb kept."""
     prio = np.asarray(limb.prio, dtype=np.int64)
-    own = owner[np.asarray(limb.he_node, dtype=np.int64)]
     he_node = np.asarray(limb.he_node, dtype=np.int64)
+    own = owner[he_node]
     digits = np.isin(he_node, [n.id for n in he.nodes if n.op is HeOp.DIGITS_AUTOMORPHISM])
     anchor = np.full(count, np.iinfo(np.int64).max)
     np.minimum.at(anchor, own[digits & (own >= 0)], prio[digits & (own >= 0)])
