@@ -24,7 +24,15 @@ steps' partial sums stay on chip while the baby steps stream; Osiris "simply red
 the number of giant steps" rather than spill them, so `n1_costs` leaves out the splits
 whose working set does not fit the scratchpad (`gsc_working_set`: n2 running sums of 2
 parts, the hoisted digits, two keys in flight (one used, the next loading) and the n2
-diagonals of one baby step), unless none fits.
+diagonals of one baby step), unless none fits. With double hoisting a split also fits
+when the compiler would run it limb-major (`gsc_fits`): where a baby step's room beside
+its key leaves fewer than `MIN_TILE_SUMS` sums (high levels, large α), the GSC order does
+not tile and `fhec.passes.limb_order` streams each baby step limb by limb, so only the
+sums and the hoisted digits must stay on chip. Counting the whole key and n2 diagonals
+there excluded the split every schedule runs best: ResNet-20's first convolution (level
+17, α = 14, 144 diagonals) double hoisted on `osiris` took n1 = 6144, 1.255 ms, where
+n1 = 3072 (6 sums of 2 x 33 limbs and 66 of digits, 462 of 588 RVecs) takes 0.752 ms with
+no spilled sum; n1 = 2048's 8 sums (594 RVecs) do spill (1.241 ms).
 
 It is a model for choosing, not a schedule: the grid approximation counts a ragged last
 giant step as full. `best_n1` is its argmin; pass it to
@@ -79,6 +87,31 @@ def gsc_working_set(L: int, alpha: int, n2: int, hoisting: str, key_halves: int 
     return n2 * 2 * limbs + d * K + 2 * key_halves * d * K + n2 * limbs
 
 
+MIN_TILE_SUMS = 4
+"""`fhec.passes.he_gsc.MIN_TILE_SUMS`, restated (analysis does not import passes; a test
+checks they agree): below it, the GSC order leaves a transform's sums untiled."""
+
+
+def gsc_fits(L: int, alpha: int, n2: int, hoisting: str, key_halves: int, slots: int) -> bool:
+    """Whether a giant-step-centric BSGS of n2 giant-step sums runs without spilling them
+    in a scratchpad of `slots` RVecs (see the module doc): node-major, its
+    `gsc_working_set` fits; or, double hoisted, the compiler runs its baby steps limb-major
+    and the sums over Q·P and the hoisted digits fit. Limb-major is the compiler's rule
+    (`fhec.passes.limb_order._spilling`): the sums do not fit beside one baby step's room
+    (2 hints of 2·d·K and 2 products of 2·K, as `fhec.passes.he_gsc.sums_per_tile` counts)
+    and fewer than `MIN_TILE_SUMS` would, so the GSC order does not tile them. A
+    limb-major baby step reads its key, its diagonals and its products a few limbs at a
+    time, so they are left out beside the sums."""
+    if gsc_working_set(L, alpha, n2, hoisting, key_halves) <= slots:
+        return True
+    if hoisting != "double":
+        return False
+    d, K = -(-L // alpha), L + alpha
+    product = 2 * K
+    per_tile = max(1, (slots - 2 * (2 * d * K) - 2 * product) // product)
+    return per_tile < MIN_TILE_SUMS and n2 * product + d * K <= slots
+
+
 def diagonal_steps(matrix, row: int) -> list[int]:
     """The rotation amounts k of the nonzero generalized diagonals of a 2-D matrix
     (entries M[i, (i + k) mod row], the matrix zero-padded to the row), or the given
@@ -125,7 +158,7 @@ def n1_costs(matrix_or_steps, params, *, level: int | None = None, hoisting: str
     if target.ordering.linear_transforms == "giant-step-centric":
         slots = target.scratchpad_rvecs(params.N)
         fits = [c for c in out
-                if gsc_working_set(L, alpha, c.rotations - _babies(c.n1, steps, row) + 1, hoisting, key_halves) <= slots]
+                if gsc_fits(L, alpha, c.rotations - _babies(c.n1, steps, row) + 1, hoisting, key_halves, slots)]
         out = fits or out
     return out
 

@@ -92,7 +92,9 @@ two-bootstrap segment (`tuned_giant_steps`), as Osiris tunes n1/n2 per hoisting 
 bandwidth (§VII-C) and `benchmarks/bench_osiris.py` does for its bootstrap row. On `osiris`
 the cost model changes the double-hoisted layers (a stage-3 layer's fewest-rotations split
 keeps 39 sums over Q·P', 1.2 times the scratchpad: 1.40 ms alone, 0.96 ms split by the
-model; with α = 14 on every level, 3.6 and 1.9 ms)
+model; with α = 14 on every level, 3.6 and 1.9 ms; the first layer, at level 17 with
+α = 14, n1 = 3072, whose 6 sums over Q·P fit once its baby steps run limb-major: 0.75 ms
+alone, as single hoisted, against 1.26 ms at the n1 = 6144 a node-major working set gave)
 and, in NH and SH, only the first layer and two small ones; the tuning caps DH's bootstrap
 DFTs at 4 giant steps and leaves NH and SH at the fewest rotations (docs/scheduling.md,
 "Scaling"). `full(variant)` without a target keeps the fewest rotations everywhere.
