@@ -63,7 +63,7 @@ import numpy as np
 
 from fhec.ir.he import HeOp, HeProgram
 from fhec.ir.limb import LimbProgram, word_bytes_for
-from fhec.passes.he_gsc import MIN_TILE_SUMS, sums_per_tile
+from fhec.passes.he_gsc import is_tiled, sums_per_tile
 from fhec.passes.he_order import hint_bytes
 
 __all__ = ["limb_major_baby_steps", "limb_major_single_baby_steps"]
@@ -116,15 +116,28 @@ def _q_bytes(program: HeProgram, node) -> int:
     return t.parts * p.limbs_at(t.level) * p.N * word_bytes_for(p.word_bits)
 
 
-def _spilling(he: HeProgram, steps: list[set[int]], capacity_bytes: int,
-              product_op: HeOp = HeOp.MUL_CONST_EXT, size=_bytes) -> bool:
-    """Whether a transform's n2 sums do not fit and the GSC order left it untiled."""
+def _fit(he: HeProgram, steps: list[set[int]], capacity_bytes: int, product_op: HeOp, size) -> tuple[bool, bool]:
+    """(whether a transform's n2 sums do not fit beside one baby step run node by node, by
+    `fhec.passes.he_gsc.sums_per_tile`; whether the GSC order tiled it, `is_tiled`)."""
     products = [[v for v in s if he.node(v).op is product_op] for s in steps]
     n2 = max(len(p) for p in products)
     product = max(size(he, he.node(v)) for p in products for v in p)
     key_mult = next(v for v in steps[0] if he.node(v).op is HeOp.KEY_MULT)
-    fit = sums_per_tile(capacity_bytes, hint_bytes(he, he.node(key_mult)), product)
-    return n2 > fit and fit < MIN_TILE_SUMS
+    hint = hint_bytes(he, he.node(key_mult))
+    double = product_op is HeOp.MUL_CONST_EXT
+    return n2 > sums_per_tile(capacity_bytes, hint, product), is_tiled(n2, capacity_bytes, hint, product, double)
+
+
+def _untiled(he: HeProgram, steps: list[set[int]], capacity_bytes: int) -> bool:
+    """Whether the GSC order left a double-hoisted transform untiled."""
+    return not _fit(he, steps, capacity_bytes, HeOp.MUL_CONST_EXT, _bytes)[1]
+
+
+def _spilling(he: HeProgram, steps: list[set[int]], capacity_bytes: int) -> bool:
+    """Whether a single-hoisted transform's n2 sums over Q do not fit beside a baby step and
+    the GSC order left it untiled."""
+    spills, tiled = _fit(he, steps, capacity_bytes, HeOp.MUL_CONST, _q_bytes)
+    return spills and not tiled
 
 
 def _owners(he: HeProgram, steps_by_mod_up: dict, spills) -> tuple[np.ndarray, int]:
@@ -146,7 +159,7 @@ def limb_major_baby_steps(limb: LimbProgram, he: HeProgram, capacity_bytes: int)
     """`limb` with the instructions of every baby step of a spilling double-hoisted
     transform in limb-major priority order (see the module doc); `limb` itself when there
     is none."""
-    owner, count = _owners(he, _baby_steps(he), lambda steps: _spilling(he, steps, capacity_bytes))
+    owner, count = _owners(he, _baby_steps(he), lambda steps: _untiled(he, steps, capacity_bytes))
     if count == 0:
         return limb
     prio = np.asarray(limb.prio, dtype=np.int64)
@@ -171,8 +184,7 @@ def limb_major_single_baby_steps(limb: LimbProgram, he: HeProgram, capacity_byte
     """`limb` with the instructions of every baby step of a spilling single-hoisted
     transform (the rule of `_spilling`, with its products over Q) as one block, limb-major,
     the special primes' limbs first (see the module doc); `limb` itself when there is none."""
-    owner, count = _owners(he, _single_baby_steps(he),
-                           lambda steps: _spilling(he, steps, capacity_bytes, HeOp.MUL_CONST, _q_bytes))
+    owner, count = _owners(he, _single_baby_steps(he), lambda steps: _spilling(he, steps, capacity_bytes))
     if count == 0:
         return limb
     return _as_blocks(limb, he, owner, count, special_first=True)
