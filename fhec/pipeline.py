@@ -50,7 +50,7 @@ from typing import Any, Callable, Collection, Iterator, Sequence
 import numpy as np
 
 from fhec.errors import ParameterError
-from fhec.ir.he import HeProgram
+from fhec.ir.he import HeOp, HeProgram
 from fhec.ir.he_verify import check_complete, verify_by_default, verify_he
 from fhec.ir.lowered import LoweredProgram
 from fhec.ir.schedule import DataSchedule, verify_data_schedule
@@ -317,8 +317,9 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     reserves, one schedule at a time, and each is kept if strictly faster:
 
     * with the giant-step-centric order (``[ordering] linear_transforms``), the baby steps
-      of double-hoisted transforms whose sums over Q·P do not fit run limb by limb
-      (`fhec.passes.limb_order`): Osiris set III's DH bootstrap 2.008 -> 1.927 ms at 1 TB/s,
+      of untiled double-hoisted transforms run limb by limb (`fhec.passes.limb_order`;
+      measured when only those whose sums over Q·P do not fit took part, with one reserve
+      per program): Osiris set III's DH bootstrap 2.008 -> 1.927 ms at 1 TB/s,
       1.700 -> 1.566 at 2 TB/s, while HELR-1024's sparse DH bootstrap keeps the node-major
       order (limb-major, 1.989 -> 2.003 ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s); and
       the baby steps of single-hoisted transforms whose sums do not fit, each as one block,
@@ -329,7 +330,7 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
       regression, +0.2%). Where the largest of the default reserves gives the fastest
       paired schedule, the next reserve up is tried while it is faster still.
 
-    For a program with a bootstrap (HE nodes tagged with their stage), each program (the
+    For a program with one bootstrap (HE nodes tagged with their stage), each program (the
     lowering's and each variant) is then scheduled once more with every stage at the
     reserve that ran that stage fastest (`schedule_offchip` with a reserve per
     instruction), and kept if strictly faster: a stage's best reserve depends on its
@@ -351,7 +352,10 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     lowered = schedules.lowered
     names, stage = instruction_stages(lowered.he, lowered.limb)
     occupancy = op_timing(o.target, lowered.limb.N).occupancy
-    staged = len(names) > 1 and o.prefetch_reserve is None
+    # A stage's span measures it only where it runs once: programs with one bootstrap
+    # (several bootstraps' CoeffsToSlots would span the whole program between them).
+    bootstraps = sum(n.op is HeOp.MOD_RAISE for n in lowered.he.nodes)
+    staged = len(names) > 1 and bootstraps == 1 and o.prefetch_reserve is None
 
     def spans_of(streams) -> np.ndarray | None:
         return _stage_spans(streams, stage, len(names), occupancy) if staged else None

@@ -18,9 +18,12 @@ limb (modulus), keeping their order within a limb and the set of priority values
 step had: limb i of every piece, then limb i + 1. A baby step's working set becomes a few
 limbs of each, and its key is read as it streams in.
 
-Which transforms: those whose sums do not fit beside one baby step's room, by the rule the
-giant-step-centric order uses to tile (`fhec.passes.he_gsc.sums_per_tile`), and that it
-left untiled (fewer than `MIN_TILE_SUMS` fit): with tiles, the sums of a tile fit.
+Which transforms: every double-hoisted transform the giant-step-centric order left untiled
+(`fhec.passes.he_gsc.is_tiled`; with tiles, the sums of a tile fit beside a node-major baby
+step). Those whose sums fit gain as well: the key streams, and the room it took prefetches
+the next keys (set III's SlotsToCoeffs at n2 <= 6, bound by its key loads: 0.436 ->
+0.426 M cycles at 1 TB/s with per-stage prefetch reserves; at n2 = 7, which the GSC order
+no longer tiles since its sums fit beside a limb-major baby step, 0.410 M).
 
 The pipeline's `schedule_cycles` schedules the program with these priorities beside the
 lowering's own (at the same prefetch reserves) and keeps it only when it is strictly
@@ -30,11 +33,14 @@ faster, as it does for `fhec.passes.limb_pairing`: measured on Osiris set III's 
 reloaded keys gone) and 1.700 -> 1.566 ms at 2 TB/s (n2 <= 4); and HELR-1024's fully
 packed DH row 3.070 -> 2.965 ms (1 TB/s) and 2.743 -> 2.660 (2 TB/s). It does not for
 HELR-1024's sparse bootstrap (512 slots): 1.989 -> 2.003
-ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s, so that program keeps the node-major order. On
+ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s, so that program kept the node-major order (those
+numbers before the per-stage reserves and the untiled transforms; now set III's DH
+bootstrap takes 1.899 ms and HELR-1024's sparse DH row 1.952, docs/scheduling.md). On
 its own, without the GSC order's late giant-step mod-down (`fhec.passes.he_gsc`),
 limb-major order was slower on set III (2.19 ms at 1 TB/s): the first giant step's key
 switch then ran among the last baby step's limbs. Applied to every double-hoisted baby
-step, including SlotsToCoeffs' (whose 6 sums of 2 x 27 limbs fit), it took 1.967 ms.
+step with one reserve for the whole program, it took 1.967 ms; with a reserve per
+bootstrap stage (`fhec.pipeline`), 1.915 against 1.923 for the spilling transforms only.
 
 Single hoisting (`limb_major_single_baby_steps`): a single-hoisted baby step is the rotated
 digits, the key product, its mod-down, σ(c0), KS_ADD, its MUL_CONST products and the ADDs
