@@ -54,12 +54,13 @@ of dnum = 2 cells, two multipliers per cell for each of KeyMult and diagonal pro
 §IV-E; Table IV's 32,256 multipliers agree), so the units are no longer the binding ones,
 and the lower bounds order the modes as the paper does: with the fewest-rotations split,
 DH 1.32 M cycles < SH 1.40 M < NH 1.44 M (load-aware, 1 TB/s). The schedules do at 2 TB/s:
-DH 1.57 < SH 1.64 < NH 1.87 ms (paper 1.89 / 2.59 / 2.77). At 1 TB/s SH comes first by 1%:
-SH 1.91 < DH 1.93 < NH 1.96 ms (paper 2.82 / 2.70 / 3.00), since limb-major single-hoisted
-baby steps (docs/scheduling.md, "Limb-major baby steps") took SH from 1.94 ms, while DH
-stays at 1.46x its bound (SH 1.36x, NH 1.36x). Where the time goes at 1 TB/s (DH at its best cap, n2 <= 6,
-against SH's and NH's fewest-rotations split; stage cycles from `Report.stages`, measured
-2026-11-23):
+DH 1.55 < SH 1.63 < NH 1.85 ms (paper 1.89 / 2.59 / 2.77), and at 1 TB/s, by little:
+DH 1.899 < SH 1.903 < NH 1.960 ms (paper 2.70 / 2.82 / 3.00), since each bootstrap stage
+gets its own prefetch reserve and DH's SlotsToCoeffs at the fewest rotations (n2 = 7) runs
+untiled and limb-major (docs/scheduling.md, "A prefetch reserve per bootstrap stage";
+before: SH 1.908 < DH 1.927 < NH 1.963). Where the time went at 1 TB/s before those two
+changes (DH at its best cap then, n2 <= 6, against SH's and NH's fewest-rotations split;
+stage cycles from `Report.stages`, measured 2026-11-23):
 
 * CoeffsToSlots (levels 24-21, 23-26 limbs) is bound by its key loads at 1 TB/s in every
   mode (864 MB of keys, the same in all three), with the memory channel idle between
@@ -84,8 +85,11 @@ against SH's and NH's fewest-rotations split; stage cycles from `Report.stages`,
   and every baby step runs twice); at n2 <= 6 they fit for one more key per factor (17 MB
   more keys than SH loads), and the stage takes 0.44 M cycles against 0.42 M (SH, NH).
   Its keys are loaded after EvalMod: the scratchpad, full of EvalMod's working set, takes
-  few of them ahead.
-* EvalMod is the same in all modes (0.53 M).
+  few of them ahead. Now DH runs the uncapped split: the seven sums fit beside a baby step
+  run limb by limb, so the GSC order no longer tiles them, and with 1/8 of the slots kept
+  from prefetches the stage takes 0.41 M cycles (SH 0.42 M, NH 0.42 M).
+* EvalMod is the same in all modes (0.53 M; 0.526 M with a quarter of the slots kept from
+  SlotsToCoeffs' prefetches, which otherwise delay the reuse of the slots its values need).
 
 DH moves 1,374 MB off chip at 1 TB/s against SH's 1,361 and NH's 1,358 (about the 17 MB of SlotsToCoeffs keys);
 before the two orders above it moved 1,413 MB and took 2.02 ms, 4% slower than SH. An

@@ -366,6 +366,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         bounds=bounds,
         keyswitch=dict(Counter(lowered.methods.values())),
         prefetch_reserve=scheduled.prefetch_reserve,
+        stage_reserves=scheduled.stage_reserves,
         compile_seconds=done.seconds(),
         compile_passes=[r.as_dict() for r in done.records],
         he_program=lowered.he,

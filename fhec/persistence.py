@@ -296,7 +296,9 @@ def _read_compiled(header, arrays, params, path):
         raise PersistenceFormatError(f"{path}: the stored program's parameters differ from the file's header.")
     options = options_for(target, keyswitch=_field(header, "keyswitch", str, path),
                           policy=_field(header, "policy", str, path),
-                          prefetch_reserve=_field(header, "prefetch_reserve", (int, float), path),
+                          # a compile that gave stages their own reserves re-runs the same (deterministic) search
+                          prefetch_reserve=None if report.stage_reserves else
+                          _field(header, "prefetch_reserve", (int, float), path),
                           hoisting=_field(header, "hoisting", str, path))
     back_end = PIPELINE[PASS_NAMES.index(HE_DONE) + 1:]
     done = run_passes(back_end, program, options)

@@ -47,8 +47,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterator, Sequence
 
+import numpy as np
+
 from fhec.errors import ParameterError
-from fhec.ir.he import HeProgram
+from fhec.ir.he import HeOp, HeProgram
 from fhec.ir.he_verify import check_complete, verify_by_default, verify_he
 from fhec.ir.lowered import LoweredProgram
 from fhec.ir.schedule import DataSchedule, verify_data_schedule
@@ -267,9 +269,45 @@ class Scheduled:
     data: DataSchedule
     streams: Any  # fhec.backends.streams.Streams
     prefetch_reserve: float
+    stage_reserves: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.streams)
+
+
+def _stage_spans(streams, stage: np.ndarray, count: int, occupancy: np.ndarray) -> np.ndarray:
+    """Per bootstrap stage, the cycles from its first functional-unit entry to the end of
+    its last (`fhec.analysis.stages`); `stage`: per instruction, -1 untagged."""
+    tag = np.asarray(streams.tag, dtype=np.int64)
+    fu = np.asarray(streams.mod) >= 0
+    of = np.full(len(tag), -1, dtype=np.int64)
+    of[fu] = stage[tag[fu]]
+    start = np.asarray(streams.cycle, dtype=np.int64)
+    end = start + occupancy[np.asarray(streams.op)]
+    spans = np.zeros(count, dtype=np.int64)
+    for s in range(count):
+        mine = of == s
+        if mine.any():
+            spans[s] = end[mine].max() - start[mine].min()
+    return spans
+
+
+def _staged_reserves(names: tuple[str, ...], spans: dict[float, np.ndarray], base: float) -> dict[str, float]:
+    """Stage -> the reserve whose schedule ran that stage fastest (`spans`: reserve -> per
+    stage cycles), where it differs from `base` (the reserve of the whole program's fastest
+    schedule). Empty: nothing to try."""
+    out = {}
+    for s, name in enumerate(names):
+        r = min(spans, key=lambda r: (spans[r][s], r != base))  # ties: keep the base reserve
+        if r != base:
+            out[name] = r
+    return out
+
+
+def _reserve_fractions(stage: np.ndarray, names: tuple[str, ...], base: float, chosen: dict[str, float]) -> np.ndarray:
+    """Per instruction, its stage's reserve in `chosen`, else `base`."""
+    table = np.array([chosen.get(name, base) for name in names] + [base], dtype=np.float64)
+    return table[stage]  # stage -1 (untagged) reads the last entry
 
 
 def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
@@ -279,8 +317,9 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     reserves, one schedule at a time, and each is kept if strictly faster:
 
     * with the giant-step-centric order (``[ordering] linear_transforms``), the baby steps
-      of double-hoisted transforms whose sums over Q·P do not fit run limb by limb
-      (`fhec.passes.limb_order`): Osiris set III's DH bootstrap 2.008 -> 1.927 ms at 1 TB/s,
+      of untiled double-hoisted transforms run limb by limb (`fhec.passes.limb_order`;
+      measured when only those whose sums over Q·P do not fit took part, with one reserve
+      per program): Osiris set III's DH bootstrap 2.008 -> 1.927 ms at 1 TB/s,
       1.700 -> 1.566 at 2 TB/s, while HELR-1024's sparse DH bootstrap keeps the node-major
       order (limb-major, 1.989 -> 2.003 ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s); and
       the baby steps of single-hoisted transforms whose sums do not fit, each as one block,
@@ -291,22 +330,64 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
       regression, +0.2%). Where the largest of the default reserves gives the fastest
       paired schedule, the next reserve up is tried while it is faster still.
 
+    For a program with one bootstrap (HE nodes tagged with their stage), each program (the
+    lowering's and each variant) is then scheduled once more with every stage at the
+    reserve that ran that stage fastest (`schedule_offchip` with a reserve per
+    instruction), and kept if strictly faster: a stage's best reserve depends on its
+    working set (Osiris set III's CoeffsToSlots streams keys into every free slot, best at
+    0; EvalMod is fastest with a quarter of the slots kept from SlotsToCoeffs' prefetches,
+    which otherwise take the slots its values would reuse; double-hoisted SlotsToCoeffs
+    with seven sums over Q·P wants an eighth free for them). Only when the reserve is not
+    fixed (`Options.prefetch_reserve`).
+
     So each program gets the better one. Preserves the data schedule's events, slots and
     traffic (of the program whose schedule is kept; all compute every residue alike)."""
+    from fhec.analysis.stages import instruction_stages
+    from fhec.backends.streams import op_timing
     from fhec.passes.cycle import schedule_cycles
     from fhec.passes.limb_order import limb_major_baby_steps, limb_major_single_baby_steps
     from fhec.passes.limb_pairing import pair_key_switches
     from fhec.passes.offchip import schedule_offchip
 
-    best, best_key = None, None
+    lowered = schedules.lowered
+    names, stage = instruction_stages(lowered.he, lowered.limb)
+    occupancy = op_timing(o.target, lowered.limb.N).occupancy
+    # A stage's span measures it only where it runs once: programs with one bootstrap
+    # (several bootstraps' CoeffsToSlots would span the whole program between them).
+    bootstraps = sum(n.op is HeOp.MOD_RAISE for n in lowered.he.nodes)
+    staged = len(names) > 1 and bootstraps == 1 and o.prefetch_reserve is None
+
+    def spans_of(streams) -> np.ndarray | None:
+        return _stage_spans(streams, stage, len(names), occupancy) if staged else None
+
+    best, best_key, spans = None, None, {}
     for reserve, data in schedules.candidates:  # one candidate's streams at a time: 10^7 entries each at scale
         streams = schedule_cycles(data, o.target)
         key = (streams.total_cycles, data.traffic.total)
+        spans[reserve] = spans_of(streams)
         if best_key is None or key < best_key:  # strictly: the first of equals wins, as min() chose
-            best, best_key = (reserve, data, streams), key
+            best, best_key = (reserve, data, streams, {}), key
         del streams
-    reserve, data, streams = best
-    lowered = schedules.lowered
+
+    def try_staged(program, program_spans, base):
+        """Schedule `program` with each stage at its fastest reserve; keep it if strictly faster."""
+        nonlocal best, best_key
+        if not staged:
+            return
+        chosen = _staged_reserves(names, program_spans, base)
+        if not chosen:
+            return
+        fractions = _reserve_fractions(stage, names, base, chosen)
+        data2 = schedule_offchip(program, o.target, policy=o.policy, prefetch_reserve=fractions, verify=False)
+        streams2 = schedule_cycles(data2, o.target)
+        key = (streams2.total_cycles, data2.traffic.total)
+        if key < best_key:
+            best_key = key
+            best = (base, data2, streams2, chosen, program)
+        del data2, streams2
+
+    best = (*best, lowered.limb)
+    try_staged(lowered.limb, spans, best[0])
     variants = []  # (program, whether its reserves may climb)
     ordering = getattr(o.target, "ordering", None)  # stream targets only
     if ordering is not None and ordering.linear_transforms == "giant-step-centric":
@@ -332,22 +413,26 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
         # program that pairs nothing (LoLa-CIFAR) schedules no more.
         reserves = [r for r, _ in schedules.candidates]
         climb = climbs and o.prefetch_reserve is None and reserves == list(RESERVES)
-        variant_best, i = None, 0
+        variant_best, variant_spans, i = None, {}, 0
         while i < len(reserves):
             r = reserves[i]
             data2 = schedule_offchip(variant, o.target, policy=o.policy, prefetch_reserve=r, verify=False)
             streams2 = schedule_cycles(data2, o.target)
             key = (streams2.total_cycles, data2.traffic.total)
+            variant_spans[r] = spans_of(streams2)
             if variant_best is None or key < variant_best[0]:
                 variant_best = (key, r)
             if key < best_key:
                 best_key = key
-                lowered, data, streams, reserve = dataclasses.replace(schedules.lowered, limb=variant), data2, streams2, r
+                best = (r, data2, streams2, {}, variant)
             del data2, streams2
             if climb and i == len(reserves) - 1 and variant_best[1] == r and r + step < 1.0:
                 reserves.append(r + step)
             i += 1
-    return Scheduled(lowered, data, streams, reserve)
+        try_staged(variant, variant_spans, variant_best[1])
+    reserve, data, streams, chosen, program = best
+    kept = lowered if program is lowered.limb else dataclasses.replace(lowered, limb=program)
+    return Scheduled(kept, data, streams, reserve, chosen)
 
 
 # -- the ISA tail: after `lower`, for a programmable target (fhec.isa) ---------------------

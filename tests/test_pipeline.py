@@ -180,3 +180,54 @@ def test_an_isa_machine_runs_the_isa_tail_and_dumps_assembly(capsys):
     assert [r.name for r in done.records][-4:] == [p.name for p in ISA_TAIL]
     out = capsys.readouterr().out
     assert "// ---- IR after encode ----" in out and "bfly.ct" in out
+
+
+# -- a reserve per bootstrap stage ---------------------------------------------------------
+
+
+def _small_bootstrap_on(slots: int):
+    """A double-hoisted N = 2^5 bootstrap and `tiny` with a scratchpad of `slots` RVecs: at
+    32, CoeffsToSlots and SlotsToCoeffs run fastest at another reserve than the whole."""
+    cfg = fhec.BootstrapConfig(hamming_weight=4, hoisting="double", evalmod=fhec.EvalModConfig(
+        K=4, degree=15, double_angle=2, arcsine_degree=3, message_ratio_bits=2))
+    params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    tiny = load_target("tiny")
+    target = tiny.model_copy(update={"scratchpad": tiny.scratchpad.model_copy(
+        update={"capacity_bytes": slots * tiny.rvec_bytes(params.N)})})
+    return p, target
+
+
+def test_stages_get_their_own_reserve_only_when_that_is_faster_and_the_streams_stay_exact(tmp_path):
+    from fhec.backends.stream_files import encode_stream
+    from fhec.pipeline import RESERVES
+    from fhec.verify_run import run_compiled_checked
+
+    p, target = _small_bootstrap_on(32)
+    c = fhec.compile(p, target)
+    r = c.report
+    assert r.stage_reserves and set(r.stage_reserves) <= set(r.stages)
+    assert all(v in RESERVES and v != r.prefetch_reserve for v in r.stage_reserves.values())
+    assert "prefetch reserve" in str(r) and all(k in str(r) for k in r.stage_reserves)
+    # kept only when strictly faster than every one-reserve schedule
+    assert all(c.report.cycles < fhec.compile(p, target, prefetch_reserve=f).report.cycles for f in RESERVES)
+    c.check()
+    x = np.random.default_rng(1).uniform(-1, 1, p.params.slots)
+    run_compiled_checked(c, {"x": x}, seed=2, check=True)  # every limb equals the evaluator's
+    # fhec.load re-derives the same streams (it re-runs the same search)
+    loaded = fhec.load(fhec.save(c, tmp_path / "c.fhec"))
+    assert loaded.report.stage_reserves == r.stage_reserves
+    units = range(len(c.streams.units))
+    assert [encode_stream(loaded.streams, u) for u in units] == [encode_stream(c.streams, u) for u in units]
+
+
+def test_the_staged_choice_takes_each_stage_fastest_reserve_and_untagged_code_the_base():
+    from fhec.pipeline import _reserve_fractions, _staged_reserves
+
+    names = ("cts", "evalmod", "stc")
+    spans = {0.0: np.array([10, 30, 30]), 0.125: np.array([20, 30, 25]), 0.25: np.array([30, 20, 25])}
+    assert _staged_reserves(names, spans, base=0.0) == {"evalmod": 0.25, "stc": 0.125}  # ties: the first
+    assert _staged_reserves(names, {0.0: np.array([1, 1, 1]), 0.25: np.array([1, 1, 1])}, base=0.25) == {}
+    stage = np.array([-1, 0, 1, 2, -1])
+    assert _reserve_fractions(stage, names, 0.0, {"evalmod": 0.25}).tolist() == [0.0, 0.0, 0.25, 0.0, 0.0]

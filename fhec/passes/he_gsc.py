@@ -44,8 +44,12 @@ them at every baby step moved 97 GB each way. So the products of one transform a
 grouped by the partial sum they accumulate into (the chain of additions each feeds), and
 the groups, in program order, are cut into *tiles* of as many sums as fit in the
 scratchpad less the room one baby step needs (its hint, its mod-up digits, the baby and
-its product), if a tile holds at least `MIN_TILE_SUMS`; the order runs the baby steps
-once per tile, tile after tile. Within a tile
+its product), if a tile holds at least `MIN_TILE_SUMS` and, with double hoisting, the sums
+do not fit beside a baby step run limb by limb either (`streamed_sums`: then the pipeline's
+limb-major variant, `fhec.passes.limb_order`, runs them untiled without spilling; Osiris
+set III's SlotsToCoeffs at n2 = 7, tiled 4 + 3 before, so every baby step ran twice: DH
+bootstrap 1.899 ms uncapped at 1 TB/s, against 1.915 at n2 <= 6, with per-stage prefetch
+reserves); the order runs the baby steps once per tile, tile after tile. Within a tile
 it is the order above; a baby step first needed in a later tile runs there, and one
 needed again is reloaded (or kept) by the data-movement scheduler. With one tile (the
 sums fit, or no capacity given) the order is exactly the untiled one.
@@ -66,7 +70,7 @@ from fhec.passes.he_order import hint_bytes
 from fhec.passes.he_rewrite import as_he, copy_node, rebuild
 
 __all__ = ["BABY_STEP_ROTATIONS", "PLAIN_PRODUCTS", "SUM_OPS", "giant_step_centric_order", "order_giant_step_centric",
-           "sums_per_tile"]
+           "sums_per_tile", "streamed_sums", "is_tiled"]
 
 BABY_STEP_ROTATIONS = frozenset({HeOp.ROTATE, HeOp.ROTATE_EXT})
 """Ops a baby step of a BSGS transform is (single/no hoisting: ROTATE; double: ROTATE_EXT)."""
@@ -102,6 +106,26 @@ def sums_per_tile(capacity_bytes: int, hint: int, product: int) -> int:
     return max(1, (capacity_bytes - (2 * hint + 2 * product)) // max(1, product))
 
 
+def streamed_sums(capacity_bytes: int, hint: int, product: int) -> int:
+    """Partial sums of `product` bytes that fit in `capacity_bytes` beside a double-hoisted
+    baby step run limb by limb (`fhec.passes.limb_order`): only the hoisted mod-up digits
+    (half the hint's size: digits x (L + alpha) limbs) stay on chip through the transform;
+    the key, the rotated digits and the products stream through a few limbs, for which one
+    sum's room is kept."""
+    return max(0, (capacity_bytes - (hint // 2 + product)) // max(1, product))
+
+
+def is_tiled(sums: int, capacity_bytes: int, hint: int, product: int, double_hoisted: bool) -> bool:
+    """Whether the GSC order tiles a transform of `sums` partial sums (see the module doc):
+    they do not fit beside one baby step's room, a tile holds at least `MIN_TILE_SUMS`, and,
+    with double hoisting, they do not fit beside a baby step run limb by limb either (then
+    the pipeline's limb-major variant runs the untiled order without spilling)."""
+    fit = sums_per_tile(capacity_bytes, hint, product)
+    if sums <= fit or fit < MIN_TILE_SUMS:
+        return False
+    return not (double_hoisted and sums <= streamed_sums(capacity_bytes, hint, product))
+
+
 def _tiles(program: HeProgram, nodes, users, babies, position, capacity_bytes) -> dict[int, int]:
     """Plaintext product -> its tile (see the module doc); empty if no transform needs
     more than one."""
@@ -121,6 +145,7 @@ def _tiles(program: HeProgram, nodes, users, babies, position, capacity_bytes) -
         return root[vid]
 
     groups: dict[int, dict[int, int]] = {}  # transform source -> sum root -> first product position
+    double: set[int] = set()  # transform sources whose products are over Q·P
     hints: dict[int, int] = {}  # transform source -> bytes of a baby step's hint
     sums: dict[int, int] = {}  # transform source -> bytes of one partial sum
     product_root: dict[int, int] = {}
@@ -133,12 +158,14 @@ def _tiles(program: HeProgram, nodes, users, babies, position, capacity_bytes) -
             groups.setdefault(src, {}).setdefault(r, position[vid])
             sums[src] = max(sums.get(src, 0), _bytes(program, n))
             hints[src] = max(hints.get(src, 0), hint_bytes(program, baby))
+            if n.op is HeOp.MUL_CONST_EXT:
+                double.add(src)
     tile_of_root: dict[int, int] = {}
     for src, firsts in groups.items():
+        if not is_tiled(len(firsts), capacity_bytes, hints[src], sums[src], src in double):
+            continue
         fit = sums_per_tile(capacity_bytes, hints[src], sums[src])
         count = math.ceil(len(firsts) / fit)
-        if count <= 1 or fit < MIN_TILE_SUMS:
-            continue
         per = math.ceil(len(firsts) / count)  # balanced tiles
         for i, r in enumerate(sorted(firsts, key=firsts.__getitem__)):
             tile_of_root[r] = i // per

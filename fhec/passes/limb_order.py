@@ -18,9 +18,12 @@ limb (modulus), keeping their order within a limb and the set of priority values
 step had: limb i of every piece, then limb i + 1. A baby step's working set becomes a few
 limbs of each, and its key is read as it streams in.
 
-Which transforms: those whose sums do not fit beside one baby step's room, by the rule the
-giant-step-centric order uses to tile (`fhec.passes.he_gsc.sums_per_tile`), and that it
-left untiled (fewer than `MIN_TILE_SUMS` fit): with tiles, the sums of a tile fit.
+Which transforms: every double-hoisted transform the giant-step-centric order left untiled
+(`fhec.passes.he_gsc.is_tiled`; with tiles, the sums of a tile fit beside a node-major baby
+step). Those whose sums fit gain as well: the key streams, and the room it took prefetches
+the next keys (set III's SlotsToCoeffs at n2 <= 6, bound by its key loads: 0.436 ->
+0.426 M cycles at 1 TB/s with per-stage prefetch reserves; at n2 = 7, which the GSC order
+no longer tiles since its sums fit beside a limb-major baby step, 0.410 M).
 
 The pipeline's `schedule_cycles` schedules the program with these priorities beside the
 lowering's own (at the same prefetch reserves) and keeps it only when it is strictly
@@ -30,11 +33,14 @@ faster, as it does for `fhec.passes.limb_pairing`: measured on Osiris set III's 
 reloaded keys gone) and 1.700 -> 1.566 ms at 2 TB/s (n2 <= 4); and HELR-1024's fully
 packed DH row 3.070 -> 2.965 ms (1 TB/s) and 2.743 -> 2.660 (2 TB/s). It does not for
 HELR-1024's sparse bootstrap (512 slots): 1.989 -> 2.003
-ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s, so that program keeps the node-major order. On
+ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s, so that program kept the node-major order (those
+numbers before the per-stage reserves and the untiled transforms; now set III's DH
+bootstrap takes 1.899 ms and HELR-1024's sparse DH row 1.952, docs/scheduling.md). On
 its own, without the GSC order's late giant-step mod-down (`fhec.passes.he_gsc`),
 limb-major order was slower on set III (2.19 ms at 1 TB/s): the first giant step's key
 switch then ran among the last baby step's limbs. Applied to every double-hoisted baby
-step, including SlotsToCoeffs' (whose 6 sums of 2 x 27 limbs fit), it took 1.967 ms.
+step with one reserve for the whole program, it took 1.967 ms; with a reserve per
+bootstrap stage (`fhec.pipeline`), 1.915 against 1.923 for the spilling transforms only.
 
 Single hoisting (`limb_major_single_baby_steps`): a single-hoisted baby step is the rotated
 digits, the key product, its mod-down, σ(c0), KS_ADD, its MUL_CONST products and the ADDs
@@ -63,7 +69,7 @@ import numpy as np
 
 from fhec.ir.he import HeOp, HeProgram
 from fhec.ir.limb import LimbProgram, word_bytes_for
-from fhec.passes.he_gsc import MIN_TILE_SUMS, sums_per_tile
+from fhec.passes.he_gsc import is_tiled, sums_per_tile
 from fhec.passes.he_order import hint_bytes
 
 __all__ = ["limb_major_baby_steps", "limb_major_single_baby_steps"]
@@ -116,15 +122,28 @@ def _q_bytes(program: HeProgram, node) -> int:
     return t.parts * p.limbs_at(t.level) * p.N * word_bytes_for(p.word_bits)
 
 
-def _spilling(he: HeProgram, steps: list[set[int]], capacity_bytes: int,
-              product_op: HeOp = HeOp.MUL_CONST_EXT, size=_bytes) -> bool:
-    """Whether a transform's n2 sums do not fit and the GSC order left it untiled."""
+def _fit(he: HeProgram, steps: list[set[int]], capacity_bytes: int, product_op: HeOp, size) -> tuple[bool, bool]:
+    """(whether a transform's n2 sums do not fit beside one baby step run node by node, by
+    `fhec.passes.he_gsc.sums_per_tile`; whether the GSC order tiled it, `is_tiled`)."""
     products = [[v for v in s if he.node(v).op is product_op] for s in steps]
     n2 = max(len(p) for p in products)
     product = max(size(he, he.node(v)) for p in products for v in p)
     key_mult = next(v for v in steps[0] if he.node(v).op is HeOp.KEY_MULT)
-    fit = sums_per_tile(capacity_bytes, hint_bytes(he, he.node(key_mult)), product)
-    return n2 > fit and fit < MIN_TILE_SUMS
+    hint = hint_bytes(he, he.node(key_mult))
+    double = product_op is HeOp.MUL_CONST_EXT
+    return n2 > sums_per_tile(capacity_bytes, hint, product), is_tiled(n2, capacity_bytes, hint, product, double)
+
+
+def _untiled(he: HeProgram, steps: list[set[int]], capacity_bytes: int) -> bool:
+    """Whether the GSC order left a double-hoisted transform untiled."""
+    return not _fit(he, steps, capacity_bytes, HeOp.MUL_CONST_EXT, _bytes)[1]
+
+
+def _spilling(he: HeProgram, steps: list[set[int]], capacity_bytes: int) -> bool:
+    """Whether a single-hoisted transform's n2 sums over Q do not fit beside a baby step and
+    the GSC order left it untiled."""
+    spills, tiled = _fit(he, steps, capacity_bytes, HeOp.MUL_CONST, _q_bytes)
+    return spills and not tiled
 
 
 def _owners(he: HeProgram, steps_by_mod_up: dict, spills) -> tuple[np.ndarray, int]:
@@ -146,7 +165,7 @@ def limb_major_baby_steps(limb: LimbProgram, he: HeProgram, capacity_bytes: int)
     """`limb` with the instructions of every baby step of a spilling double-hoisted
     transform in limb-major priority order (see the module doc); `limb` itself when there
     is none."""
-    owner, count = _owners(he, _baby_steps(he), lambda steps: _spilling(he, steps, capacity_bytes))
+    owner, count = _owners(he, _baby_steps(he), lambda steps: _untiled(he, steps, capacity_bytes))
     if count == 0:
         return limb
     prio = np.asarray(limb.prio, dtype=np.int64)
@@ -171,8 +190,7 @@ def limb_major_single_baby_steps(limb: LimbProgram, he: HeProgram, capacity_byte
     """`limb` with the instructions of every baby step of a spilling single-hoisted
     transform (the rule of `_spilling`, with its products over Q) as one block, limb-major,
     the special primes' limbs first (see the module doc); `limb` itself when there is none."""
-    owner, count = _owners(he, _single_baby_steps(he),
-                           lambda steps: _spilling(he, steps, capacity_bytes, HeOp.MUL_CONST, _q_bytes))
+    owner, count = _owners(he, _single_baby_steps(he), lambda steps: _spilling(he, steps, capacity_bytes))
     if count == 0:
         return limb
     return _as_blocks(limb, he, owner, count, special_first=True)

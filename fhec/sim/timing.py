@@ -82,7 +82,9 @@ class Report(BaseModel):
             port class, the scratchpad bank ports or the register-file ports.
         peak_scratchpad_slots, scratchpad_slots: RVec slots at the peak and available.
         policy: the off-chip eviction policy; prefetch_reserve: the fraction of the
-            scratchpad prefetches left free (see `fhec.passes.offchip.schedule_offchip`).
+            scratchpad prefetches left free (see `fhec.passes.offchip.schedule_offchip`);
+            stage_reserves: bootstrap stage -> its own fraction, where the pipeline gave it
+            one (`fhec.pipeline`, ``schedule_cycles``).
         keyswitch: key-switching method -> number of key switches using it.
         energy: when the target has energy data.
         area_mm2: the target's silicon area (`Target.area_mm2`), when it gives one.
@@ -122,6 +124,7 @@ class Report(BaseModel):
     scratchpad_slots: int = _COUNT
     policy: str
     prefetch_reserve: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False)
+    stage_reserves: dict[str, Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]] = {}
     keyswitch: dict[str, Annotated[int, Field(ge=0)]]
     energy: Energy | None = None
     area_mm2: float | None = Field(None, ge=0, allow_inf_nan=False)
@@ -216,7 +219,8 @@ class Report(BaseModel):
             (
                 "scratchpad",
                 f"peak {self.peak_scratchpad_slots} of {self.scratchpad_slots} RVec slots ({self.policy}, "
-                f"prefetch reserve {self.prefetch_reserve:.0%})",
+                f"prefetch reserve {self.prefetch_reserve:.0%}"
+                + "".join(f", {k} {v:.0%}" for k, v in self.stage_reserves.items()) + ")",
             ),
             ("key switching", ", ".join(f"{k}: {v}" for k, v in self.keyswitch.items()) or "none"),
         ]
@@ -328,6 +332,7 @@ def make_report(
     bounds: Bounds,
     keyswitch: dict[str, int],
     prefetch_reserve: float = 0.0,
+    stage_reserves: dict[str, float] | None = None,
     compile_seconds: dict[str, float] | None = None,
     compile_passes: list[dict] | None = None,
     he_program=None,
@@ -374,6 +379,7 @@ def make_report(
         scratchpad_slots=data.slots,
         policy=data.policy,
         prefetch_reserve=prefetch_reserve,
+        stage_reserves=stage_reserves or {},
         keyswitch=keyswitch,
         energy=energy(streams, target, data, on),
         area_mm2=target.area_mm2,

@@ -90,6 +90,23 @@ def test_partial_sums_that_do_not_fit_are_tiled(hoisting, monkeypatch):
     assert sorted(giant_step_centric_order(he, small)) == sorted(n.id for n in he.nodes)
 
 
+def test_double_hoisted_sums_that_fit_beside_a_limb_major_baby_step_are_not_tiled():
+    """Osiris set III's SlotsToCoeffs at n2 = 7 (in RVecs of a 588-RVec scratchpad): sums of
+    2 x 27 limbs, a one-digit key of 2 x 27. Beside a baby step run node by node (its key,
+    digits, baby and product: 216) 6 sums fit, so the GSC order would tile; run limb by limb
+    only the hoisted digits (27) and one product's room stay, and 9 fit: double hoisting
+    stays untiled, single hoisting (whose baby steps are not streamed) is tiled. ResNet-20's
+    40 sums fit neither way."""
+    from fhec.passes.he_gsc import MIN_TILE_SUMS, is_tiled, streamed_sums, sums_per_tile
+
+    assert sums_per_tile(588, 54, 54) == 6 and streamed_sums(588, 54, 54) == 9
+    assert not is_tiled(7, 588, 54, 54, double_hoisted=True)
+    assert is_tiled(7, 588, 54, 54, double_hoisted=False)
+    assert is_tiled(40, 588, 76, 38, double_hoisted=True)
+    assert not is_tiled(6, 588, 54, 54, double_hoisted=False)  # they fit: one tile
+    assert sums_per_tile(588, 160, 80) < MIN_TILE_SUMS and not is_tiled(8, 588, 160, 80, double_hoisted=False)
+
+
 def test_the_order_is_a_permutation_that_keeps_outputs_last():
     p, _ = _matvec()
     he = _he(p, PROGRAM_ORDER)

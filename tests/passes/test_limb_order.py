@@ -54,8 +54,15 @@ def test_spilling_double_hoisted_baby_steps_run_limb_by_limb_and_only_priorities
         assert sorted(out.prio[mine].tolist()) == sorted(limb.prio[mine].tolist())
 
 
-def test_transforms_whose_sums_fit_and_single_hoisting_keep_their_priorities():
+def test_untiled_transforms_whose_sums_fit_run_limb_major_too_tiled_ones_and_single_hoisting_do_not(monkeypatch):
+    """Every double-hoisted transform the GSC order left untiled is limb-major in the
+    variant (its streamed key leaves room to prefetch the next ones); a tiled transform and
+    a single-hoisted program keep their priorities."""
+    from fhec.passes import limb_order
+
     lowered = _lowered("double", ROOMY)
+    assert limb_major_baby_steps(lowered.limb, lowered.he, ROOMY.onchip_bytes) is not lowered.limb
+    monkeypatch.setattr(limb_order, "is_tiled", lambda *a, **k: True)
     assert limb_major_baby_steps(lowered.limb, lowered.he, ROOMY.onchip_bytes) is lowered.limb
     single = _lowered("single", OSIRIS_TINY)
     assert limb_major_baby_steps(single.limb, single.he, OSIRIS_TINY.onchip_bytes) is single.limb

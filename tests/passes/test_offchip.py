@@ -274,3 +274,27 @@ def test_prefetch_does_no_harm():
         ds = schedule_offchip(prog, TINY, capacity_bytes=4 * prog.rvec_bytes, prefetch_reserve=reserve)
         replay(ds)
         assert int(np.count_nonzero((ds.kind == Event.LOAD) & (ds.arg == k))) <= 2
+
+
+@given(prog=random_program(), slots=st.integers(3, 40), seed=st.integers(0, 2**16))
+def test_a_reserve_per_instruction_gives_valid_schedules_and_a_uniform_one_the_float_schedule(prog, slots, seed):
+    """`prefetch_reserve` may give each instruction its own fraction (the pipeline gives a
+    bootstrap's stages their own): every such schedule is valid, and an array of one value
+    schedules exactly as that value does."""
+    cap = slots * prog.rvec_bytes
+    fractions = np.random.default_rng(seed).choice([0.0, 0.125, 0.25, 0.5], size=len(prog))
+    replay(schedule_offchip(prog, TINY, capacity_bytes=cap, prefetch_reserve=fractions))
+    one = schedule_offchip(prog, TINY, capacity_bytes=cap, prefetch_reserve=0.25)
+    many = schedule_offchip(prog, TINY, capacity_bytes=cap, prefetch_reserve=np.full(len(prog), 0.25))
+    for col in ("kind", "arg", "slot"):
+        assert np.array_equal(getattr(one, col), getattr(many, col)), col
+
+
+def test_a_reserve_per_instruction_is_checked():
+    prog = he_program(N=2**10, L=2, method="bv", ops=("add",))
+    with pytest.raises(ValueError, match="one per instruction"):
+        schedule_offchip(prog, TINY, prefetch_reserve=np.zeros(len(prog) + 1))
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        schedule_offchip(prog, TINY, prefetch_reserve=np.full(len(prog), 1.0))
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        schedule_offchip(prog, TINY, prefetch_reserve=-0.1)

@@ -28,7 +28,8 @@ The algorithm (F1 §4.3; docs/scheduling.md walks through it):
   approximation of Belady's MIN), or, for ``policy="lru"``, the least recently
   used value. A dirty victim (an intermediate or output never stored) is stored
   first. Loads ahead of need (prefetches) only fill free slots, and leave
-  ``prefetch_reserve`` of them free for computed values: letting prefetches evict
+  ``prefetch_reserve`` of them free for computed values (one fraction, or one per
+  instruction: that of the most urgent instruction that could run): letting prefetches evict
   was measured to raise both traffic and cycles, because evicting early decides
   with less information and `fhec.passes.cycle` hoists every load to the moment
   its slot frees anyway; filling every free slot made prefetched hints the first

@@ -74,8 +74,16 @@ def _unit_tables(program: LimbProgram, target: Target, ops: np.ndarray) -> tuple
     return kind_of, cost_of, busy_of
 
 
+def _reserve_slots(prefetch_reserve, order: np.ndarray, slots: int) -> np.ndarray:
+    """Per rank, the slots prefetches leave free (`schedule_offchip`'s `prefetch_reserve`:
+    one fraction, or one per instruction in program order)."""
+    fraction = np.asarray(prefetch_reserve, dtype=np.float64)
+    per_rank = np.full(len(order), float(fraction)) if fraction.ndim == 0 else fraction[order]
+    return (slots * per_rank).astype(np.int64)
+
+
 def _problem(program: LimbProgram, target: Target, order: np.ndarray, slots: int, policy: str,
-             prefetch_reserve: float) -> Problem:
+             prefetch_reserve) -> Problem:
     s0 = program.src0[order].astype(np.int64)
     s1_raw = program.src1[order].astype(np.int64)
     s1 = np.where(s1_raw == s0, -1, s1_raw)
@@ -91,7 +99,7 @@ def _problem(program: LimbProgram, target: Target, order: np.ndarray, slots: int
         gen=target.generated_rvecs(program),
         capacity=slots, xfer=max(1.0, target.rvec_bytes(program.N) / target.offchip_bytes_per_cycle),
         mem_lat=float(target.offchip_latency_cycles), policy=int(Policy[policy.upper()]),
-        reserve=int(slots * prefetch_reserve), window=max(1, int(slots * RUNAHEAD_FRACTION)),
+        reserve=_reserve_slots(prefetch_reserve, order, slots), window=max(1, int(slots * RUNAHEAD_FRACTION)),
         gen_xfer=float(target.generator_cycles(program.N)), gen_lat=float(target.keys.generator_latency),
     )
 
@@ -102,7 +110,7 @@ def schedule_offchip(
     *,
     policy: str = "belady",
     capacity_bytes: int | None = None,
-    prefetch_reserve: float = 0.0,
+    prefetch_reserve: float | np.ndarray = 0.0,
     verify: bool = True,
 ) -> DataSchedule:
     """Schedule off-chip data movement for `program` on `target` (F1 §4.3).
@@ -116,7 +124,10 @@ def schedule_offchip(
             hints can fill the scratchpad and then be the furthest-used values when an
             intermediate needs a slot: evicted before their first use, they are loaded
             twice. Loads that an instruction is waiting on may always use any free slot.
-            `fhec.compile` tries several reserves and keeps the fastest schedule.
+            `fhec.compile` tries several reserves and keeps the fastest schedule. An array
+            gives one fraction per instruction (in program order): while an instruction is
+            the most urgent one that could run, its fraction applies (`fhec.pipeline`
+            gives a bootstrap's stages each their own).
         verify: run `verify_limb_program` first.
 
     Returns a `DataSchedule` whose events issue every instruction once and store
@@ -126,7 +137,11 @@ def schedule_offchip(
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown eviction policy {policy!r}; choose one of {POLICIES}")
-    if not 0.0 <= prefetch_reserve < 1.0:
+    fractions = np.asarray(prefetch_reserve, dtype=np.float64)
+    if fractions.ndim > 1 or (fractions.ndim == 1 and len(fractions) != len(program)):
+        raise ValueError(f"prefetch_reserve: one fraction, or one per instruction ({len(program)}); "
+                         f"got shape {fractions.shape}")
+    if fractions.size and not (np.all(fractions >= 0.0) and np.all(fractions < 1.0)):
         raise ValueError(f"prefetch_reserve={prefetch_reserve!r} must be in [0, 1)")
     if verify:
         verify_limb_program(program)

@@ -9,7 +9,7 @@ Each step (see the package docstring for the policy in words):
 2. the most urgent pending load ``lv`` (the value whose earliest unissued user has
    the smallest rank) goes first if the memory channel is free before ``c`` could
    start in the coarse time model, or if nothing can run: into a free slot (keeping
-   ``reserve`` slots free for prefetches), or, when nothing can run without it,
+   ``reserve[c]`` slots free for prefetches), or, when nothing can run without it,
    for the most urgent parked instruction, evicting a victim;
 3. otherwise ``c`` issues, taking a free slot or evicting a victim for its result;
    values whose last user issued die (an OUTPUT is stored first).
@@ -148,7 +148,7 @@ def _harmless(st, c, nu):
     only for a value whose previous prefetch was wasted (evicted unread): asking always
     refuses prefetches that would have survived, and idles the channel of a
     bandwidth-bound program."""
-    return nu < furthest_use(st) or st.fcount - st.reserve > nu - c
+    return nu < furthest_use(st) or st.fcount - st.reserve[c] > nu - c
 
 
 @njit(cache=True)
@@ -252,7 +252,7 @@ def schedule_kernel(pb):
             tl = max(st.tgen if st.gen[lv] else st.tmem, st.now)
             if c < 0 or tl <= tc:
                 slot = -1
-                if (c < 0 and st.fcount > 0) or (st.fcount > st.reserve and (not st.wasted[lv] or _harmless(st, c, lnu))):
+                if (c < 0 and st.fcount > 0) or (c >= 0 and st.fcount > st.reserve[c] and (not st.wasted[lv] or _harmless(st, c, lnu))):
                     slot = take_slot(st)
                     st.pend_n = heap.pop(st.pend, st.pend_n)
                 elif c < 0:

@@ -59,7 +59,7 @@ _PROBLEM_FIELDS = (
     "xfer",       # cycles the memory channel takes per RVec
     "mem_lat",    # off-chip latency in cycles
     "policy",     # a `policies.Policy` code
-    "reserve",    # slots prefetches leave free
+    "reserve",    # per rank: slots prefetches leave free while it is the candidate
     "window",     # ranks an instruction may run ahead of the most urgent one waiting for a load
     "gen_xfer",   # cycles the key generator takes per RVec
     "gen_lat",    # the key generator's latency in cycles
