@@ -321,7 +321,10 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
       measured when only those whose sums over Q·P do not fit took part, with one reserve
       per program): Osiris set III's DH bootstrap 2.008 -> 1.927 ms at 1 TB/s,
       1.700 -> 1.566 at 2 TB/s, while HELR-1024's sparse DH bootstrap keeps the node-major
-      order (limb-major, 1.989 -> 2.003 ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s); and
+      order (limb-major, 1.989 -> 2.003 ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s), with
+      only the transforms whose sums do not fit beside a node-major baby step as a further
+      variant where that differs (ResNet-20's DH bootstrap pair on `osiris`, n2 <= 4:
+      4.598 ms, against 4.798 with its fitting SlotsToCoeffs limb-major too); and
       the baby steps of single-hoisted transforms whose sums do not fit, each as one block,
       limb-major (ResNet-20's SH bootstrap pair on `osiris`, 4.747 -> 4.418 ms);
     * independent same-hint key switches paired digit by digit (`fhec.passes.limb_pairing`):
@@ -391,7 +394,11 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     variants = []  # (program, whether its reserves may climb)
     ordering = getattr(o.target, "ordering", None)  # stream targets only
     if ordering is not None and ordering.linear_transforms == "giant-step-centric":
-        variants.append((limb_major_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes), False))
+        every = limb_major_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes)
+        spilling = limb_major_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes, spilling_only=True)
+        variants.append((every, False))
+        if spilling is not every and not np.array_equal(spilling.prio, every.prio):
+            variants.append((spilling, False))
         variants.append((limb_major_single_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes), False))
     # Pairing is tried for hints of an eighth of the scratchpad or more (the DB lookup's
     # are 14-53% of F1's): a smaller one stays resident beside several key switches'

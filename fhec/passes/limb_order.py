@@ -40,7 +40,10 @@ its own, without the GSC order's late giant-step mod-down (`fhec.passes.he_gsc`)
 limb-major order was slower on set III (2.19 ms at 1 TB/s): the first giant step's key
 switch then ran among the last baby step's limbs. Applied to every double-hoisted baby
 step with one reserve for the whole program, it took 1.967 ms; with a reserve per
-bootstrap stage (`fhec.pipeline`), 1.915 against 1.923 for the spilling transforms only.
+bootstrap stage (`fhec.pipeline`), 1.915 against 1.923 for the spilling transforms only. The
+other way round on ResNet-20's DH bootstrap pair (set IV, `osiris`, n2 <= 4): CoeffsToSlots'
+sums spill, SlotsToCoeffs' fit, and limb-major SlotsToCoeffs too costs 4.598 -> 4.798 ms, so
+the pipeline tries both selections (`spilling_only`) as separate variants where they differ.
 
 Single hoisting (`limb_major_single_baby_steps`): a single-hoisted baby step is the rotated
 digits, the key product, its mod-down, σ(c0), KS_ADD, its MUL_CONST products and the ADDs
@@ -134,9 +137,11 @@ def _fit(he: HeProgram, steps: list[set[int]], capacity_bytes: int, product_op: 
     return n2 > sums_per_tile(capacity_bytes, hint, product), is_tiled(n2, capacity_bytes, hint, product, double)
 
 
-def _untiled(he: HeProgram, steps: list[set[int]], capacity_bytes: int) -> bool:
-    """Whether the GSC order left a double-hoisted transform untiled."""
-    return not _fit(he, steps, capacity_bytes, HeOp.MUL_CONST_EXT, _bytes)[1]
+def _untiled(he: HeProgram, steps: list[set[int]], capacity_bytes: int, spilling_only: bool = False) -> bool:
+    """Whether the GSC order left a double-hoisted transform untiled (and, with
+    `spilling_only`, its sums do not fit beside a node-major baby step)."""
+    spills, tiled = _fit(he, steps, capacity_bytes, HeOp.MUL_CONST_EXT, _bytes)
+    return not tiled and (spills or not spilling_only)
 
 
 def _spilling(he: HeProgram, steps: list[set[int]], capacity_bytes: int) -> bool:
@@ -161,11 +166,13 @@ def _owners(he: HeProgram, steps_by_mod_up: dict, spills) -> tuple[np.ndarray, i
     return owner, count
 
 
-def limb_major_baby_steps(limb: LimbProgram, he: HeProgram, capacity_bytes: int) -> LimbProgram:
-    """`limb` with the instructions of every baby step of a spilling double-hoisted
-    transform in limb-major priority order (see the module doc); `limb` itself when there
-    is none."""
-    owner, count = _owners(he, _baby_steps(he), lambda steps: _untiled(he, steps, capacity_bytes))
+def limb_major_baby_steps(limb: LimbProgram, he: HeProgram, capacity_bytes: int,
+                          spilling_only: bool = False) -> LimbProgram:
+    """`limb` with the instructions of every baby step of an untiled double-hoisted
+    transform (with `spilling_only`, only of those whose sums do not fit beside a
+    node-major baby step) in limb-major priority order (see the module doc); `limb` itself
+    when there is none."""
+    owner, count = _owners(he, _baby_steps(he), lambda steps: _untiled(he, steps, capacity_bytes, spilling_only))
     if count == 0:
         return limb
     prio = np.asarray(limb.prio, dtype=np.int64)

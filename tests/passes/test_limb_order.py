@@ -68,6 +68,18 @@ def test_untiled_transforms_whose_sums_fit_run_limb_major_too_tiled_ones_and_sin
     assert limb_major_baby_steps(single.limb, single.he, OSIRIS_TINY.onchip_bytes) is single.limb
 
 
+def test_spilling_only_selects_the_transforms_whose_sums_do_not_fit_beside_a_node_major_baby_step():
+    """The pipeline's second selection: a transform whose sums fit keeps its priorities;
+    one whose sums spill is limb-major exactly as in the first selection."""
+    roomy = _lowered("double", ROOMY)
+    assert limb_major_baby_steps(roomy.limb, roomy.he, ROOMY.onchip_bytes, spilling_only=True) is roomy.limb
+    tight = _lowered("double", OSIRIS_TINY)
+    every = limb_major_baby_steps(tight.limb, tight.he, OSIRIS_TINY.onchip_bytes)
+    spilling = limb_major_baby_steps(tight.limb, tight.he, OSIRIS_TINY.onchip_bytes, spilling_only=True)
+    assert spilling is not tight.limb
+    assert np.array_equal(spilling.prio, every.prio)
+
+
 def test_the_limb_major_schedule_replays_and_its_streams_equal_the_evaluator_on_every_limb():
     """The schedulers take any priorities: the limb-major program, scheduled and run on the
     target model, gives every limb the evaluator gives."""
@@ -93,9 +105,9 @@ def test_the_pipeline_tries_it_only_with_the_giant_step_centric_order(ordering, 
 
     calls = []
 
-    def spy(limb, he, capacity_bytes):
+    def spy(limb, he, capacity_bytes, **kw):
         calls.append(capacity_bytes)
-        return limb_order_original(limb, he, capacity_bytes)
+        return limb_order_original(limb, he, capacity_bytes, **kw)
 
     limb_order_original = limb_order.limb_major_baby_steps
     monkeypatch.setattr(limb_order, "limb_major_baby_steps", spy)
@@ -103,7 +115,7 @@ def test_the_pipeline_tries_it_only_with_the_giant_step_centric_order(ordering, 
         update={"linear_transforms": ordering})})
     p, _ = _matvec("double")
     c = fhec.compile(p, target)
-    assert calls == ([target.onchip_bytes] if tried else [])
+    assert calls == ([target.onchip_bytes] * 2 if tried else [])  # every untiled transform; the spilling ones
     kept = c.lowered.limb.prio
     assert sorted(kept.tolist()) == list(range(len(kept)))  # either way a priority order
 
