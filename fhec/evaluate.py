@@ -63,7 +63,7 @@ node id), else their ``keyswitch`` attribute, else the evaluator's default.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -337,6 +337,9 @@ def execute_nodes(
             values[n.id] = plains[n.attr("name")]
         else:
             values[n.id] = EXECUTORS[n.op](ev, n, [values[a] for a in n.args], _keyswitch_kwargs(n, methods))
+            hint = n.attr("noise", None)  # a recipe's error estimate (`he_types.with_noise_hint`)
+            if hint is not None and isinstance(values[n.id], (Ciphertext, ExtendedCiphertext)):
+                values[n.id] = replace(values[n.id], noise=float(hint))
     return values
 
 

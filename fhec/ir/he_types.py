@@ -135,6 +135,17 @@ def plain_scale_for(params: Params, level: int, scale) -> float:
     return rules.plain_multiply_scale(params, level)
 
 
+def with_noise_hint(t: HeType, attrs: Mapping[str, Any]) -> HeType:
+    """`t` with the node's ``noise`` attribute as its noise, when it has one: a recipe
+    that bounds its result's error better than the generic per-op rules (a linear
+    transform from its diagonals' magnitudes, a polynomial from its derivative, a
+    bootstrap's rescales) states it on the node, and the evaluator applies the same
+    attribute (`fhec.evaluate.execute_nodes`), so types and ciphertexts still agree."""
+    if "noise" not in attrs or t.kind not in (ValueKind.CIPHER, ValueKind.EXTENDED):
+        return t
+    return replace(t, noise=float(attrs["noise"]))
+
+
 def _same(t: HeType) -> HeType:
     """The type of an op that leaves level, scale, parts and noise as they are (its own
     keys, none, replace the operand's)."""
