@@ -70,7 +70,7 @@ import numpy as np
 
 from fhec.errors import InternalError, NoiseBudgetExhaustedError
 from fhec.ir.he import KEY_SWITCHING_OPS, Const, HeNode, HeOp, HeProgram, HeType
-from fhec.ir.he_types import declared_bound, estimated_bits, is_int_scalar
+from fhec.ir.he_types import const_bound, declared_bound, estimated_bits, is_int_scalar
 from fhec.passes.he_rotations import key_requirements
 from fhec.passes.he_rewrite import as_he
 from fhec.pipeline import PREPARED, run_prefix
@@ -194,7 +194,10 @@ def _with_const(method: Callable) -> Executor:
                 k = rules.bgv_folded_constant(ev.params, int(value), int(factor))
                 return ev.multiply_integer(ct, k, scale=(ct.scale * int(factor)) % ev.params.plain_modulus)
             return ev.multiply(ct, int(value))
-        return method(ev, ct, plaintext_operand(ev.params, node, ct.level, ct.scale, value))
+        pt = plaintext_operand(ev.params, node, ct.level, ct.scale, value)
+        if method is Evaluator.multiply:  # a known constant: its magnitude scales the error (he_types._mul_const)
+            return ev.multiply_plain(ct, pt, magnitude=const_bound(value))
+        return method(ev, ct, pt)
 
     return run
 
@@ -245,7 +248,8 @@ def _ks_add_ext(ev: Evaluator, node: HeNode, args: list, kw: dict):
 
 def _mul_const_ext(ev: Evaluator, node: HeNode, args: list, kw: dict):
     (x,) = args
-    return ev.multiply_extended(x, plaintext_operand(ev.params, node, x.level, x.scale, node.attr("value")))
+    value = node.attr("value")
+    return ev.multiply_extended(x, plaintext_operand(ev.params, node, x.level, x.scale, value), const_bound(value))
 
 
 def _ks_add(ev: Evaluator, node: HeNode, args: list, kw: dict):

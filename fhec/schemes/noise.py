@@ -95,10 +95,17 @@ def multiply_noise(params: Params, n1: float, s1, n2: float, s2) -> float:
     return n1 + n2 + 0.5 * math.log2(params.N)
 
 
-def plain_multiply_noise(params: Params, n: float, s, plain_scale: float) -> float:
-    """Error of a ct × plaintext product (plaintext encoded at plain_scale, rounding ±1/2)."""
+def plain_multiply_noise(params: Params, n: float, s, plain_scale: float, magnitude: float = 1.0) -> float:
+    """Error of a ct × plaintext product (plaintext encoded at plain_scale, rounding ±1/2).
+
+    CKKS: (m·s + e)(c·ps + r) = m·c·s·ps + e·c·ps + m·s·r + e·r. The ciphertext's error
+    comes out multiplied by c slot by slot, so its std is at most `magnitude` (max |c|,
+    when the constant is known: 1 for a plain input, the message bound the model
+    assumes) times σ·ps; the encoding's rounding r (slot std √(N/12)) times the message
+    (|m| <= 1) adds s·√(N/12)."""
     if _ckks(params):
-        return _log2_hypot(n + math.log2(plain_scale), math.log2(s) + _to_slots(params, -0.5 * math.log2(12)))
+        carried = n + math.log2(plain_scale) + (math.log2(magnitude) if magnitude > 0 else -math.inf)
+        return _log2_hypot(carried, math.log2(s) + _to_slots(params, -0.5 * math.log2(12)))
     return n + math.log2(params.plain_modulus) + 0.5 * math.log2(params.N) - 1
 
 
