@@ -56,6 +56,11 @@ ADD_EXT_Q          ``ev.add_lifted(a, b, subtract)``: a ± P·b over Q·P
 RESCALE_EXT        ``ev.rescale_extended(a)`` (divided by P·q_l; its ``noise`` attribute, if any, replaces the estimate)
 =================  ====================================================================
 
+Any node's ``noise`` attribute (a recipe's error estimate, `fhec.ir.he_types.with_noise_hint`)
+replaces the estimate of the value it computes, as its type rule does. A MUL_CONST /
+MUL_CONST_EXT passes its constant's largest magnitude to the evaluator's plaintext
+product, which scales the error estimate by it (`fhec.schemes.noise.plain_multiply_noise`).
+
 Key-switching nodes use the method given to `run_he` (``methods=``: one for all or per
 node id), else their ``keyswitch`` attribute, else the evaluator's default.
 """

@@ -28,10 +28,14 @@ Recipes (default algorithms; later passes may choose others, e.g. BSGS or hoisti
   larger scale) and one rescale follows. BGV cross-row diagonals get a row swap first
   and their own BSGS. CKKS adds carry the bound of their partial sum as a hint: slot i of
   sum_{k in K} rot(diag_k ⊙ ...) is bounded by sum_{k in K} |diag_k[i]| · B, the row
-  sums of |M| over the diagonals included so far (rotations move slots, not maxima).
+  sums of |M| over the diagonals included so far (rotations move slots, not maxima),
+  and their error as a ``noise`` hint (`_ErrorModel`): the operand's error times the
+  largest absolute row sum of the diagonals so far, plus the fresh errors of the
+  rotations and encodings, where the per-op rules charged every diagonal as 1.
 * POLYNOMIAL: a power or Chebyshev series, optionally on a domain, by baby-step /
   giant-step Paterson–Stockmeyer (`fhec.ir.he_polynomial`): depth ceil(log2(d+1)), plus
-  one for a non-integer domain map. It always applies the auto rescaling policy
+  one for a non-integer domain map; its result's error is hinted from the series' largest
+  slope (`polynomial_node_recipe`). It always applies the auto rescaling policy
   internally: inside the op there is no place where a manual-mode program could rescale.
 """
 

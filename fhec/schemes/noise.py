@@ -10,6 +10,14 @@ CKKS messages of magnitude at most about 1 per slot.
   precision is that of the *worst* slot, ``log2(scale) − noise − worst_slot_tail_bits``
   (`worst_slot_tail_bits`: how far the largest of the N/2 slot errors lies above the
   standard deviation, measured; see its docstring).
+* Where the per-op rules cannot see what bounds the error, a recipe states it as a
+  ``noise`` attribute on the node it emits (`fhec.ir.he_types.with_noise_hint`, which the
+  evaluator applies too): a linear transform's sums bound the operand's error by the
+  matrix's largest absolute row sum (`fhec.ir.he_recipes._ErrorModel`), a polynomial by
+  its largest slope over the operand's bound
+  (`fhec.ir.he_polynomial.polynomial_node_recipe`), a bootstrap states its result's
+  (`fhec.ir.he_bootstrap`). A product by a constant scales the error by the constant's
+  largest magnitude (`plain_multiply_noise`); by a plain input, by its assumed 1.
 * BGV: error of the decrypted polynomial ``[c0 + c1·s]_Q`` (message plus t·e), in the
   coefficient domain. The budget is ``log2(Q_l/2) − noise − 3`` (≈ 8 standard deviations).
 """
