@@ -165,3 +165,11 @@ def test_resnet_small_and_lola_cifar_small_build_without_a_precision_warning():
     for p in programs:
         for vid in p.ir.outputs.values():
             assert estimated_bits(p.params, p.ir.node(vid).type) > 8.0
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_hinted_types_equal_the_evaluators_metadata(name):
+    """The noise hints are applied alike by the type rules and the evaluator."""
+    from tests.ir.test_he_types import assert_types_match_evaluator
+
+    assert_types_match_evaluator(PROGRAMS[name]())
