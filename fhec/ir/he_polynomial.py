@@ -577,11 +577,12 @@ gets no bound (the generic rules' estimate stays)."""
 
 def derivative_bound(coeffs: tuple, basis: str, domain, bound: float) -> float | None:
     """An upper bound on max |p'(x)| over |x| <= `bound` for the series (x the operand,
-    before the domain map): the maximum over G evenly spaced points, divided by
-    1 − (d−1)²/(G−1). Why that holds: between two grid points (spacing h = 2·bound/(G−1))
-    |p'| rises by at most (h/2)·max|p''|, and Markov's inequality for the degree-(d−1)
-    polynomial p' on the interval of half-width `bound` gives
-    max|p''| <= (d−1)²/bound · max|p'|. G is chosen so the margin is at most 1/16 (1/15
+    before the domain map; with a domain, over its part inside the domain, where the
+    recipe takes the operand to lie): the maximum over G evenly spaced points, divided by
+    1 − (d−1)²/(G−1). Why that holds: between two grid points (spacing h = 2w/(G−1) on
+    an interval of half-width w) |p'| rises by at most (h/2)·max|p''|, and Markov's
+    inequality for the degree-(d−1) polynomial p' on that interval gives
+    max|p''| <= (d−1)²/w · max|p'|. G is chosen so the margin is at most 1/16 (1/15
     more than the grid maximum)."""
     d = degree(coeffs)
     if d <= 1:
@@ -593,7 +594,12 @@ def derivative_bound(coeffs: tuple, basis: str, domain, bound: float) -> float |
     window = [-1.0, 1.0] if domain is None else [float(v) for v in domain]
     cls = np.polynomial.Chebyshev if basis == "chebyshev" else np.polynomial.Polynomial
     series = cls(np.asarray(coeffs, dtype=np.float64), domain=window) if domain is not None else cls(coeffs)
-    grid = np.linspace(-bound, bound, points)
+    lo, hi = -bound, bound
+    if domain is not None:
+        lo, hi = max(lo, window[0]), min(hi, window[1])
+        if lo >= hi:  # an operand bound outside the domain: the domain is all the recipe assumes
+            lo, hi = window
+    grid = np.linspace(lo, hi, points)
     peak = float(np.max(np.abs(series.deriv()(grid))))
     return peak / (1.0 - (d - 1) ** 2 / (points - 1))
 
