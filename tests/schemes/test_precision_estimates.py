@@ -178,8 +178,9 @@ def test_hinted_types_equal_the_evaluators_metadata(name):
 @pytest.mark.slow
 def test_resnet_small_estimate_is_conservative_within_eight_bits():
     """ResNet-20's small variant (three ReLUs, two bootstraps): estimated 19.5 bits,
-    measured 26.1 (the bootstraps' own estimates are ~4 bits below their measured
-    precision at this scale); before the transforms' and polynomials' hints, -2.3."""
+    measured 26.1 (the bootstraps' own estimates run ~4 bits low at this scale, and the
+    row-sum bound does not credit random weights' averaging of slot errors); before the
+    transforms' and polynomials' hints, -2.3."""
     import fhec.examples.resnet20 as resnet
 
     for est, measured in _estimate_and_measured(resnet.small(), 0):
