@@ -175,15 +175,35 @@ def _giant_groups(params, diagonals, n1: int | None) -> dict[int, list[tuple[int
 
 class _Part:
     """What a sum of diagonal products owes to each source of error, per output slot
-    (`_ErrorModel`): `abs` = Σ_k |diag_k|, `sq` = Σ_k diag_k² · (fresh key-switch
-    variance of term k's baby step), `var` = the variance of the slot-independent errors
-    (encoding roundings, giant-step key switches), in the product's scaled units."""
+    (`_ErrorModel`): `abs` = Σ_k |diag_k|, `sq` = Σ_k diag_k² over the terms whose baby
+    step is a rotation (None when none is), `ks_var` the largest fresh key-switch
+    variance among those rotations (one per level and method in practice), and `var`
+    the variance of the slot-independent errors (encoding roundings, giant-step key
+    switches), in the product's scaled units."""
 
-    def __init__(self, abs_diag, sq, var: float = 0.0):
-        self.abs, self.sq, self.var = abs_diag, sq, var
+    def __init__(self, abs_diag, sq, ks_var: float, var: float):
+        self.abs, self.sq, self.ks_var, self.var = abs_diag, sq, ks_var, var
+
+    @staticmethod
+    def _sum(a, b):
+        return b if a is None else a if b is None else a + b
 
     def __add__(self, other: "_Part") -> "_Part":
-        return _Part(self.abs + other.abs, self.sq + other.sq, self.var + other.var)
+        return _Part(self.abs + other.abs, self._sum(self.sq, other.sq), max(self.ks_var, other.ks_var),
+                     self.var + other.var)
+
+    def accumulate(self, other: "_Part") -> None:
+        """self += other, in place (a running sum's own arrays)."""
+        self.abs += other.abs
+        if other.sq is not None:
+            if self.sq is None:
+                self.sq = other.sq.copy()
+            else:
+                self.sq += other.sq
+        self.ks_var, self.var = max(self.ks_var, other.ks_var), self.var + other.var
+
+    def plus_var(self, var: float) -> "_Part":
+        return _Part(self.abs, self.sq, self.ks_var, self.var + var)
 
 
 class _ErrorModel:
@@ -199,7 +219,8 @@ class _ErrorModel:
       27 diagonals whatever their size, and too little for a matrix of large entries;
     * the baby-step rotations' key-switching errors f_j: fresh and independent between
       rotations (different keys) and between slots (independent coefficients), so their
-      variance is ps²·Σ_k diag_k[i]²·Var f_{j(k)};
+      variance is ps²·Σ_k diag_k[i]²·Var f_{j(k)} <= ps²·max_j Var f_j·Σ_k diag_k[i]²
+      (one variance per sum keeps the bookkeeping to one array product per diagonal);
     * per product the diagonal's encoding rounding r (slot std √(N/12)) times the
       message, s·x[i + k]·r_k[i] (std <= s·B·√(N/12)), and per giant step its rotation's
       key switch (and mod-down) at scale S; all independent.
@@ -228,13 +249,14 @@ class _ErrorModel:
 
     def term(self, vec, baby_var: float) -> _Part:
         a = np.abs(vec.array)
-        return _Part(a, a * a * baby_var, self.rounding_var if self.enabled else 0.0)
+        return _Part(a, a * a if baby_var > 0 else None, baby_var, self.rounding_var if self.enabled else 0.0)
 
     def noise(self, part: _Part) -> float | None:
         """log2 of the bound on the sum's error std at scale S (None for BGV)."""
         if not self.enabled:
             return None
-        var = self.ps**2 * (self.x_var * float(part.abs.max()) ** 2 + float(part.sq.max())) + part.var
+        fresh = 0.0 if part.sq is None else part.ks_var * float(part.sq.max())
+        var = self.ps**2 * (self.x_var * float(part.abs.max()) ** 2 + fresh) + part.var
         log_std = 0.5 * math.log2(var) if var > 0 else -math.inf
         return min(log_std, self.log_scale + NOISE_SATURATION_BITS)
 
@@ -253,7 +275,10 @@ class _Sums:
         return self.part.abs
 
     def add(self, term: int, part: _Part) -> None:
-        self.part = part if self.part is None else self.part + part
+        if self.part is None:  # a copy: the sum accumulates into its own arrays
+            self.part = _Part(part.abs.copy(), None if part.sq is None else part.sq.copy(), part.ks_var, part.var)
+        else:
+            self.part.accumulate(part)
         if self.value is None:
             self.value = term
             return
@@ -281,7 +306,7 @@ def _bsgs_single(b, source: int, giants, ps, hoisting: dict, x_bound, loc, out: 
         value, part = inner.value, inner.part
         if g % row:
             value = b.emit(HeOp.ROTATE, (value,), attrs_of(step=g % row), loc)
-            part = _Part(part.abs, part.sq, part.var + model.fresh_var(value, inner.value))
+            part = part.plus_var(model.fresh_var(value, inner.value))
         out.add(value, part)
 
 
@@ -336,14 +361,14 @@ def _bsgs_double(b, source: int, giants, ps, x_bound, loc, out: _Sums) -> None:
                 continue
             rotated = b.emit(HeOp.ROTATE_EXT, (plain_term[0],), attrs_of(step=g % row, keyswitch="hybrid"), loc)
             part = plain_term[1]
-            total.add(rotated, _Part(part.abs, part.sq, part.var + model.fresh_var(rotated, plain_term[0])))
+            total.add(rotated, part.plus_var(model.fresh_var(rotated, plain_term[0])))
             continue
         if g % row == 0:
             total.add(ext.value, ext.part)
             continue
         inner = b.emit(HeOp.MOD_DOWN_EXT, (ext.value,), (), loc)
         rotated = b.emit(HeOp.ROTATE_EXT, (inner,), attrs_of(step=g % row, keyswitch="hybrid"), loc)
-        total.add(rotated, _Part(ext.part.abs, ext.part.sq, ext.part.var + model.fresh_var(rotated, inner)))
+        total.add(rotated, ext.part.plus_var(model.fresh_var(rotated, inner)))
     if total.value is not None:
         out.add(b.emit(HeOp.MOD_DOWN_EXT, (total.value,), (), loc), total.part)
     if direct is not None:
