@@ -56,6 +56,11 @@ ADD_EXT_Q          ``ev.add_lifted(a, b, subtract)``: a ± P·b over Q·P
 RESCALE_EXT        ``ev.rescale_extended(a)`` (divided by P·q_l; its ``noise`` attribute, if any, replaces the estimate)
 =================  ====================================================================
 
+Any node's ``noise`` attribute (a recipe's error estimate, `fhec.ir.he_types.with_noise_hint`)
+replaces the estimate of the value it computes, as its type rule does. A MUL_CONST /
+MUL_CONST_EXT passes its constant's largest magnitude to the evaluator's plaintext
+product, which scales the error estimate by it (`fhec.schemes.noise.plain_multiply_noise`).
+
 Key-switching nodes use the method given to `run_he` (``methods=``: one for all or per
 node id), else their ``keyswitch`` attribute, else the evaluator's default.
 """
@@ -63,14 +68,14 @@ node id), else their ``keyswitch`` attribute, else the evaluator's default.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from fhec.errors import InternalError, NoiseBudgetExhaustedError
 from fhec.ir.he import KEY_SWITCHING_OPS, Const, HeNode, HeOp, HeProgram, HeType
-from fhec.ir.he_types import declared_bound, estimated_bits, is_int_scalar
+from fhec.ir.he_types import const_bound, declared_bound, estimated_bits, is_int_scalar
 from fhec.passes.he_rotations import key_requirements
 from fhec.passes.he_rewrite import as_he
 from fhec.pipeline import PREPARED, run_prefix
@@ -194,7 +199,10 @@ def _with_const(method: Callable) -> Executor:
                 k = rules.bgv_folded_constant(ev.params, int(value), int(factor))
                 return ev.multiply_integer(ct, k, scale=(ct.scale * int(factor)) % ev.params.plain_modulus)
             return ev.multiply(ct, int(value))
-        return method(ev, ct, plaintext_operand(ev.params, node, ct.level, ct.scale, value))
+        pt = plaintext_operand(ev.params, node, ct.level, ct.scale, value)
+        if method is Evaluator.multiply:  # a known constant: its magnitude scales the error (he_types._mul_const)
+            return ev.multiply_plain(ct, pt, magnitude=const_bound(value))
+        return method(ev, ct, pt)
 
     return run
 
@@ -245,7 +253,8 @@ def _ks_add_ext(ev: Evaluator, node: HeNode, args: list, kw: dict):
 
 def _mul_const_ext(ev: Evaluator, node: HeNode, args: list, kw: dict):
     (x,) = args
-    return ev.multiply_extended(x, plaintext_operand(ev.params, node, x.level, x.scale, node.attr("value")))
+    value = node.attr("value")
+    return ev.multiply_extended(x, plaintext_operand(ev.params, node, x.level, x.scale, value), const_bound(value))
 
 
 def _ks_add(ev: Evaluator, node: HeNode, args: list, kw: dict):
@@ -337,6 +346,9 @@ def execute_nodes(
             values[n.id] = plains[n.attr("name")]
         else:
             values[n.id] = EXECUTORS[n.op](ev, n, [values[a] for a in n.args], _keyswitch_kwargs(n, methods))
+            hint = n.attr("noise", None)  # a recipe's error estimate (`he_types.with_noise_hint`)
+            if hint is not None and isinstance(values[n.id], (Ciphertext, ExtendedCiphertext)):
+                values[n.id] = replace(values[n.id], noise=float(hint))
     return values
 
 

@@ -157,8 +157,8 @@ def _scaled(b, x: int, c: float, levels: int, loc) -> int:
     """x·c, rescaled `levels` times onto the canonical scale there (`HeBuilder.
     canonical_scale`: with composite scaling, EvalMod's two-prime scale, so the product's
     plain scale is ~2^60), with the statistical bound |y| <= 1 and the error as hints:
-    the generic rules assume constants of magnitude 1, which makes them ~8 bits
-    pessimistic through CoeffsToSlots. The error of y is this rescale's rounding, and,
+    a linear transform's own bound (the matrix's largest absolute row sum) is ~13 bits
+    pessimistic through CoeffsToSlots' DFT factors. The error of y is this rescale's rounding, and,
     scaled by c (and by the ratio of y's scale to the one-prime scale), the
     conjugation's key switch and CoeffsToSlots' own error, which measures about one
     rounding (docs/bootstrapping.md, "Precision").

@@ -65,7 +65,7 @@ def infer_type(params: Params, op: HeOp, attrs: dict[str, Any], arg_types: tuple
         from fhec.ir.he_recipes import dry_run
 
         return dry_run(params, op, attrs, arg_types[0], loc)
-    return ht.PRIMITIVE_RULES[op](params, attrs, arg_types, loc)
+    return ht.with_noise_hint(ht.PRIMITIVE_RULES[op](params, attrs, arg_types, loc), attrs)
 
 
 def _log2(scale) -> str:
@@ -297,6 +297,26 @@ class HeBuilder:
                 f"or more in the parameters (increase `levels`, now {p.levels}), or reduce the program's depth.",
                 loc,
             )
+
+    def scratch(self) -> "HeBuilder":
+        """An empty builder with this one's parameters, options and policy state (the
+        composite chain, the defaults): a recipe's what-if run (`he_polynomial`)."""
+        other = HeBuilder(self.params, self.options, self.name, self.loc)
+        other._step, other._scales, other._defaults = self._step, dict(self._scales), dict(self._defaults)
+        return other
+
+    def hint_noise(self, vid: int, noise: float) -> int:
+        """Give the last emitted node, `vid`, the ``noise`` attribute `noise` (a recipe's
+        tighter error estimate for its result, `he_types.with_noise_hint`); returns `vid`.
+        Only the last node: nothing has read its type yet."""
+        node = self.nodes[-1]
+        if node.id != vid:
+            raise ht.IRTypeError(f"hint_noise: node {vid} is not the last emitted ({node.id})")
+        attrs = attrs_of(**{**dict(node.attrs), "noise": float(noise)})
+        typ = ht.with_noise_hint(node.type, dict(attrs))
+        self.nodes[-1] = HeNode(vid, node.op, node.args, attrs, typ, node.loc)
+        self._types[vid] = typ
+        return vid
 
     def program(self) -> HeProgram:
         """The nodes so far as an immutable program."""

@@ -75,11 +75,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Union
 
+import numpy as np
+
 from fhec.ir.he import HeOp, attrs_of
-from fhec.ir.he_types import IRTypeError
+from fhec.ir.he_types import NOISE_SATURATION_BITS, IRTypeError
+from fhec.schemes import noise as nz
 from fhec.schemes import ranges, rules
 
 BASES = ("power", "chebyshev")
@@ -565,3 +568,71 @@ def polynomial_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     u = scaled if beta == 0 else b.add_const(scaled, beta, loc, bound=1.0 if domain is not None else None)
     em.values[1] = u
     return em.emit(plan_polynomial(coeffs, basis, coefficient_reducer(b.params)).root)
+
+
+DERIVATIVE_GRID_MAX = 1 << 20
+"""Most points `derivative_bound` samples; a degree whose Markov margin would need more
+gets no bound (the generic rules' estimate stays)."""
+
+
+def derivative_bound(coeffs: tuple, basis: str, domain, bound: float) -> float | None:
+    """An upper bound on max |p'(x)| over |x| <= `bound` for the series (x the operand,
+    before the domain map; with a domain, over its part inside the domain, where the
+    recipe takes the operand to lie): the maximum over G evenly spaced points, divided by
+    1 − (d−1)²/(G−1). Why that holds: between two grid points (spacing h = 2w/(G−1) on
+    an interval of half-width w) |p'| rises by at most (h/2)·max|p''|, and Markov's
+    inequality for the degree-(d−1) polynomial p' on that interval gives
+    max|p''| <= (d−1)²/w · max|p'|. G is chosen so the margin is at most 1/16 (1/15
+    more than the grid maximum)."""
+    d = degree(coeffs)
+    if d <= 1:
+        return abs(float(coeffs[1])) * abs(affine_map(domain)[0]) if d == 1 else 0.0
+    points = 16 * (d - 1) ** 2 + 1
+    if points > DERIVATIVE_GRID_MAX:
+        return None
+    points = max(points, 257)
+    window = [-1.0, 1.0] if domain is None else [float(v) for v in domain]
+    cls = np.polynomial.Chebyshev if basis == "chebyshev" else np.polynomial.Polynomial
+    series = cls(np.asarray(coeffs, dtype=np.float64), domain=window) if domain is not None else cls(coeffs)
+    lo, hi = -bound, bound
+    if domain is not None:
+        lo, hi = max(lo, window[0]), min(hi, window[1])
+        if lo >= hi:  # an operand bound outside the domain: the domain is all the recipe assumes
+            lo, hi = window
+    grid = np.linspace(lo, hi, points)
+    peak = float(np.max(np.abs(series.deriv()(grid))))
+    return peak / (1.0 - (d - 1) ** 2 / (points - 1))
+
+
+def polynomial_node_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
+    """The POLYNOMIAL node's recipe: `polynomial_recipe`, with the CKKS result's error
+    stated as a ``noise`` hint (`HeBuilder.hint_noise`), bounded as the sum in variance of
+
+    * the operand's error carried through p: p(x + e) − p(x) = p'(ξ)·e with ξ between x
+      and x + e, so |p(x + e) − p(x)| <= max|p'|·|e| over the operand's bound
+      (`derivative_bound`; e is far below the bound), independently of the basis and
+      the evaluation order;
+    * the evaluation's own error: the generic rules' estimate of the same recipe on an
+      operand that carries one rounding's error (the rescales' roundings and encodings
+      along the way, propagated as those rules do).
+
+    The generic rules instead carried the operand's error through every product and
+    coefficient as if each factor were 1 and the terms independent: a bit or more per
+    stage for ResNet's sign polynomials whatever their slope, and too little for a steep
+    one. Recipes that call `polynomial_recipe` directly (the bootstrap's EvalMod, whose
+    error its own hints state) are unchanged."""
+    out = polynomial_recipe(b, x, attrs, loc)
+    tx = b.type_of(x)
+    coeffs, basis, domain = check_attrs(b.params, attrs)
+    if not b.ckks or degree(coeffs) == 0 or out != b.nodes[-1].id or tx.bound is None:
+        return out
+    slope = derivative_bound(coeffs, basis, domain, tx.bound)
+    if slope is None:
+        return out
+    scratch = b.scratch()
+    quiet = scratch.external(replace(tx, noise=nz.rounding_noise(b.params)))
+    evaluation = scratch.type_of(polynomial_recipe(scratch, quiet, attrs, loc)).noise
+    t = b.type_of(out)
+    carried = tx.noise - math.log2(tx.scale) + math.log2(t.scale) + (math.log2(slope) if slope > 0 else -math.inf)
+    noise = nz.add_noise(carried, evaluation) if carried > -math.inf else evaluation
+    return b.hint_noise(out, min(noise, math.log2(t.scale) + NOISE_SATURATION_BITS))

@@ -28,16 +28,21 @@ Recipes (default algorithms; later passes may choose others, e.g. BSGS or hoisti
   larger scale) and one rescale follows. BGV cross-row diagonals get a row swap first
   and their own BSGS. CKKS adds carry the bound of their partial sum as a hint: slot i of
   sum_{k in K} rot(diag_k ⊙ ...) is bounded by sum_{k in K} |diag_k[i]| · B, the row
-  sums of |M| over the diagonals included so far (rotations move slots, not maxima).
+  sums of |M| over the diagonals included so far (rotations move slots, not maxima),
+  and their error as a ``noise`` hint (`_ErrorModel`): the operand's error times the
+  largest absolute row sum of the diagonals so far, plus the fresh errors of the
+  rotations and encodings, where the per-op rules charged every diagonal as 1.
 * POLYNOMIAL: a power or Chebyshev series, optionally on a domain, by baby-step /
   giant-step Paterson–Stockmeyer (`fhec.ir.he_polynomial`): depth ceil(log2(d+1)), plus
-  one for a non-integer domain map. It always applies the auto rescaling policy
+  one for a non-integer domain map; its result's error is hinted from the series' largest
+  slope (`polynomial_node_recipe`). It always applies the auto rescaling policy
   internally: inside the op there is no place where a manual-mode program could rescale.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 
 from dataclasses import replace
 from typing import Any, Callable
@@ -45,8 +50,8 @@ from typing import Any, Callable
 import numpy as np
 
 from fhec.ir.he import Const, HeOp, HeType, RotatedConst, attrs_of, sorted_keys
-from fhec.ir.he_polynomial import polynomial_recipe
-from fhec.ir.he_types import IRTypeError, row_length
+from fhec.ir.he_polynomial import polynomial_node_recipe
+from fhec.ir.he_types import NOISE_SATURATION_BITS, IRTypeError, row_length
 
 Recipe = Callable[["HeBuilder", int, dict[str, Any], "str | None"], int]  # noqa: F821
 
@@ -168,21 +173,120 @@ def _giant_groups(params, diagonals, n1: int | None) -> dict[int, list[tuple[int
     return {g: sorted(terms, key=lambda t: t[0]) for g, terms in sorted(giants.items())}
 
 
+class _Part:
+    """What a sum of diagonal products owes to each source of error, per output slot
+    (`_ErrorModel`): `abs` = Σ_k |diag_k|, `sq` = Σ_k diag_k² over the terms whose baby
+    step is a rotation (None when none is), `ks_var` the largest fresh key-switch
+    variance among those rotations (one per level and method in practice), and `var`
+    the variance of the slot-independent errors (encoding roundings, giant-step key
+    switches), in the product's scaled units."""
+
+    def __init__(self, abs_diag, sq, ks_var: float, var: float):
+        self.abs, self.sq, self.ks_var, self.var = abs_diag, sq, ks_var, var
+
+    @staticmethod
+    def _sum(a, b):
+        return b if a is None else a if b is None else a + b
+
+    def __add__(self, other: "_Part") -> "_Part":
+        return _Part(self.abs + other.abs, self._sum(self.sq, other.sq), max(self.ks_var, other.ks_var),
+                     self.var + other.var)
+
+    def accumulate(self, other: "_Part") -> None:
+        """self += other, in place (a running sum's own arrays)."""
+        self.abs += other.abs
+        if other.sq is not None:
+            if self.sq is None:
+                self.sq = other.sq.copy()
+            else:
+                self.sq += other.sq
+        self.ks_var, self.var = max(self.ks_var, other.ks_var), self.var + other.var
+
+    def plus_var(self, var: float) -> "_Part":
+        return _Part(self.abs, self.sq, self.ks_var, self.var + var)
+
+
+class _ErrorModel:
+    """The error of y = Σ_k diag_k ⊙ rot(x, k) at the products' scale S = s·ps (x at
+    scale s with error std σ_x = 2^noise, |x| <= B), as the sum of three independent
+    parts, each bounded per output slot i:
+
+    * x's own error, Σ_k diag_k[i]·e_x[i + k]: by Minkowski's inequality its std is at
+      most Σ_k |diag_k[i]|·σ_x whatever the correlation between x's slot errors (a
+      replicated sum has the same error in every slot), so ps·σ_x·max_i Σ_k |diag_k[i]|,
+      the matrix's largest absolute row sum. The generic rules charged every product as
+      if its diagonal were 1 and added the k copies in variance (√k·σ_x): 2.3 bits for
+      27 diagonals whatever their size, and too little for a matrix of large entries;
+    * the baby-step rotations' key-switching errors f_j: fresh and independent between
+      rotations (different keys) and between slots (independent coefficients), so their
+      variance is ps²·Σ_k diag_k[i]²·Var f_{j(k)} <= ps²·max_j Var f_j·Σ_k diag_k[i]²
+      (one variance per sum keeps the bookkeeping to one array product per diagonal);
+    * per product the diagonal's encoding rounding r (slot std √(N/12)) times the
+      message, s·x[i + k]·r_k[i] (std <= s·B·√(N/12)), and per giant step its rotation's
+      key switch (and mod-down) at scale S; all independent.
+
+    The fresh key-switch variance of a rotation is read from the types: what its rule
+    added to its operand's (4^noise_rot − 4^noise_operand). CKKS only (BGV keeps the
+    generic rules)."""
+
+    def __init__(self, b, x: int, ps):
+        self.b = b
+        t = b.type_of(x)
+        self.enabled = b.ckks
+        if not self.enabled:
+            return
+        self.x_var = 4.0 ** t.noise
+        self.ps = float(ps)
+        self.log_scale = math.log2(t.scale * self.ps)
+        bound = 1.0 if t.bound is None else t.bound
+        self.rounding_var = (t.scale * bound) ** 2 * b.params.N / 12.0
+
+    def fresh_var(self, rotated: int, source: int) -> float:
+        """The variance a rotation (or any key switch) added to its operand's error."""
+        if rotated == source or not self.enabled:
+            return 0.0
+        return max(0.0, 4.0 ** self.b.type_of(rotated).noise - 4.0 ** self.b.type_of(source).noise)
+
+    def term(self, vec, baby_var: float) -> _Part:
+        a = np.abs(vec.array)
+        return _Part(a, a * a if baby_var > 0 else None, baby_var, self.rounding_var if self.enabled else 0.0)
+
+    def noise(self, part: _Part) -> float | None:
+        """log2 of the bound on the sum's error std at scale S (None for BGV)."""
+        if not self.enabled:
+            return None
+        fresh = 0.0 if part.sq is None else part.ks_var * float(part.sq.max())
+        var = self.ps**2 * (self.x_var * float(part.abs.max()) ** 2 + fresh) + part.var
+        log_std = 0.5 * math.log2(var) if var > 0 else -math.inf
+        return min(log_std, self.log_scale + NOISE_SATURATION_BITS)
+
+
 class _Sums:
     """A running sum of terms, emitted with `add_op`, whose nodes carry the bound hint
-    Σ|diag_k|·B of the diagonals included so far (see the module doc)."""
+    Σ|diag_k|·B of the diagonals included so far (see the module doc) and the error
+    hint of `_ErrorModel`."""
 
-    def __init__(self, b, add_op: HeOp, x_bound: float | None, loc):
-        self.b, self.add_op, self.x_bound, self.loc = b, add_op, x_bound, loc
-        self.value, self.abs = None, None
+    def __init__(self, b, add_op: HeOp, x_bound: float | None, loc, model: _ErrorModel):
+        self.b, self.add_op, self.x_bound, self.loc, self.model = b, add_op, x_bound, loc, model
+        self.value, self.part = None, None
 
-    def add(self, term: int, abs_diag) -> None:
-        self.abs = abs_diag if self.abs is None else self.abs + abs_diag
+    @property
+    def abs(self):
+        return self.part.abs
+
+    def add(self, term: int, part: _Part) -> None:
+        if self.part is None:  # a copy: the sum accumulates into its own arrays
+            self.part = _Part(part.abs.copy(), None if part.sq is None else part.sq.copy(), part.ks_var, part.var)
+        else:
+            self.part.accumulate(part)
         if self.value is None:
             self.value = term
             return
-        hint = attrs_of() if self.x_bound is None else attrs_of(bound=float(self.abs.max()) * self.x_bound)
-        self.value = self.b.emit(self.add_op, (self.value, term), hint, self.loc)
+        hints = {} if self.x_bound is None else {"bound": float(self.part.abs.max()) * self.x_bound}
+        noise = self.model.noise(self.part)
+        if noise is not None:
+            hints["noise"] = noise
+        self.value = self.b.emit(self.add_op, (self.value, term), attrs_of(**hints), self.loc)
 
 
 def _bsgs_single(b, source: int, giants, ps, hoisting: dict, x_bound, loc, out: _Sums) -> None:
@@ -190,18 +294,20 @@ def _bsgs_single(b, source: int, giants, ps, hoisting: dict, x_bound, loc, out: 
     (its mod-up shared by the baby steps when the key-switch expansion hoists it)."""
     row = row_length(b.params)
     babies: dict[int, int] = {}
+    model = out.model
     for g, terms in giants.items():
-        inner = _Sums(b, HeOp.ADD, x_bound, loc)
+        inner = _Sums(b, HeOp.ADD, x_bound, loc, model)
         for j, diag, vec in terms:
             if j % row not in babies:
                 baby_attrs = attrs_of(step=j % row, **hoisting)
                 babies[j % row] = b.emit(HeOp.ROTATE, (source,), baby_attrs, loc) if j % row else source
             term = b.emit(HeOp.MUL_CONST, (babies[j % row],), attrs_of(value=diag, plain_scale=ps), loc)
-            inner.add(term, abs(vec.array))
-        value = inner.value
+            inner.add(term, model.term(vec, model.fresh_var(babies[j % row], source)))
+        value, part = inner.value, inner.part
         if g % row:
             value = b.emit(HeOp.ROTATE, (value,), attrs_of(step=g % row), loc)
-        out.add(value, inner.abs)
+            part = part.plus_var(model.fresh_var(value, inner.value))
+        out.add(value, part)
 
 
 def _bsgs_double(b, source: int, giants, ps, x_bound, loc, out: _Sums) -> None:
@@ -221,43 +327,50 @@ def _bsgs_double(b, source: int, giants, ps, x_bound, loc, out: _Sums) -> None:
     scratchpad spilled)."""
     row = row_length(b.params)
     babies: dict[int, int] = {}
-    total = _Sums(b, HeOp.ADD_EXT, x_bound, loc)
+    model = out.model
+    total = _Sums(b, HeOp.ADD_EXT, x_bound, loc, model)
     direct = None  # the j = 0 term of the g = 0 group when it has no other term, over Q
     for g, terms in giants.items():
         plain = [(j, diag, vec) for j, diag, vec in terms if j % row == 0]
         plain_term = None
         if plain:
             _, diag, vec = plain[0]
-            plain_term = (b.emit(HeOp.MUL_CONST, (source,), attrs_of(value=diag, plain_scale=ps), loc), abs(vec.array))
-        ext = _Sums(b, HeOp.ADD_EXT, x_bound, loc)
+            plain_term = (b.emit(HeOp.MUL_CONST, (source,), attrs_of(value=diag, plain_scale=ps), loc),
+                          model.term(vec, 0.0))
+        ext = _Sums(b, HeOp.ADD_EXT, x_bound, loc, model)
         for j, diag, vec in terms:
             if j % row == 0:
                 continue
             if j % row not in babies:
                 babies[j % row] = b.emit(HeOp.ROTATE_EXT, (source,), attrs_of(step=j % row, keyswitch="hybrid"), loc)
             term = b.emit(HeOp.MUL_CONST_EXT, (babies[j % row],), attrs_of(value=diag, plain_scale=ps), loc)
+            part = model.term(vec, model.fresh_var(babies[j % row], source))
             if plain_term is not None:  # the sum's first product takes the j = 0 term in (see the doc)
-                abs_sum = plain_term[1] + abs(vec.array)
-                hint = attrs_of() if x_bound is None else attrs_of(bound=float(abs_sum.max()) * x_bound)
-                term = b.emit(HeOp.ADD_EXT_Q, (term, plain_term[0]), hint, loc)
-                ext.add(term, abs_sum)
+                part = plain_term[1] + part
+                hints = {} if x_bound is None else {"bound": float(part.abs.max()) * x_bound}
+                if model.noise(part) is not None:
+                    hints["noise"] = model.noise(part)
+                term = b.emit(HeOp.ADD_EXT_Q, (term, plain_term[0]), attrs_of(**hints), loc)
+                ext.add(term, part)
                 plain_term = None
                 continue
-            ext.add(term, abs(vec.array))
+            ext.add(term, part)
         if ext.value is None:  # the j = 0 term alone: no sum over Q·P to join
             if g % row == 0:
                 direct = plain_term
                 continue
-            total.add(b.emit(HeOp.ROTATE_EXT, (plain_term[0],), attrs_of(step=g % row, keyswitch="hybrid"), loc),
-                      plain_term[1])
+            rotated = b.emit(HeOp.ROTATE_EXT, (plain_term[0],), attrs_of(step=g % row, keyswitch="hybrid"), loc)
+            part = plain_term[1]
+            total.add(rotated, part.plus_var(model.fresh_var(rotated, plain_term[0])))
             continue
         if g % row == 0:
-            total.add(ext.value, ext.abs)
+            total.add(ext.value, ext.part)
             continue
         inner = b.emit(HeOp.MOD_DOWN_EXT, (ext.value,), (), loc)
-        total.add(b.emit(HeOp.ROTATE_EXT, (inner,), attrs_of(step=g % row, keyswitch="hybrid"), loc), ext.abs)
+        rotated = b.emit(HeOp.ROTATE_EXT, (inner,), attrs_of(step=g % row, keyswitch="hybrid"), loc)
+        total.add(rotated, ext.part.plus_var(model.fresh_var(rotated, inner)))
     if total.value is not None:
-        out.add(b.emit(HeOp.MOD_DOWN_EXT, (total.value,), (), loc), total.abs)
+        out.add(b.emit(HeOp.MOD_DOWN_EXT, (total.value,), (), loc), total.part)
     if direct is not None:
         out.add(*direct)
 
@@ -267,7 +380,7 @@ def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -
     check_diagonals(params, attrs["diagonals"])
     ps, mode = attrs["plain_scale"], attrs.get("hoisting")
     x_bound = b.type_of(x).bound
-    out = _Sums(b, HeOp.ADD, x_bound, loc)
+    out = _Sums(b, HeOp.ADD, x_bound, loc, _ErrorModel(b, x, ps))
     for swap in (False, True):
         diagonals = [(step, vec) for step, sw, vec in attrs["diagonals"] if sw is swap]
         if not diagonals:
@@ -279,6 +392,9 @@ def linear_transform_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -
         else:
             # a per-transform hoisting choice travels on its baby-step rotations to the key-switch expansion
             _bsgs_single(b, source, giants, ps, {"hoisting": mode} if mode else {}, x_bound, loc, out)
+    noise = out.model.noise(out.part)
+    if noise is not None and out.value == b.nodes[-1].id:  # a lone product (or mod-down) has no add to carry it
+        b.hint_noise(out.value, noise)
     return out.value
 
 
@@ -291,7 +407,7 @@ def _bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
 RECIPES: dict[HeOp, Recipe] = {
     HeOp.SUM_SLOTS: sum_slots_recipe,
     HeOp.LINEAR_TRANSFORM: linear_transform_recipe,
-    HeOp.POLYNOMIAL: polynomial_recipe,
+    HeOp.POLYNOMIAL: polynomial_node_recipe,
     HeOp.BOOTSTRAP: _bootstrap_recipe,
 }
 

@@ -135,6 +135,17 @@ def plain_scale_for(params: Params, level: int, scale) -> float:
     return rules.plain_multiply_scale(params, level)
 
 
+def with_noise_hint(t: HeType, attrs: Mapping[str, Any]) -> HeType:
+    """`t` with the node's ``noise`` attribute as its noise, when it has one: a recipe
+    that bounds its result's error better than the generic per-op rules (a linear
+    transform from its diagonals' magnitudes, a polynomial from its derivative, a
+    bootstrap's rescales) states it on the node, and the evaluator applies the same
+    attribute (`fhec.evaluate.execute_nodes`), so types and ciphertexts still agree."""
+    if "noise" not in attrs or t.kind not in (ValueKind.CIPHER, ValueKind.EXTENDED):
+        return t
+    return replace(t, noise=float(attrs["noise"]))
+
+
 def _same(t: HeType) -> HeType:
     """The type of an op that leaves level, scale, parts and noise as they are (its own
     keys, none, replace the operand's)."""
@@ -262,12 +273,14 @@ def _relinearize(params, attrs, args, loc):
     return cipher(params, a.level, a.scale, 2, noise, (Key(KeyKind.RELIN),), a.bound)
 
 
-def _times_plain(params, a: HeType, plain_scale, factor_bound: float | None) -> HeType:
-    """The evaluator's `multiply_plain`: scales multiply, plaintext-multiply noise;
-    the bound is multiplied by the plaintext's (`factor_bound`)."""
+def _times_plain(params, a: HeType, plain_scale, factor_bound: float | None, magnitude: float = 1.0) -> HeType:
+    """The evaluator's `multiply_plain`: scales multiply, plaintext-multiply noise (the
+    error scaled by `magnitude`, a constant's max |value|; 1 for a plain input, whose
+    values the evaluator sees but the types do not); the bound is multiplied by the
+    plaintext's (`factor_bound`)."""
     if params.scheme == "ckks":
         _need(isinstance(plain_scale, float), f"CKKS plaintext multiply needs a float plain_scale, got {plain_scale!r}")
-        noise = nz.plain_multiply_noise(params, a.noise, a.scale, plain_scale)
+        noise = nz.plain_multiply_noise(params, a.noise, a.scale, plain_scale, magnitude)
     else:
         _need(plain_scale == 1, f"BGV plaintexts are encoded with factor 1, got {plain_scale!r}")
         noise = nz.plain_multiply_noise(params, a.noise, a.scale, 1.0)
@@ -305,7 +318,7 @@ def _mul_const(params, attrs, args, loc):
         k = rules.bgv_folded_constant(params, int(value), int(factor))
         return _times_integer(params, a, k, (a.scale * int(factor)) % params.plain_modulus)
     _need(params.scheme == "ckks" or isinstance(value, Const), "BGV constants are integers")
-    return _times_plain(params, a, plain_scale, const_bound(value))
+    return _times_plain(params, a, plain_scale, const_bound(value), const_bound(value))
 
 
 def _mul_monomial(params, attrs, args, loc):

@@ -319,17 +319,20 @@ class Evaluator:
             return self.multiply_plain(a, b)
         if is_int(b):
             return self._times_integer(a, int(b), scale=a.scale)
-        return self.multiply_plain(a, self._encode_for_multiply(a, b))
+        return self.multiply_plain(a, self._encode_for_multiply(a, b), magnitude=float(np.max(np.abs(b), initial=0.0)))
 
-    def multiply_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
-        """ct × pt; the scale multiplies (CKKS) / the factors multiply (BGV)."""
+    def multiply_plain(self, ct: Ciphertext, pt: Plaintext, magnitude: float = 1.0) -> Ciphertext:
+        """ct × pt; the scale multiplies (CKKS) / the factors multiply (BGV). `magnitude`:
+        max |slot| of the plaintext's values when known (a constant), which scales the
+        error estimate (`noise.plain_multiply_noise`); 1 for a plain input."""
         self._check(ct)
         if pt.level != ct.level:
             raise MismatchedParametersError(f"plaintext at level {pt.level} cannot multiply a level-{ct.level} ciphertext")
         q = _q(ct)
         data = self._parts_op(ct, lambda p: mul_mod(p, pt.data, q))
         scale = rules.multiply_scale(self.params, ct.scale, pt.scale)
-        noise = nz.plain_multiply_noise(self.params, ct.noise, ct.scale, float(pt.scale) if self.params.scheme == "ckks" else 1.0)
+        noise = nz.plain_multiply_noise(self.params, ct.noise, ct.scale, float(pt.scale) if self.params.scheme == "ckks" else 1.0,
+                                        magnitude)
         return Ciphertext(self.params, data, ct.level, scale, ct.key_id, noise)
 
     def multiply_scalar(self, ct: Ciphertext, c) -> Ciphertext:
@@ -551,8 +554,9 @@ class Evaluator:
             if x.params.fingerprint != self.params.fingerprint or x.key_id != self.keys.key_id:
                 raise MismatchedParametersError("the value belongs to another parameter or key set than this Evaluator")
 
-    def multiply_extended(self, x: ExtendedCiphertext, pt: Plaintext) -> ExtendedCiphertext:
-        """x × pt over Q·P; pt encoded over Q·P (``encode(..., extended=True)``) at x's level."""
+    def multiply_extended(self, x: ExtendedCiphertext, pt: Plaintext, magnitude: float = 1.0) -> ExtendedCiphertext:
+        """x × pt over Q·P; pt encoded over Q·P (``encode(..., extended=True)``) at x's level;
+        `magnitude` as for `multiply_plain`."""
         self._check_extended(x)
         if not (isinstance(pt, Plaintext) and pt.extended and pt.level == x.level):
             raise MismatchedParametersError(
@@ -562,7 +566,8 @@ class Evaluator:
         q = np.array(x.moduli, dtype=np.uint64)
         data = np.stack([mul_mod(p, pt.data, q) for p in x.data])
         scale = rules.multiply_scale(self.params, x.scale, pt.scale)
-        noise = nz.plain_multiply_noise(self.params, x.noise, x.scale, float(pt.scale) if self.params.scheme == "ckks" else 1.0)
+        noise = nz.plain_multiply_noise(self.params, x.noise, x.scale, float(pt.scale) if self.params.scheme == "ckks" else 1.0,
+                                        magnitude)
         return ExtendedCiphertext(self.params, data, x.level, scale, x.key_id, noise)
 
     def add_extended(self, a: ExtendedCiphertext, b: ExtendedCiphertext) -> ExtendedCiphertext:

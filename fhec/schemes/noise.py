@@ -10,6 +10,14 @@ CKKS messages of magnitude at most about 1 per slot.
   precision is that of the *worst* slot, ``log2(scale) − noise − worst_slot_tail_bits``
   (`worst_slot_tail_bits`: how far the largest of the N/2 slot errors lies above the
   standard deviation, measured; see its docstring).
+* Where the per-op rules cannot see what bounds the error, a recipe states it as a
+  ``noise`` attribute on the node it emits (`fhec.ir.he_types.with_noise_hint`, which the
+  evaluator applies too): a linear transform's sums bound the operand's error by the
+  matrix's largest absolute row sum (`fhec.ir.he_recipes._ErrorModel`), a polynomial by
+  its largest slope over the operand's bound
+  (`fhec.ir.he_polynomial.polynomial_node_recipe`), a bootstrap states its result's
+  (`fhec.ir.he_bootstrap`). A product by a constant scales the error by the constant's
+  largest magnitude (`plain_multiply_noise`); by a plain input, by its assumed 1.
 * BGV: error of the decrypted polynomial ``[c0 + c1·s]_Q`` (message plus t·e), in the
   coefficient domain. The budget is ``log2(Q_l/2) − noise − 3`` (≈ 8 standard deviations).
 """
@@ -95,10 +103,17 @@ def multiply_noise(params: Params, n1: float, s1, n2: float, s2) -> float:
     return n1 + n2 + 0.5 * math.log2(params.N)
 
 
-def plain_multiply_noise(params: Params, n: float, s, plain_scale: float) -> float:
-    """Error of a ct × plaintext product (plaintext encoded at plain_scale, rounding ±1/2)."""
+def plain_multiply_noise(params: Params, n: float, s, plain_scale: float, magnitude: float = 1.0) -> float:
+    """Error of a ct × plaintext product (plaintext encoded at plain_scale, rounding ±1/2).
+
+    CKKS: (m·s + e)(c·ps + r) = m·c·s·ps + e·c·ps + m·s·r + e·r. The ciphertext's error
+    comes out multiplied by c slot by slot, so its std is at most `magnitude` (max |c|,
+    when the constant is known: 1 for a plain input, the message bound the model
+    assumes) times σ·ps; the encoding's rounding r (slot std √(N/12)) times the message
+    (|m| <= 1) adds s·√(N/12)."""
     if _ckks(params):
-        return _log2_hypot(n + math.log2(plain_scale), math.log2(s) + _to_slots(params, -0.5 * math.log2(12)))
+        carried = n + math.log2(plain_scale) + (math.log2(magnitude) if magnitude > 0 else -math.inf)
+        return _log2_hypot(carried, math.log2(s) + _to_slots(params, -0.5 * math.log2(12)))
     return n + math.log2(params.plain_modulus) + 0.5 * math.log2(params.N) - 1
 
 
