@@ -89,6 +89,13 @@ doubled: tiled, SH 2.22 ms and DH 3.11 ms; untiled, 2.07 and 2.36. ResNet-20's d
 SUM_OPS = frozenset({HeOp.ADD, HeOp.ADD_EXT})
 """Ops that accumulate a giant step's products into its partial sum."""
 
+CHAIN_OPS = SUM_OPS | {HeOp.ADD_EXT_Q}
+"""Ops a partial sum's chain runs through when the products are grouped by sum (`_tiles`):
+the accumulations, and with double hoisting the ADD_EXT_Q that joins a giant step's j = 0
+term (over Q) to its first product. Stopping there counted that product as a sum of its
+own: n2 = 4 giant steps with three j = 0 terms made 7 groups, which tiled ResNet-20's
+double-hoisted SlotsToCoeffs (6 sums fit) into 2 tiles and spilled its rotated baby steps."""
+
 
 def _bytes(program: HeProgram, node) -> int:
     """On-chip bytes of a ciphertext value, over Q·P for an extended one."""
@@ -136,7 +143,7 @@ def _tiles(program: HeProgram, nodes, users, babies, position, capacity_bytes) -
         while vid not in root:
             path.append(vid)
             us = users[vid]
-            if len(us) != 1 or nodes[us[0]].op not in SUM_OPS:
+            if len(us) != 1 or nodes[us[0]].op not in CHAIN_OPS:
                 root[vid] = vid
                 break
             vid = us[0]
