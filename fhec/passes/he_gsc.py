@@ -41,7 +41,8 @@ Capacity (`capacity_bytes`, the target's scratchpad): the n2 partial sums stay o
 if they fit. Double hoisting keeps them over Q·P: ResNet-20's convolutions at 5 limbs and
 alpha = 14 have up to 40 sums of 2 x 19 limbs, 2.6 times Osiris's 184 MiB, and spilling
 them at every baby step moved 97 GB each way. So the products of one transform are
-grouped by the partial sum they accumulate into (the chain of additions each feeds), and
+grouped by the partial sum they accumulate into (the chain of additions each feeds,
+including the ADD_EXT_Q that joins a double-hoisted giant step's j = 0 term), and
 the groups, in program order, are cut into *tiles* of as many sums as fit in the
 scratchpad less the room one baby step needs (its hint, its mod-up digits, the baby and
 its product), if a tile holds at least `MIN_TILE_SUMS` and, with double hoisting, the sums
