@@ -41,7 +41,8 @@ Capacity (`capacity_bytes`, the target's scratchpad): the n2 partial sums stay o
 if they fit. Double hoisting keeps them over Q·P: ResNet-20's convolutions at 5 limbs and
 alpha = 14 have up to 40 sums of 2 x 19 limbs, 2.6 times Osiris's 184 MiB, and spilling
 them at every baby step moved 97 GB each way. So the products of one transform are
-grouped by the partial sum they accumulate into (the chain of additions each feeds), and
+grouped by the partial sum they accumulate into (the chain of additions each feeds,
+including the ADD_EXT_Q that joins a double-hoisted giant step's j = 0 term), and
 the groups, in program order, are cut into *tiles* of as many sums as fit in the
 scratchpad less the room one baby step needs (its hint, its mod-up digits, the baby and
 its product), if a tile holds at least `MIN_TILE_SUMS` and, with double hoisting, the sums
@@ -88,6 +89,13 @@ doubled: tiled, SH 2.22 ms and DH 3.11 ms; untiled, 2.07 and 2.36. ResNet-20's d
 
 SUM_OPS = frozenset({HeOp.ADD, HeOp.ADD_EXT})
 """Ops that accumulate a giant step's products into its partial sum."""
+
+CHAIN_OPS = SUM_OPS | {HeOp.ADD_EXT_Q}
+"""Ops a partial sum's chain runs through when the products are grouped by sum (`_tiles`):
+the accumulations, and with double hoisting the ADD_EXT_Q that joins a giant step's j = 0
+term (over Q) to its first product. Stopping there counted that product as a sum of its
+own: n2 = 4 giant steps with three j = 0 terms made 7 groups, which tiled ResNet-20's
+double-hoisted SlotsToCoeffs (6 sums fit) into 2 tiles and spilled its rotated baby steps."""
 
 
 def _bytes(program: HeProgram, node) -> int:
@@ -136,7 +144,7 @@ def _tiles(program: HeProgram, nodes, users, babies, position, capacity_bytes) -
         while vid not in root:
             path.append(vid)
             us = users[vid]
-            if len(us) != 1 or nodes[us[0]].op not in SUM_OPS:
+            if len(us) != 1 or nodes[us[0]].op not in CHAIN_OPS:
                 root[vid] = vid
                 break
             vid = us[0]

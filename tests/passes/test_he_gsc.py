@@ -18,12 +18,12 @@ ROOMY = OSIRIS_TINY.model_copy(update={"scratchpad": OSIRIS_TINY.scratchpad.mode
     update={"capacity_bytes": 2**24})})  # every partial sum fits: one tile
 
 
-def _matvec(hoisting=None):
+def _matvec(hoisting=None, skip=()):
     params = fhec.CKKSParams(N=2**9, levels=3, scale_bits=28, word_bits=32, security=None)
     p = fhec.Program("mv", params)
     x = p.input("x")
     rng = np.random.default_rng(5)
-    diagonals = {k: rng.uniform(-0.5, 0.5, params.slots) for k in range(16)}  # n1 = n2 = 4
+    diagonals = {k: rng.uniform(-0.5, 0.5, params.slots) for k in range(16) if k not in skip}  # n1 = n2 = 4
     p.output("y", x.linear_transform(diagonals, hoisting=hoisting))
     return p, diagonals
 
@@ -158,3 +158,34 @@ def test_a_double_hoisted_sums_mod_down_waits_for_the_last_baby_steps_products()
     he = _he(p, PROGRAM_ORDER)
     late = _late_mod_downs(he, giant_step_centric_order(he, OSIRIS_TINY.onchip_bytes))
     assert len(late) >= 3 and all(late)
+
+
+def test_a_double_hoisted_sum_with_its_j0_term_is_one_sum_when_tiling():
+    """With double hoisting a giant step's j = 0 term (over Q) joins its first product by
+    ADD_EXT_Q; the sum is still one sum. A scratchpad with room for exactly the n2 = 4
+    sums (beside one baby step's room) leaves the transform untiled. Counting each j = 0
+    product as a sum of its own made 7 groups (diagonal 4, giant step 1's j = 0 term, is
+    left out, as ResNet-20's SlotsToCoeffs leaves out zero diagonals), and tiled it in
+    two: giant step 1's sum, begun at the first baby step, in the first tile with the
+    three j = 0 products, the other sums' baby steps walked again in the second."""
+    from fhec.passes import he_gsc
+    from fhec.passes.he_order import hint_bytes
+
+    p, _ = _matvec("double", skip=(4,))
+    he = _he(p, PROGRAM_ORDER)
+    users = he.users()
+    products = [n for n in he.nodes if n.op in PLAIN_PRODUCTS and he.node(n.args[0]).op in BABY_STEP_ROTATIONS]
+    assert any(he.node(u).op is HeOp.ADD_EXT_Q for n in products for u in users[n.id])
+    product = max(he_gsc._bytes(he, n) for n in products)
+    hint = max(hint_bytes(he, he.node(n.args[0])) for n in products)
+    descents = lambda seq: sum(b < a for a, b in zip(seq, seq[1:]))
+    room = 2 * hint + 2 * product
+    assert he_gsc.sums_per_tile(room + 4 * product, hint, product) == 4
+    with pytest.MonkeyPatch.context() as m:
+        # the tiling by count alone: without the exemption of sums that fit beside a
+        # limb-major baby step (`streamed_sums`), which would leave both untiled
+        m.setattr(he_gsc, "streamed_sums", lambda *args: 0)
+        assert descents(_baby_sequence(he, giant_step_centric_order(he, room + 4 * product))) == 0
+        # room for 2 sums (tiles that small allowed): 2 tiles, the baby steps walked twice
+        m.setattr(he_gsc, "MIN_TILE_SUMS", 1)
+        assert descents(_baby_sequence(he, giant_step_centric_order(he, room + 2 * product))) == 1
