@@ -80,15 +80,18 @@ def test_spilling_only_selects_the_transforms_whose_sums_do_not_fit_beside_a_nod
     assert np.array_equal(spilling.prio, every.prio)
 
 
-def test_the_limb_major_schedule_replays_and_its_streams_equal_the_evaluator_on_every_limb():
+@pytest.mark.parametrize("hoisting, reorder", [("double", "limb_major_baby_steps"),
+                                               ("single", "limb_major_single_baby_steps")])
+def test_the_limb_major_schedule_replays_and_its_streams_equal_the_evaluator_on_every_limb(hoisting, reorder):
     """The schedulers take any priorities: the limb-major program, scheduled and run on the
     target model, gives every limb the evaluator gives."""
+    from fhec.passes import limb_order
     from fhec.passes.cycle import schedule_cycles
     from fhec.passes.offchip import schedule_offchip
 
-    p, diagonals = _matvec("double")
+    p, diagonals = _matvec(hoisting)
     c = fhec.compile(p, OSIRIS_TINY)
-    limb = limb_major_baby_steps(c.lowered.limb, c.lowered.he, OSIRIS_TINY.onchip_bytes)
+    limb = getattr(limb_order, reorder)(c.lowered.limb, c.lowered.he, OSIRIS_TINY.onchip_bytes)
     assert limb is not c.lowered.limb
     data = schedule_offchip(limb, OSIRIS_TINY)
     lm = dataclasses.replace(c, lowered=dataclasses.replace(c.lowered, limb=limb), data_schedule=data,
@@ -163,21 +166,3 @@ def test_single_hoisted_transforms_whose_sums_fit_and_double_hoisting_keep_their
     assert limb_major_single_baby_steps(roomy.limb, roomy.he, ROOMY.onchip_bytes) is roomy.limb
     double = _lowered("double", OSIRIS_TINY)
     assert limb_major_single_baby_steps(double.limb, double.he, OSIRIS_TINY.onchip_bytes) is double.limb
-
-
-def test_the_single_hoisted_limb_major_schedule_replays_and_equals_the_evaluator_on_every_limb():
-    from fhec.passes.cycle import schedule_cycles
-    from fhec.passes.limb_order import limb_major_single_baby_steps
-    from fhec.passes.offchip import schedule_offchip
-
-    p, diagonals = _matvec("single")
-    c = fhec.compile(p, OSIRIS_TINY)
-    limb = limb_major_single_baby_steps(c.lowered.limb, c.lowered.he, OSIRIS_TINY.onchip_bytes)
-    assert limb is not c.lowered.limb
-    data = schedule_offchip(limb, OSIRIS_TINY)
-    lm = dataclasses.replace(c, lowered=dataclasses.replace(c.lowered, limb=limb), data_schedule=data,
-                             streams=schedule_cycles(data, OSIRIS_TINY))
-    x = np.random.default_rng(2).uniform(-1, 1, p.params.slots)
-    out = run_compiled_checked(lm, {"x": x}, seed=4, check=True)
-    want = sum(d * np.roll(x, -k) for k, d in diagonals.items())
-    assert np.allclose(out["outputs"]["y"], want, atol=1e-2)
