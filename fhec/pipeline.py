@@ -313,7 +313,7 @@ def _reserve_fractions(stage: np.ndarray, names: tuple[str, ...], base: float, c
 def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
     """Place every event of each data schedule at a cycle on a unit (F1 §4.4), producing
     one instruction stream per unit, and keep the fastest (then the least traffic). Then
-    two variants of the program that change priorities only are scheduled at the same
+    variants of the program that change priorities only are scheduled at the same
     reserves, one schedule at a time, and each is kept if strictly faster:
 
     * with the giant-step-centric order (``[ordering] linear_transforms``), the baby steps
@@ -397,7 +397,7 @@ def _schedule_cycles(schedules: DataSchedules, o: Options) -> Scheduled:
         every = limb_major_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes)
         spilling = limb_major_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes, spilling_only=True)
         variants.append((every, False))
-        if spilling is not every and not np.array_equal(spilling.prio, every.prio):
+        if not np.array_equal(spilling.prio, every.prio):  # a third schedule only where they differ
             variants.append((spilling, False))
         variants.append((limb_major_single_baby_steps(lowered.limb, lowered.he, o.target.onchip_bytes), False))
     # Pairing is tried for hints of an eighth of the scratchpad or more (the DB lookup's
