@@ -42,10 +42,10 @@ def cpu_s():
     u = resource.getrusage(resource.RUSAGE_SELF)
     return u.ru_utime + u.ru_stime
 t_tune = time.perf_counter()
-cap = resnet20.tuned_giant_steps(variant, target, word_bits)
+cap, stages = resnet20.tuned_giant_steps(variant, target, word_bits)
 tune_s, tune_cpu = time.perf_counter() - t_tune, cpu_s()
 t0 = time.perf_counter()
-p = resnet20.full(variant, word_bits, max_giant_steps=cap, target=target)
+p = resnet20.full(variant, word_bits, max_giant_steps=cap, target=target, max_giant_steps_stages=stages)
 traced = time.perf_counter() - t0
 c = fhec.compile(p, target)
 seconds = time.perf_counter() - t0
@@ -53,7 +53,7 @@ peak, cpu = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, cpu_s() -
 t1 = time.perf_counter()
 c.check()
 r = c.report
-print(json.dumps({"seconds": seconds, "cpu_s": cpu, "cap": cap, "tune_s": tune_s, "trace_s": traced, "check_s": time.perf_counter() - t1, "peak_mb": peak,
+print(json.dumps({"seconds": seconds, "cpu_s": cpu, "cap": resnet20.cap_label(cap, stages), "tune_s": tune_s, "trace_s": traced, "check_s": time.perf_counter() - t1, "peak_mb": peak,
                   "instructions": r.limb_instructions, "time_ms": r.time_us / 1000, "bound_ratio": r.bound_ratio,
                   "binding": r.binding_bound, "offchip_gb": r.offchip_bytes["total"] / 1e9,
                   "passes": {k["name"]: round(k["seconds"], 1) for k in r.compile_passes}}))
@@ -100,7 +100,7 @@ def run(quick: bool = False) -> list[dict]:
             "fhec ms": got["time_ms"], "Osiris ms": paper_ms,
             "ratio": None if paper_ms is None else got["time_ms"] / paper_ms,
             "cycles/bound": got["bound_ratio"], "binding": got["binding"], "off-chip GB": got["offchip_gb"],
-            "n2 cap": got["cap"] or "-", "compile s": got["seconds"], "compile CPU s": got["cpu_s"],
+            "n2 cap": got["cap"], "compile s": got["seconds"], "compile CPU s": got["cpu_s"],
             "tune s": got["tune_s"], "trace s": got["trace_s"],
             "peak MB": got["peak_mb"],
             "check s": got["check_s"],

@@ -49,7 +49,7 @@ from fhec.analysis.traffic import compulsory_traffic
 from fhec.backends.streams import StreamOp, op_timing
 from fhec.backends.target import Target, UnitKind
 from fhec.ir.limb import LimbProgram
-from fhec.ir.limb_ops import IS_LOADED, RVecClass
+from fhec.ir.limb_ops import IS_LOADED, LimbOp, RVecClass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,14 +87,30 @@ class Bounds:
         return max(named, key=named.__getitem__)
 
 
+def _one_way_bound(program: LimbProgram, target: Target, unit) -> float:
+    """Cycles the INTTs alone need on the units that may run them, and likewise the NTTs
+    that must run forward, for an NTT kind whose units each run one direction."""
+    op = np.asarray(program.op)
+    inverse = np.count_nonzero(op == LimbOp.INTT) * target.occupancy_cycles(LimbOp.INTT, program.N)
+    forward = np.count_nonzero((op == LimbOp.NTT) & ~program.generation_ntts()) * \
+        target.occupancy_cycles(LimbOp.NTT, program.N)
+    units = {d: unit.directions.count(d) * target.cluster.count for d in ("both", "forward", "inverse")}
+    return max(inverse / (units["both"] + units["inverse"]), forward / (units["both"] + units["forward"]))
+
+
 def compute_bound(program: LimbProgram, target: Target) -> tuple[float, str, dict[str, float]]:
-    """(cycles, busiest unit kind, per-kind cycles): occupancy over unit count per kind."""
+    """(cycles, busiest unit kind, per-kind cycles): occupancy over unit count per kind (for
+    an NTT kind whose units each run one direction, also the INTTs over the units that run
+    them and the forward NTTs over theirs)."""
     counts = np.bincount(program.op, minlength=16)
     per_kind = {k.value: 0.0 for k in UnitKind if target.total_units(k)}  # the kinds this target has
     for op in np.flatnonzero(counts).tolist():
         unit = target.unit_for(op)
         per_kind[unit.kind.value] += counts[op] * target.occupancy_cycles(op, program.N)
     per_kind = {k: v / target.total_units(UnitKind(k)) for k, v in per_kind.items()}
+    for unit in target.cluster.units:
+        if unit.directions is not None and len(program):
+            per_kind[unit.kind.value] = max(per_kind[unit.kind.value], _one_way_bound(program, target, unit))
     busiest = max(per_kind, key=per_kind.__getitem__)
     return per_kind[busiest], busiest, per_kind
 

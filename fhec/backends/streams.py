@@ -17,6 +17,10 @@ which moves RVecs between off-chip memory and the scratchpad at the target's
 off-chip bandwidth; on a target that generates key halves on chip (``[keys]``), then
 the key generator ``gen0``, whose GEN entries write a key half into a slot like a LOAD
 (``src0`` is the key half's memory vector, which stands for its seed; no off-chip bytes).
+Units of an NTT kind may each run one direction (the kind's ``directions``:
+`unit_directions`): an INTT then issues only on a "both" or "inverse" unit, an NTT on a
+"both" or "forward" one, except an NTT that generates a plaintext's limbs (OF-Limb), which
+may issue on any (`needed_directions`, `runs_on`).
 
 Locations
 ---------
@@ -69,7 +73,7 @@ import math
 import numpy as np
 
 from fhec.backends.onchip import OnChip
-from fhec.backends.target import Target
+from fhec.backends.target import DIRECTIONS, Target
 from fhec.errors import InternalError
 from fhec.ir.limb_ops import ARITY, IMM_KIND, ImmKind, LimbOp
 
@@ -157,6 +161,34 @@ def unit_layout(target: Target) -> tuple[Unit, ...]:
     if target.keys.generated:
         units.append(Unit("gen0", GENERATOR_KIND, -1, 0))
     return tuple(units)
+
+
+def unit_directions(target: Target) -> np.ndarray:
+    """int8 per unit of `unit_layout(target)`: its position in `DIRECTIONS` ("both" = 0
+    for every unit whose kind lists no ``directions``)."""
+    codes = []
+    for unit in unit_layout(target):
+        spec = next((u for u in target.cluster.units if u.kind.value == unit.kind), None)
+        given = None if spec is None else spec.directions
+        codes.append(0 if given is None else DIRECTIONS.index(given[unit.index]))
+    return np.array(codes, dtype=np.int8)
+
+
+def needed_directions(program) -> np.ndarray:
+    """int8 per instruction of a `LimbProgram`: the unit direction it needs on a target
+    whose NTT units have directions (positions in `DIRECTIONS`): INTT "inverse", an NTT
+    "forward" unless it generates a plaintext's limbs (`LimbProgram.generation_ntts`,
+    any unit), every other op 0 ("both": no constraint)."""
+    op = np.asarray(program.op)
+    need = np.zeros(len(op), dtype=np.int8)
+    need[op == LimbOp.INTT] = DIRECTIONS.index("inverse")
+    need[(op == LimbOp.NTT) & ~program.generation_ntts()] = DIRECTIONS.index("forward")
+    return need
+
+
+def runs_on(need: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """Whether an instruction needing `need` may run on a unit of `direction` (elementwise)."""
+    return (need == 0) | (direction == 0) | (need == direction)
 
 
 def scratchpad_slots(target: Target, N: int) -> int:

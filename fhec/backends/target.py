@@ -129,6 +129,16 @@ class _Frozen(BaseModel):
         return value
 
 
+Direction = Literal["both", "forward", "inverse"]
+"""What one unit of an NTT kind runs (`FunctionalUnit.directions`): "both" (any NTT or
+INTT), "forward" (NTTs only) or "inverse" (INTTs, and the NTTs that generate a plaintext's
+limbs, `LimbProgram.generation_ntts`: Osiris §V reverses its ModChange INTT unit for
+OF-Limb). The direction codes the schedulers and the checker compare are the positions
+in `DIRECTIONS`."""
+
+DIRECTIONS: tuple[Direction, ...] = ("both", "forward", "inverse")
+
+
 class FunctionalUnit(_Frozen):
     """One kind of functional unit in a cluster."""
 
@@ -140,6 +150,21 @@ class FunctionalUnit(_Frozen):
     throughput: int = Field(gt=0, le=MAX_N, description="elements per cycle per unit")
     pj_per_element: float | None = Field(None, ge=0, le=MAX_PJ, description="energy per element processed")
     area_mm2: float | None = Field(None, ge=0, le=MAX_AREA_MM2, description="silicon area of one unit")
+    directions: tuple[Direction, ...] | None = Field(
+        None, description="per unit of an NTT kind: the transforms it runs (docs/targets.md, 'Directions')")
+
+    @model_validator(mode="after")
+    def _directions_per_unit(self) -> FunctionalUnit:
+        if self.directions is None:
+            return self
+        if len(self.directions) != self.count:
+            raise ValueError(f"directions lists {len(self.directions)} units; the kind has count = {self.count}")
+        if not {LimbOp.NTT, LimbOp.INTT} <= set(self.ops):
+            raise ValueError("directions apply to a unit kind that runs both NTT and INTT")
+        for way in ("forward", "inverse"):
+            if not {"both", way} & set(self.directions):
+                raise ValueError(f"directions give no unit that runs the {way} transform: list one as {way!r} or 'both'")
+        return self
 
     @field_validator("ops", mode="before")
     @classmethod

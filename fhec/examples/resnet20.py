@@ -446,8 +446,8 @@ sets for bootstrapping (`set_iv`)."""
 
 
 def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None = SPARSE_SLOTS,
-           max_giant_steps: int | None = None, residual_special_primes: int | None = RESIDUAL_SPECIAL_PRIMES
-           ) -> fhec.CKKSParams:
+           max_giant_steps: int | None = None, residual_special_primes: int | None = RESIDUAL_SPECIAL_PRIMES,
+           max_giant_steps_stages: tuple[str, ...] = ("cts", "stc")) -> fhec.CKKSParams:
     """Osiris Table II set IV: N = 2^16, L_eff = 9 levels after a bootstrap, 40-bit special
     primes, q_0 of 48 bits split into two primes, 36-bit scale, h = 1024; the bootstrap is
     Lattigo's default (lattigo-n16) shape. fhec's words are 40 bits (every prime below
@@ -462,7 +462,8 @@ def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None =
 
     `hoisting`: the bootstrap's DFT transforms' BSGS mode (Osiris's NH / SH / DH apply to
     every matrix-vector product, bootstrapping's included; None: the compile option).
-    `slots`: the bootstrap's slots, `SPARSE_SLOTS` by default (None: all 2^15). A sparse
+    `max_giant_steps` / `max_giant_steps_stages`: the DFT giant-step cap and the stages it
+    applies to (`fhec.BootstrapConfig`). `slots`: the bootstrap's slots, `SPARSE_SLOTS` by default (None: all 2^15). A sparse
     scale-down takes one more level than a full one (docs/bootstrapping.md), so
     CoeffsToSlots takes 3 factors instead of 4 and the chain keeps its 25 levels (as
     `fhec.examples.helr.osiris_params` does).
@@ -474,7 +475,8 @@ def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None =
     literal = fhec.CKKSParams.preset("lattigo-n16").bootstrap
     sparse = {} if slots is None else {"slots": slots, "cts_depth": 3}
     config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": 1024, "hoisting": hoisting,
-                                     "max_giant_steps": max_giant_steps, **sparse})
+                                     "max_giant_steps": max_giant_steps,
+                                     "max_giant_steps_stages": max_giant_steps_stages, **sparse})
     residual = {} if residual_special_primes is None else {
         "residual_top": L_EFF, "residual_special_primes": residual_special_primes}
     return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + L_EFF, scale_bits=min(36, word_bits - 4),
@@ -483,46 +485,65 @@ def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None =
 
 
 def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3, slots: int | None = SPARSE_SLOTS,
-         max_giant_steps: int | None = None, target: str | None = None) -> fhec.Program:
+         max_giant_steps: int | None = None, target: str | None = None,
+         max_giant_steps_stages: tuple[str, ...] = ("cts", "stc")) -> fhec.Program:
     """ResNet-20 at Osiris's set IV with the NH / SH / DH convolutions and bootstraps
     (`blocks` < 3: a shallower network of the same layers, for profiling; `slots=None`:
     fully packed bootstraps, for comparison). `max_giant_steps`: the bootstraps' DFT
-    giant-step cap (`fhec.BootstrapConfig.max_giant_steps`; None: the fewest rotations);
+    giant-step cap (`fhec.BootstrapConfig.max_giant_steps`; None: the fewest rotations) and
+    the DFT stages it applies to (`max_giant_steps_stages`);
     `target`: the convolutions' baby-step counts by `split_for` on it (None: the fewest
     rotations). `tuned` picks both for a target."""
     mode = HOISTING[variant]
-    return build(set_iv(word_bits, mode, slots, max_giant_steps), mode, blocks=blocks, name=f"resnet20-{variant}",
-                 target=target)
+    params = set_iv(word_bits, mode, slots, max_giant_steps, max_giant_steps_stages=max_giant_steps_stages)
+    return build(params, mode, blocks=blocks, name=f"resnet20-{variant}", target=target)
 
 
 GIANT_STEP_CAPS = (None, 2, 3, 4, 5, 6)
 """The bootstrap splits `tuned_giant_steps` tries (as `benchmarks/bench_osiris.py` does for
-the bootstrap row): the fewest rotations (None) and n2 capped at 2..6 per DFT factor."""
+the bootstrap row): the fewest rotations (None) and n2 capped at 2..6 per DFT factor, each
+cap on both DFT stages and on CoeffsToSlots alone (`CAP_STAGES`)."""
+
+CAP_STAGES = (("cts", "stc"), ("cts",))
+"""The DFT stages a giant-step cap applies to (`fhec.BootstrapConfig.max_giant_steps_stages`):
+both, or CoeffsToSlots alone, as Osiris §V caps n2 = 4 "in the highest multiplicative level
+matrix-vector products in bootstrapping" (its sums over Q·P are the widest)."""
 
 
-def bootstrap_pair(variant: str, word_bits: int = 40, max_giant_steps: int | None = None) -> fhec.Program:
+def cap_label(cap: int | None, stages: tuple[str, ...] = ("cts", "stc")) -> str:
+    """A cap as the benchmark tables show it: "-" (the fewest rotations), "4", "4 (CtS)"."""
+    if cap is None:
+        return "-"
+    return str(cap) if set(stages) >= {"cts", "stc"} else f"{cap} ({'CtS' if stages == ('cts',) else 'StC'})"
+
+
+def bootstrap_pair(variant: str, word_bits: int = 40, max_giant_steps: int | None = None,
+                   max_giant_steps_stages: tuple[str, ...] = ("cts", "stc")) -> fhec.Program:
     """The program's repeating bootstrap segment: a bootstrap, its output taken down to
     level 1 (where a ReLU's first stages leave it), and the next bootstrap. Unlike a lone
     bootstrap it sees what the program does: the second bootstrap loads its keys again,
     after the first's have filled the scratchpad."""
     mode = HOISTING[variant]
-    p = fhec.Program(f"resnet20-bootstraps-{variant}", set_iv(word_bits, mode, SPARSE_SLOTS, max_giant_steps))
+    params = set_iv(word_bits, mode, SPARSE_SLOTS, max_giant_steps, max_giant_steps_stages=max_giant_steps_stages)
+    p = fhec.Program(f"resnet20-bootstraps-{variant}", params)
     p.output("y", p.input("x", level=1).bootstrap().level_down(1).bootstrap())
     return p
 
 
-def tuned_giant_steps(variant: str, target: str = "osiris", word_bits: int = 40) -> int | None:
-    """The giant-step cap of `GIANT_STEP_CAPS` whose `bootstrap_pair` runs fastest on
-    `target`, as Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C). The pair, not
+def tuned_giant_steps(variant: str, target: str = "osiris", word_bits: int = 40
+                      ) -> tuple[int | None, tuple[str, ...]]:
+    """(cap, stages): the giant-step cap of `GIANT_STEP_CAPS` and the stages of `CAP_STAGES`
+    it applies to whose `bootstrap_pair` runs fastest on `target`, as Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C). The pair, not
     a lone bootstrap: on `osiris` a lone bootstrap ranks n2 <= 6 first for NH and SH, which
     made the whole program slower (116 and 122 ms against 111 and 118 uncapped, measured
     before OF-Limb's digit sums and c0-only hoisted rotations), while the pair ranks the
     caps as the whole program does (docs/scheduling.md, "Scaling")."""
     best = None
     for cap in GIANT_STEP_CAPS:
-        cycles = fhec.compile(bootstrap_pair(variant, word_bits, cap), target).report.cycles
-        if best is None or cycles < best[0]:
-            best = (cycles, cap)
+        for stages in CAP_STAGES if cap is not None else CAP_STAGES[:1]:
+            cycles = fhec.compile(bootstrap_pair(variant, word_bits, cap, stages), target).report.cycles
+            if best is None or cycles < best[0]:
+                best = (cycles, (cap, stages))
     return best[1]
 
 
@@ -530,8 +551,8 @@ def tuned(variant: str, target: str = "osiris", word_bits: int = 40) -> fhec.Pro
     """`full(variant)` with the convolutions split for `target` (`split_for`) and the
     bootstraps' giant-step cap of `tuned_giant_steps`: the program the Table III rows
     compile."""
-    cap = tuned_giant_steps(variant, target, word_bits)
-    return full(variant, word_bits, max_giant_steps=cap, target=target)
+    cap, stages = tuned_giant_steps(variant, target, word_bits)
+    return full(variant, word_bits, max_giant_steps=cap, target=target, max_giant_steps_stages=stages)
 
 
 def small_params(slots: int | None = SMALL_SLOTS, **words) -> fhec.CKKSParams:

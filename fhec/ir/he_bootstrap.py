@@ -129,9 +129,12 @@ def _build_diagonals(slots: int, factor: dict, scale: complex) -> tuple:
     return tuple(out)
 
 
-def _transform(b, x: int, diagonals: tuple, hoisting: str | None, loc, hints: dict | None = None) -> int:
-    """One DFT factor: the BSGS linear transform, then a rescale (with bound / noise hints);
-    n1 the fewest rotations with at most `BootstrapConfig.max_giant_steps` giant steps."""
+def _transform(b, x: int, diagonals: tuple, hoisting: str | None, loc, hints: dict | None = None,
+               stage: str = "cts") -> int:
+    """One DFT factor of `stage` ("cts", "stc"): the BSGS linear transform, then a rescale
+    (with bound / noise hints); n1 the fewest rotations with at most
+    `BootstrapConfig.max_giant_steps` giant steps where the cap applies to the stage
+    (`max_giant_steps_stages`)."""
     from fhec.ir.he_recipes import bsgs_split, linear_transform_recipe
 
     t = b.type_of(x)
@@ -140,7 +143,8 @@ def _transform(b, x: int, diagonals: tuple, hoisting: str | None, loc, hints: di
         attrs.update(hoisting="double", n1=b.params.slots)
     elif hoisting:
         attrs["hoisting"] = hoisting
-    cap = b.params.bootstrap.max_giant_steps
+    cfg = b.params.bootstrap
+    cap = cfg.max_giant_steps if stage in cfg.max_giant_steps_stages else None
     if cap is not None and "n1" not in attrs:
         attrs["n1"] = bsgs_split([k for k, _, _ in diagonals], ht.row_length(b.params), cap)
     acc = linear_transform_recipe(b, x, attrs, loc)
@@ -372,5 +376,5 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
                 hints["noise"] = output_noise(params, cfg, y_type.noise, y_type.scale, delta, out_scale, input_rel,
                                               exit_scale)
             z = _transform(b, z, _diagonals(params, factor, first if i == 0 else 1.0), hoisting, loc,
-                           hints if i == len(stc) - 1 else None)
+                           hints if i == len(stc) - 1 else None, stage="stc")
     return z

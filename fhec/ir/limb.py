@@ -260,6 +260,23 @@ class LimbProgram:
             np.maximum.at(out, src[used], idx[used])
         return out
 
+    def generation_ntts(self) -> np.ndarray:
+        """bool per instruction: an NTT whose source is computed from plaintext constants
+        alone, through BCONV terms and ADDs (OF-Limb's generation of a diagonal's limb from
+        its stored coefficient-form digits, `fhec.passes.lower`). A target whose NTT units
+        each run one direction may run these on either (Osiris §V reverses its INTT unit
+        for OF-Limb); every other NTT and INTT keeps its unit's direction."""
+        op = np.asarray(self.op)
+        src0, src1, dst = (np.asarray(a, dtype=np.int64) for a in (self.src0, self.src1, self.dst))
+        from_consts = np.asarray(self.rvec_class) == RVecClass.CONST
+        carries = (op == LimbOp.BCONV) | (op == LimbOp.ADD)
+        while True:  # a chain of at most a digit count's terms: a few sweeps
+            second = (src1 < 0) | from_consts[np.maximum(src1, 0)]
+            grow = carries & from_consts[src0] & second & ~from_consts[dst]
+            if not grow.any():
+                return (op == LimbOp.NTT) & from_consts[src0]
+            from_consts[dst[grow]] = True
+
     # --- reporting ---------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:

@@ -16,7 +16,10 @@ available"):
   the instruction takes the unit of its kind, over all clusters, that became free
   most recently but no later than the instruction could start (best fit), else the
   unit that frees first. This spreads independent work over the clusters and
-  keeps early-free units for later events that are ready early;
+  keeps early-free units for later events that are ready early. Where a target's
+  NTT units each run one direction (Osiris's ModChange INTT and NTT units), a
+  transform takes only a unit of its direction, except OF-Limb's generating NTTs,
+  which take either (`fhec.backends.streams.needed_directions`);
 - loads and stores go through the memory controller ``mem0`` in schedule order,
   one RVec per ``xfer`` = ceil(RVec bytes / off-chip bytes per cycle) cycles, with
   the target's worst-case latency on loads (F1 §3 plans for the worst case);
@@ -43,7 +46,8 @@ from numba import njit
 
 from fhec._jit import announce_compile
 
-from fhec.backends.streams import GENERATOR_KIND, MEMORY_KIND, OpTiming, Streams, StreamOp, op_timing, unit_layout
+from fhec.backends.streams import (GENERATOR_KIND, MEMORY_KIND, OpTiming, Streams, StreamOp, needed_directions,
+                                   op_timing, unit_directions, unit_layout)
 from fhec.backends.target import Target, UnitKind
 from fhec.errors import TargetError
 from fhec.ir.limb import LimbProgram
@@ -121,7 +125,8 @@ def _book(u, t, length, g, min_len, tail, gap_a, gap_b, gap_n):
 
 @njit(cache=True)
 def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, num_rvecs, slots,
-                  occ, lat, rd, wr, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit):
+                  occ, lat, rd, wr, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit,
+                  need, unit_dir):
     ne = len(ev_kind)
     num_units = len(unit_min_occ)
     out_unit = np.empty(ne, dtype=np.int16)
@@ -158,6 +163,8 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
             best_cost = np.int64(2**62)
             for j in range(kind_ptr[kk], kind_ptr[kk + 1]):
                 u = kind_units[j]
+                if need[i] != 0 and unit_dir[u] != 0 and unit_dir[u] != need[i]:
+                    continue  # a unit of the other direction (`fhec.backends.streams.runs_on`)
                 t, w, g = _earliest(u, t0, occ[o], tail, gap_a, gap_b, gap_n)
                 # an idle hole too short for any op is lost for good: count it as time
                 cost = t + (w if w < unit_min_occ[u] else 0)
@@ -239,8 +246,12 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
     units = unit_layout(target)
     kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen_unit = _kind_tables(target, timing, units)
     gen = target.generated_rvecs(program)
+    unit_dir = unit_directions(target)
     onchip = None
     if target.models_onchip:  # register files, network and bank ports (fhec.passes.cycle_onchip)
+        if unit_dir.any():
+            raise TargetError(f"target {target.name!r} models the on-chip data path and gives its NTT units "
+                              "directions; fhec schedules one or the other: drop [network] or the directions.")
         if gen.any():
             # the data-path kernel books no generator unit: refuse rather than mis-time GEN entries
             raise TargetError(f"target {target.name!r} models the on-chip data path and generates key halves "
@@ -248,8 +259,10 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
         out_unit, out_cycle, total, onchip = _place_onchip(
             data, target, timing, units, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit)
     else:
+        # directions: which NTT unit each transform may take (none unless the target gives them)
+        need = needed_directions(program) if unit_dir.any() else np.zeros(len(program), dtype=np.int8)
         out_unit, out_cycle, total = _place_plain(
-            data, timing, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit)
+            data, timing, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit, need, unit_dir)
     ne = len(data)
     comp = data.kind == Event.COMPUTE
     load = data.kind == Event.LOAD
@@ -301,7 +314,7 @@ def _place_onchip(data: DataSchedule, target: Target, timing: OpTiming, units, k
 
 
 def _place_plain(data: DataSchedule, timing: OpTiming, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit,
-                 gen, gen_unit):
+                 gen, gen_unit, need, unit_dir):
     program = data.program
     return _place_kernel(
         data.kind, data.arg.astype(np.int64), data.slot.astype(np.int64),
@@ -310,4 +323,5 @@ def _place_plain(data: DataSchedule, timing: OpTiming, kind_of_op, kind_ptr, kin
         program.dst.astype(np.int64), program.num_rvecs, data.slots,
         timing.occupancy, timing.latency, timing.read_cycles, timing.write_cycles,
         kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit,
+        need, unit_dir.astype(np.int8),
     )

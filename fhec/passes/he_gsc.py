@@ -50,7 +50,7 @@ do not fit beside a baby step run limb by limb either (`streamed_sums`: then the
 limb-major variant, `fhec.passes.limb_order`, runs them untiled without spilling; Osiris
 set III's SlotsToCoeffs at n2 = 7, tiled 4 + 3 before, so every baby step ran twice: DH
 bootstrap 1.899 ms uncapped at 1 TB/s, against 1.915 at n2 <= 6, with per-stage prefetch
-reserves); the order runs the baby steps once per tile, tile after tile. Within a tile
+reserves, measured before the MDC units had directions); the order runs the baby steps once per tile, tile after tile. Within a tile
 it is the order above; a baby step first needed in a later tile runs there, and one
 needed again is reloaded (or kept) by the data-movement scheduler. With one tile (the
 sums fit, or no capacity given) the order is exactly the untiled one.

@@ -34,8 +34,9 @@ reloaded keys gone) and 1.700 -> 1.566 ms at 2 TB/s (n2 <= 4); and HELR-1024's f
 packed DH row 3.070 -> 2.965 ms (1 TB/s) and 2.743 -> 2.660 (2 TB/s). It does not for
 HELR-1024's sparse bootstrap (512 slots): 1.989 -> 2.003
 ms at 1 TB/s and 1.846 -> 1.876 at 2 TB/s, so that program kept the node-major order (those
-numbers before the per-stage reserves and the untiled transforms; now set III's DH
-bootstrap takes 1.899 ms and HELR-1024's sparse DH row 1.952, docs/scheduling.md). On
+numbers before the per-stage reserves and the untiled transforms, which took set III's DH
+bootstrap to 1.899 ms and HELR-1024's sparse DH row to 1.952, docs/scheduling.md; all these
+with both MDC units running either direction, docs/targets.md "Directions"). On
 its own, without the GSC order's late giant-step mod-down (`fhec.passes.he_gsc`),
 limb-major order was slower on set III (2.19 ms at 1 TB/s): the first giant step's key
 switch then ran among the last baby step's limbs. Applied to every double-hoisted baby

@@ -131,6 +131,10 @@ class BootstrapConfig(_Literal):
             split with the fewest rotations among those with n2 <= this
             (`fhec.ir.he_recipes.bsgs_split`). Osiris §V holds the giant steps' partial sums
             on chip and caps them at n2 = 4; None: the fewest rotations.
+        max_giant_steps_stages: the DFT stages `max_giant_steps` applies to: ("cts",
+            "stc") both, ("cts",) CoeffsToSlots only (Osiris §V sets n2 = 4 "in the highest
+            multiplicative level matrix-vector products in bootstrapping", which are
+            CoeffsToSlots': there the sums over Q·P are widest), ("stc",) SlotsToCoeffs only.
         hoisting: "single", "double" or "none" for the DFT transforms' baby steps
             (`linear_transform`'s modes); "full": every rotation of a DFT factor off one
             decomposition of its input and one mod-down per factor, merged with the
@@ -150,6 +154,7 @@ class BootstrapConfig(_Literal):
     keyswitch: Literal["bv", "hybrid"] | None = None
     hoisting: Literal["single", "double", "full", "none"] | None = None
     max_giant_steps: int | None = Field(default=None, ge=1, le=2**16)
+    max_giant_steps_stages: tuple[Literal["cts", "stc"], ...] = Field(default=("cts", "stc"), min_length=1)
 
     @model_validator(mode="after")
     def _radices_positive(self) -> "BootstrapConfig":

@@ -17,8 +17,10 @@ reports:
 ``capacity``           a slot outside the target's scratchpad
 ``unit-busy``          an entry issued before the previous entry of its unit freed it
 ``bandwidth``          off-chip transfers in flight exceeding the memory bandwidth
-``wrong-unit``         an op issued on a unit of a kind that does not execute it, or
-                       a stream for a unit the target does not have
+``wrong-unit``         an op issued on a unit of a kind that does not execute it, a
+                       transform on an NTT unit of the other direction (``directions``;
+                       OF-Limb's generating NTTs run on either), or a stream for a unit
+                       the target does not have
 ``mismatch``           an entry whose op, modulus, immediate, operand count or
                        memory address disagrees with the program, or a wrong
                        ``total_cycles``
@@ -153,6 +155,7 @@ def _replay(streams: Streams, target: Target, program: LimbProgram, limit: int |
     op = np.where(known_op, op, 0)
 
     _check_units(s, tm, target, op, col)
+    _check_directions(s, target, program, op, col)
     _check_bandwidth(s, tm, target, op, col)
     slot_ok = _check_capacity(s, target, op, col)
     fu = _check_fields(s, program, op, _generated(target, program), col)
@@ -192,6 +195,26 @@ def _moves(op: np.ndarray) -> np.ndarray:
 
 
 # --- structural checks -----------------------------------------------------------------------
+
+
+def _check_directions(s: Streams, target: Target, program: LimbProgram, op: np.ndarray, col: _Collector) -> None:
+    """On a target whose NTT units each run one direction (``directions``): an INTT on a
+    "forward" unit, or an NTT that does not generate a plaintext's limbs on an "inverse"
+    one, is ``wrong-unit``. Read from the target file's own lists, not the schedulers' codes."""
+    given = {u.kind.value: u.directions for u in target.cluster.units if u.directions is not None}
+    if not given:
+        return
+    direction = np.array([given[u.kind][u.index] if u.kind in given and u.index < len(given[u.kind]) else "both"
+                          for u in s.units], dtype=object)[s.unit]
+    tag = np.asarray(s.tag, dtype=np.int64)
+    fu = (op == LimbOp.NTT) | (op == LimbOp.INTT)
+    valid = fu & (tag >= 0) & (tag < len(program))
+    generating = np.zeros(len(op), dtype=bool)
+    generating[valid] = program.generation_ntts()[tag[valid]]
+    wrong = ((op == LimbOp.INTT) & (direction == "forward")) | \
+            ((op == LimbOp.NTT) & ~generating & (direction == "inverse"))
+    col.many(HazardKind.WRONG_UNIT, np.flatnonzero(wrong),
+             lambda e: f"{StreamOp(int(op[e])).name} cannot run on {direction[e]!r} unit {s.units[s.unit[e]].name}")
 
 
 def _check_units(s: Streams, tm, target: Target, op: np.ndarray, col: _Collector) -> None:

@@ -7,7 +7,7 @@ import pytest
 import fhec
 from fhec.backends.streams import op_timing
 from fhec.backends.target import UnitKind, list_targets, load_target
-from fhec.ir.limb import LimbOp
+from fhec.ir.limb import LimbOp, RVecClass
 from fhec.sim.check import find_hazards
 from fhec.sim.check_timing import checker_timing
 
@@ -131,3 +131,84 @@ def test_the_generator_timing_agrees_in_both_derivations():
         g = StreamOp.GEN
         assert (a.occupancy[g], a.latency[g], a.write_cycles[g]) == (b.occupancy[g], b.latency[g], b.write_cycles[g])
         assert a.occupancy[g] == N // 512 and a.unit_kind[g] == b.unit_kind[g] == "gen"
+
+
+def _directions(target, directions):
+    units = tuple(u.model_copy(update={"directions": directions}) if u.kind == UnitKind.NTT else u
+                  for u in target.cluster.units)
+    return target.model_copy(update={"cluster": target.cluster.model_copy(update={"units": units})})
+
+
+def _diagonal_program():
+    """A key switch (mod-up INTTs and NTTs, mod-down) and a plaintext product whose limbs
+    OF-Limb generates by NTTs."""
+    params = fhec.CKKSParams(N=2**10, levels=3, scale_bits=28, word_bits=32, security=None)
+    p = fhec.Program("diag", params)
+    x = p.input("x")
+    w = 0.5 * np.cos(np.arange(params.slots))
+    p.output("y", (x * w).rotate(3) + x.rotate(1))
+    return p
+
+
+def test_the_mdc_units_run_one_direction_each_but_for_of_limb():
+    # Osiris §V: the two MDCs are ModChange's INTT and NTT units; the INTT unit is reversed
+    # for OF-Limb, "doubl[ing] the throughput of OF-Limb"
+    for name in ("osiris", "osiris-2tb", "osiris-tiny"):
+        assert [u.directions for u in load_target(name).cluster.units if u.kind == UnitKind.NTT] == [
+            ("inverse", "forward")]
+    tiny = load_target("osiris-tiny")
+    c = fhec.compile(_diagonal_program(), tiny)
+    c.check()
+    limb, s = c.data_schedule.program, c.streams
+    generating = limb.generation_ntts()
+    # exactly the NTTs that read the stored coefficient-form limb (one digit: a CONST rvec)
+    reads_const = (limb.op == LimbOp.NTT) & (limb.rvec_class[limb.src0] == RVecClass.CONST)
+    assert generating.any() and np.array_equal(generating, reads_const)
+    names = np.array([u.name for u in s.units])[s.unit]
+    fu = s.mod >= 0  # functional-unit entries (tag: their instruction)
+    on = {kind: set(names[fu & (s.op == op)].tolist()) for kind, op in (("intt", LimbOp.INTT), ("ntt", LimbOp.NTT))}
+    gen_entries = fu & (s.op == LimbOp.NTT) & generating[np.where(fu, s.tag, 0)]
+    plain_ntt = fu & (s.op == LimbOp.NTT) & ~gen_entries
+    assert on["intt"] == {"c0.ntt0"} and set(names[plain_ntt].tolist()) == {"c0.ntt1"}
+    assert set(names[gen_entries].tolist()) <= {"c0.ntt0", "c0.ntt1"}
+    x = np.random.default_rng(0).uniform(-1, 1, c.program.params.slots)
+    from fhec.verify_run import run_compiled_checked
+
+    run_compiled_checked(c, {"x": x}, seed=1, check=True)
+
+
+def test_the_checker_refuses_a_transform_on_the_unit_of_the_other_direction():
+    tiny = load_target("osiris-tiny")
+    c = fhec.compile(_diagonal_program(), tiny)
+    assert find_hazards(c.streams, tiny, c.data_schedule.program) == []
+    swapped = _directions(tiny, ("forward", "inverse"))
+    hazards = find_hazards(c.streams, swapped, c.data_schedule.program, limit=None)
+    assert hazards and {h.kind.value for h in hazards} == {"wrong-unit"}
+    assert any("INTT" in h.message for h in hazards) and any("NTT cannot" in h.message for h in hazards)
+    # the same program scheduled for the swapped machine passes there
+    fhec.compile(_diagonal_program(), swapped).check()
+
+
+def test_one_way_units_bound_and_slow_only_what_they_constrain():
+    tiny = load_target("osiris-tiny")
+    both = _directions(tiny, None)
+    one_way, free = (fhec.compile(_program(), t).report for t in (tiny, both))
+    assert one_way.compute_bound_cycles >= free.compute_bound_cycles
+    assert one_way.cycles >= free.cycles * 0.95  # a greedy schedule, so not strictly monotone
+
+
+@pytest.mark.parametrize("directions, message", [
+    (("inverse",), "count"),
+    (("inverse", "inverse"), "forward"),
+    (("forward", "forward"), "inverse"),
+])
+def test_directions_are_checked_when_a_target_loads(directions, message):
+    from pydantic import ValidationError
+
+    from fhec.backends.target import FunctionalUnit
+
+    spec = next(u for u in OSIRIS.cluster.units if u.kind == UnitKind.NTT).model_dump()
+    with pytest.raises(ValidationError, match=message):
+        FunctionalUnit(**{**spec, "directions": directions})
+    with pytest.raises(ValidationError, match="both NTT and INTT"):
+        FunctionalUnit(**{**spec, "ops": ["NTT"], "directions": ("both", "both")})

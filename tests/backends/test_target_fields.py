@@ -94,6 +94,16 @@ def _generating(d):
     d["keys"]["uniform_half"] = "generated"
 
 
+def _two_ntt_units(d, directions=None):
+    # directions need two NTT units and no modeled data path (fhec schedules one or the other)
+    _slots_only(d)
+    d["cluster"]["units"][NTT].update(count=2, directions=directions)
+
+
+def _one_way_ntt_units(d):
+    _two_ntt_units(d, ("inverse", "forward"))
+
+
 def _wider_words(d):
     # 64-bit words double every RVec: the register file must still hold 3 at n_max
     d["word_bits"] = 64
@@ -116,6 +126,7 @@ PERTURB = {
     "cluster.units[].throughput": _unit(MUL, "throughput", 8),
     "cluster.units[].pj_per_element": _unit(NTT, "pj_per_element", 50.0),
     "cluster.units[].area_mm2": _unit(NTT, "area_mm2", 1.0),
+    "cluster.units[].directions": _one_way_ntt_units,  # against two-way units: test_directions_are_read
     "area.cluster_extra_mm2": _set("area", "cluster_extra_mm2", 1.0),
     "area.scratchpad_mm2_per_mib": _set("area", "scratchpad_mm2_per_mib", 2.0),
     "area.network_mm2": _set("area", "network_mm2", 5.0),
@@ -209,6 +220,11 @@ def test_changing_a_modeled_field_changes_the_output(field, baseline, monkeypatc
         assert cli_output(target, monkeypatch) != cli_output(TINY, monkeypatch)
         return
     assert compiled_output(target) != baseline
+
+
+def test_directions_are_read():
+    # the same two NTT units, with and without one direction each
+    assert compiled_output(perturbed(_one_way_ntt_units)) != compiled_output(perturbed(_two_ntt_units))
 
 
 @pytest.mark.parametrize("field", sorted(UNMODELED))

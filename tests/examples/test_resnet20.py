@@ -262,6 +262,21 @@ def test_bootstrap_pair_is_two_bootstraps_at_the_cap_asked_for():
     assert None in r.GIANT_STEP_CAPS
 
 
+def test_a_giant_step_cap_applies_to_the_stages_asked_for():
+    # double hoisting: one MOD_DOWN_EXT per giant step, so their count per stage is the sum of n2
+    from fhec.passes.he_expand import expand
+
+    def giant_steps(cap, stages):
+        program = expand(r.bootstrap_pair("DH", 40, cap, stages).ir)
+        return Counter(n.attr("stage", None) for n in program.nodes if n.op.name == "MOD_DOWN_EXT")
+
+    both, cts_only, uncapped = giant_steps(2, ("cts", "stc")), giant_steps(2, ("cts",)), giant_steps(None, ("cts",))
+    factors = 2 * 3  # two bootstraps of 3 CoeffsToSlots and 3 SlotsToCoeffs factors (set IV, sparse)
+    assert both["cts"] == cts_only["cts"] <= 2 * factors and both["stc"] <= 2 * factors
+    assert cts_only["stc"] == uncapped["stc"] > both["stc"]
+    assert (r.cap_label(None), r.cap_label(4), r.cap_label(4, ("cts",))) == ("-", "4", "4 (CtS)")
+
+
 @pytest.mark.slow
 def test_targeted_splits_stream_match_the_evaluator_on_every_limb():
     from fhec.verify_run import run_compiled_checked
