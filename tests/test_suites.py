@@ -113,6 +113,22 @@ def test_shipped_examples_give_every_f1_row_in_the_papers_order():
             "CKKS bootstrapping"} <= built
 
 
+def test_every_osiris_row_compiles_in_the_suite():
+    # the bootstrap and ResNet-20 rows are compiled too, not pointed elsewhere
+    rows = suite_rows("osiris")
+    assert {(p.name, p.variant) for p in PAPER_ROWS if p.suite == "osiris"} <= {(r.name, r.variant) for r in rows}
+    assert all(r.build is not None and not r.needs for r in rows), [r.name for r in rows if r.needs]
+    boot = {r.variant: r for r in rows if r.name == "Bootstrap"}
+    assert set(boot) == {"NH", "SH", "DH"} and {r.target for r in boot.values()} == {"osiris"}
+    from fhec.bundled_examples import examples_dir
+    from fhec.suites import _import_example
+
+    example = _import_example(examples_dir() / "bootstrap.py")
+    params = example.osiris_bootstrap("DH", 4, ("cts",)).params  # built, not compiled (a full-size row)
+    assert (params.N, params.word_bits, params.special_primes) == (2**16, 40, 14)
+    assert params.bootstrap.hoisting == "double" and params.bootstrap.max_giant_steps_stages == ("cts",)
+
+
 def test_malformed_rows_and_unknown_suites_are_refused():
     good = {"suite": "f1", "name": "x", "target": "f1", "build": _tiny}
     assert SuiteRow.from_dict(good, "m").build is _tiny

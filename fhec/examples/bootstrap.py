@@ -13,6 +13,10 @@ The parameters are the INSECURE test set of tests/test_bootstrap.py at N = 2^12
 
     fhec check fhec/examples/bootstrap.py  # a few minutes: three bootstraps at N = 2^12
     fhec stats fhec/examples/bootstrap.py  # limb instructions per bootstrap stage
+
+`f1_bootstrap()` and `osiris_bootstrap(variant)` are the papers' bootstrap rows at full size
+(F1 Table 3's CKKS bootstrapping; Osiris Table III's at its set III with non-, single- or
+double-hoisted DFTs), which `fhec bench --suite f1|osiris` compiles (`suite_rows`).
 """
 
 import fhec
@@ -42,11 +46,68 @@ def f1_bootstrap() -> fhec.Program:
     return q
 
 
+OSIRIS_BOOTSTRAP_MS = {"NH": 3.00, "SH": 2.82, "DH": 2.70}
+"""Osiris Table III(a), Bootstrap (set III, 1 TB/s), per BSGS variant."""
+
+OSIRIS_SET_III = dict(word_bits=40, scale_bits=38, base_limbs=2, special_primes=14)
+"""Osiris Table II set III on the lattigo-n16 preset: 40-bit words, q_0 in two primes, alpha =
+14 special primes, 38-bit level primes (benchmarks/bench_osiris.py says why not 36)."""
+
+HOISTING = {"NH": "none", "SH": "single", "DH": "double"}
+"""Osiris's BSGS variants: the DFT transforms' hoisting."""
+
+GIANT_STEP_CAPS = (None, 2, 3, 4, 5, 6)
+"""The DFT splits `tuned_osiris_bootstrap` tries, as benchmarks/bench_osiris.py does: the
+fewest rotations (None) and n2 capped at 2..6 per factor, each on both DFT stages and on
+CoeffsToSlots alone (`CAP_STAGES`)."""
+
+CAP_STAGES = (("cts", "stc"), ("cts",))
+"""Where a cap applies: both DFT stages, or CoeffsToSlots alone (Osiris §V caps n2 = 4 in
+the highest-level transforms)."""
+
+
+def osiris_bootstrap(variant: str, max_giant_steps: int | None = None,
+                     max_giant_steps_stages: tuple[str, ...] = ("cts", "stc")) -> fhec.Program:
+    """Osiris Table III's bootstrap row: one fully packed bootstrap of a level-1 ciphertext at
+    set III (`OSIRIS_SET_III`, as `helr.osiris_params` and benchmarks/bench_osiris.py build
+    it) with the variant's ("NH", "SH", "DH") DFT hoisting and giant-step cap."""
+    literal = fhec.CKKSParams.preset("lattigo-n16").bootstrap
+    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hoisting": HOISTING[variant],
+                                     "max_giant_steps": max_giant_steps,
+                                     "max_giant_steps_stages": max_giant_steps_stages})
+    params = fhec.CKKSParams.preset("lattigo-n16", bootstrap=config, **OSIRIS_SET_III)
+    q = fhec.Program(f"osiris_bootstrap_{variant}", params)
+    q.output("y", q.input("x", level=1).bootstrap())
+    return q
+
+
+def tuned_osiris_bootstrap(variant: str, target: str = "osiris") -> fhec.Program:
+    """`osiris_bootstrap(variant)` at the cap of `GIANT_STEP_CAPS` x `CAP_STAGES` that runs
+    fastest on `target`, as Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C)."""
+    best = None
+    for cap in GIANT_STEP_CAPS:
+        for stages in CAP_STAGES if cap is not None else CAP_STAGES[:1]:
+            program = osiris_bootstrap(variant, cap, stages)
+            cycles = fhec.compile(program, target).report.cycles
+            if best is None or cycles < best[0]:
+                best = (cycles, program)
+    return best[1]
+
+
 def suite_rows() -> list[dict]:
-    """F1 Table 3's CKKS bootstrapping row (`fhec.suites`)."""
-    return [{
+    """F1 Table 3's CKKS bootstrapping row and Osiris Table III's bootstrap rows (`fhec.suites`)."""
+    rows = [{
         "suite": "f1", "name": "CKKS bootstrapping", "variant": None, "target": "f1", "paper_ms": 1.30,
         "paper_source": "F1 Table 3", "build": f1_bootstrap, "needs": None,
         "note": "the f1-ckks-bootstrap preset: non-packed (one slot) bootstrapping as HEAAN's and F1's; its "
                 "parameters and their sources are in docs/bootstrapping.md",
     }]
+    for variant, ms in OSIRIS_BOOTSTRAP_MS.items():
+        rows.append({
+            "suite": "osiris", "name": "Bootstrap", "variant": variant, "target": "osiris", "paper_ms": ms,
+            "paper_source": "Osiris Table III(a)", "build": lambda v=variant: tuned_osiris_bootstrap(v, "osiris"),
+            "note": "set III (lattigo-n16 on 40-bit words, 38-bit level primes, alpha = 14), fully packed, the "
+                    "variant's DFT hoisting, the giant-step cap tuned per variant (compile s includes the tuning); "
+                    "benchmarks/bench_osiris.py gives the stage breakdown",
+        })
+    return rows

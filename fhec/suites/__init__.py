@@ -60,8 +60,7 @@ PAPER_ROWS: tuple[PaperRow, ...] = (
                         ("ResNet-20", (101.0, 96.3, 92.4)))
     for variant, ms in zip(("NH", "SH", "DH"), times)
 ) + tuple(
-    PaperRow("osiris", "Bootstrap", variant, ms, "Osiris Table III",
-             "in the 'Osiris Table III' section (benchmarks/bench_osiris.py)")
+    PaperRow("osiris", "Bootstrap", variant, ms, "Osiris Table III")
     for variant, ms in zip(("NH", "SH", "DH"), (3.00, 2.82, 2.70))
 )
 """Every row of F1 Table 3 and the Osiris Table III rows fhec's suite covers (1 TB/s)."""
