@@ -35,12 +35,16 @@ stored limbs, and reloads of them under the capacity pressure of whole keys). Th
 take n1 from `fhec.analysis.bsgs.best_n1` for the target (key loads against arithmetic,
 with GSC's on-chip giant-step sums as a capacity limit); the bootstraps are compiled with
 each of `GIANT_STEP_CAPS` (`BootstrapConfig.max_giant_steps`: the split with the fewest
-rotations among those with at most n2 giant steps per DFT factor, n2 = 2..6, or no cap)
-and the row is the fastest ("n2 cap"; "-" = the fewest rotations), as Osiris tunes n1/n2
-per hoisting mode and bandwidth (§VII-C: "we independently optimize the ratio ... n1/n2,
-at each bandwidth"). The choice moves NH and SH by under 0.2% and DH by up to 7% (1 TB/s:
-2.05 ms uncapped, 1.93 at n2 <= 6; 2 TB/s: 1.69 uncapped, 1.57 at n2 <= 4); §V's n2 = 4
-measures 2.02 ms SH and 1.98 ms DH at 1 TB/s. The larger n1/n2 ratios Bossuat et al.
+rotations among those with at most n2 giant steps per DFT factor, n2 = 2..6, or no cap),
+each on both DFT stages and on CoeffsToSlots alone (`max_giant_steps_stages`; §V caps the
+highest-level transforms), and the row is the fastest ("n2 cap"; "-" = the fewest
+rotations, "4 (CtS)" = CoeffsToSlots alone), as Osiris tunes n1/n2 per hoisting mode and
+bandwidth (§VII-C: "we independently optimize the ratio ... n1/n2, at each bandwidth").
+At 1 TB/s every mode is fastest at the fewest rotations (DH 2.054 ms, 2.069 at n2 <= 6,
+2.124 at n2 <= 4; SH and NH 2.128 and 2.224 at §V's n2 = 4); CoeffsToSlots' own split
+already has n2 <= 4, so the CtS-only caps change nothing here. At 2 TB/s DH is fastest at
+n2 <= 4 (1.728 ms, 1.764 uncapped). (Measured 2026-11-24, with the MDC units' directions
+below.) The larger n1/n2 ratios Bossuat et al.
 favour for double hoisting were slower (n2 = round(sqrt(n/r)) per factor: 2.41 ms at
 r = 4, 2.95 ms at r = 8 for DH at 1 TB/s, measured before the lowering changes below and
 not re-measured): on Osiris each extra baby step is a key load, digit permutations on the
@@ -52,15 +56,22 @@ DH's CoeffsToSlots n2 = 2-3, whose extra keys cost more than the spills they avo
 Why fhec differs. The Hadamard units run 2,048 products per cycle each (p = 512 columns
 of dnum = 2 cells, two multipliers per cell for each of KeyMult and diagonal products,
 §IV-E; Table IV's 32,256 multipliers agree), so the units are no longer the binding ones,
-and the lower bounds order the modes as the paper does: with the fewest-rotations split,
-DH 1.32 M cycles < SH 1.40 M < NH 1.44 M (load-aware, 1 TB/s). The schedules do at 2 TB/s:
-DH 1.55 < SH 1.63 < NH 1.85 ms (paper 1.89 / 2.59 / 2.77), and at 1 TB/s, by little:
-DH 1.899 < SH 1.903 < NH 1.960 ms (paper 2.70 / 2.82 / 3.00), since each bootstrap stage
-gets its own prefetch reserve and DH's SlotsToCoeffs at the fewest rotations (n2 = 7) runs
-untiled and limb-major (docs/scheduling.md, "A prefetch reserve per bootstrap stage";
-before: SH 1.908 < DH 1.927 < NH 1.963). Where the time went at 1 TB/s before those two
-changes (DH at its best cap then, n2 <= 6, against SH's and NH's fewest-rotations split;
-stage cycles from `Report.stages`, measured 2026-11-23):
+and the lower bounds order the modes as the paper does. The two MDC units are ModChange's
+INTT unit and NTT unit, the INTT unit reversed for OF-Limb only (§V; docs/targets.md,
+"Directions"): a mod-up's or mod-down's NTTs onto the other limbs all run on the one
+forward unit. The schedules order the modes as the paper does at both bandwidths: at
+1 TB/s DH 2.054 < SH 2.057 < NH 2.138 ms (paper 2.70 / 2.82 / 3.00; 0.71-0.76x), at 2 TB/s
+DH 1.728 < SH 1.837 < NH 2.086 (paper 1.89 / 2.59 / 2.77). EvalMod's relinearizations are
+bound by the forward unit (0.67 M cycles, 0.53 M when both units ran either direction),
+and non-hoisting, with the most mod-ups and mod-downs, slows the most: with both units
+running either direction the rows were DH 1.899 < SH 1.903 < NH 1.960 ms at 1 TB/s and
+1.55 / 1.63 / 1.85 at 2 TB/s (0.65-0.70x of the paper at 1 TB/s). That order at 1 TB/s
+came from each bootstrap stage getting its own prefetch reserve and DH's SlotsToCoeffs at
+the fewest rotations (n2 = 7) running untiled and limb-major (docs/scheduling.md, "A
+prefetch reserve per bootstrap stage"; before: SH 1.908 < DH 1.927 < NH 1.963). Where the
+time went at 1 TB/s before those two changes (both units running either direction, DH at
+its best cap then, n2 <= 6, against SH's and NH's fewest-rotations split; stage cycles
+from `Report.stages`, measured 2026-11-23):
 
 * CoeffsToSlots (levels 24-21, 23-26 limbs) is bound by its key loads at 1 TB/s in every
   mode (864 MB of keys, the same in all three), with the memory channel idle between
@@ -114,7 +125,7 @@ and 15 SlotsToCoeffs giant steps) that is about 810 I/NTTs and 6,300 BConv terms
 multiplies (NH/DH 1.26x without them), left for a rotation of an extended value that the
 HE IR does not have. A timing estimate of it (the lowering's giant-step mod-down dividing
 c1 alone, its values not computed) gave 2.020 -> 2.006 ms at 1 TB/s, measured before the
-orders above: most of that arithmetic runs while the memory channel binds. fhec is faster than the paper in every mode (0.65-0.75x at 1 TB/s).
+orders above: most of that arithmetic runs while the memory channel binds. fhec is faster than the paper in every mode (0.71-0.76x at 1 TB/s).
 fhec's add unit at the BConv array's rate and the full-array BConv rate (alpha = 16 rows;
 set III has 14) are optimistic; the key generator's rate is an estimate; one MUL kind
 means KeyMult and diagonal products, simultaneous on Osiris, share the Hadamard units'
