@@ -95,9 +95,11 @@ keeps 39 sums over Q·P', 1.2 times the scratchpad: 1.40 ms alone, 0.96 ms split
 model; with α = 14 on every level, 3.6 and 1.9 ms; the first layer, at level 17 with
 α = 14, n1 = 3072, whose 6 sums over Q·P fit once its baby steps run limb-major: 0.75 ms
 alone, as single hoisted, against 1.26 ms at the n1 = 6144 a node-major working set gave)
-and, in NH and SH, only the first layer and two small ones; the tuning caps DH's bootstrap
-DFTs at 4 giant steps and leaves NH and SH at the fewest rotations (docs/scheduling.md,
-"Scaling"). `full(variant)` without a target keeps the fewest rotations everywhere.
+and, in NH and SH, only the first layer and two small ones. The tuning (caps on both DFT
+stages or on CoeffsToSlots alone, `CAP_STAGES`) caps CoeffsToSlots alone on `osiris`, at
+n2 <= 6 for NH and 4 for SH and DH; on `osiris-2tb` SH's likewise at 4, DH's both stages
+at 4, NH none (measured 2026-11-24; docs/scheduling.md, "Scaling").
+`full(variant)` without a target keeps the fewest rotations everywhere.
 
 `build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (7.2 to
 9.9 million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
