@@ -16,8 +16,9 @@ are shown without a paper column. ``--quick`` compiles the SH variant only.
 
 Each row's program is `resnet20.tuned(variant, target)`: the convolutions' baby-step counts
 by the `fhec.analysis.bsgs.best_n1` cost model on the target (`resnet20.split_for`), and the
-bootstraps' giant-step cap ("n2 cap", "-" = the fewest rotations) the fastest of
-`resnet20.GIANT_STEP_CAPS` on the program's two-bootstrap segment
+bootstraps' giant-step cap ("n2 cap", "-" = the fewest rotations, "4 (CtS)" = n2 <= 4 on
+CoeffsToSlots alone) the fastest of `resnet20.GIANT_STEP_CAPS`, each on both DFT stages or
+on CoeffsToSlots alone (`resnet20.CAP_STAGES`), on the program's two-bootstrap segment
 (`resnet20.tuned_giant_steps`, "tune s", not in the compile seconds), as Osiris tunes
 n1/n2 per hoisting mode and bandwidth (§VII-C) and `bench_osiris` does for its bootstrap
 row. Peak RSS covers the tuning compiles too (each well under 1 GB; they leave the
