@@ -18,7 +18,9 @@ bootstrap.) T_Mv:128,a/s likewise with a matrix-vector product of 128 nonzero di
 (BSGS, `linear_transform` with the row's hoisting) in place of HMult. HMult is a
 ciphertext product, relinearization and rescale.
 
-Every row is one compile; the bootstrap rows' streams also pass the independent checker.
+Every row is one compile but the bootstrap rows, which compile each cap tried ("compile s"
+is their sum; in the 2026-11-24 run the machine's 2 cores were shared with other full-size
+compiles); the bootstrap rows' chosen streams also pass the independent checker.
 "ratio" is fhec / paper. Rows "ablation" switch off one Osiris feature at a time on the SH
 bootstrap (`[pipelining]`, `[lowering]`, `[ordering]`, `[keys]`). Traffic columns: key-switching
 hints loaded (keys MB) and generated on chip (keys generated MB), plaintext constants (consts MB) and what was loaded more than once or
