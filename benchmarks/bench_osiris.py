@@ -148,20 +148,11 @@ LABEL = {"none": "NH", "single": "SH", "double": "DH"}
 DIAGONALS = 128
 
 
-def set_iii(hoisting: str | None = None, max_giant_steps: int | None = None, stages=("cts", "stc")):
-    """Osiris set III as fhec builds it (see the module doc); `max_giant_steps` caps each
-    bootstrap DFT factor's giant steps in `stages` (`BootstrapConfig.max_giant_steps` and
-    `max_giant_steps_stages`)."""
-    import fhec
-    from fhec.schemes.presets import preset_literal
+def set_iii():
+    """Osiris set III as fhec builds it (see the module doc): `fhec.examples.bootstrap.osiris_set_iii`."""
+    from fhec.examples.bootstrap import osiris_set_iii
 
-    lit = preset_literal("lattigo-n16")
-    boot = lit["bootstrap"].model_copy(update={"max_giant_steps": max_giant_steps,
-                                                  "max_giant_steps_stages": tuple(stages)})
-    if hoisting is not None:
-        boot = boot.model_copy(update={"hoisting": hoisting})
-    lit.update(word_bits=40, scale_bits=38, base_limbs=2, special_primes=14, bootstrap=boot)
-    return fhec.CKKSParams(**lit)
+    return osiris_set_iii()
 
 
 def _compile(program, target, check: bool = False):
@@ -175,19 +166,11 @@ def _compile(program, target, check: bool = False):
     return c.report, seconds
 
 
-GIANT_STEP_CAPS = (None, 2, 3, 4, 5, 6)
-"""The bootstrap splits tried per row (module doc): the fewest rotations (None; its DFT
-factors have at most 7 giant steps, so larger caps change nothing) and n2 capped at 2..6, each
-on both DFT stages and on CoeffsToSlots alone (`resnet20.CAP_STAGES`: Osiris §V caps the
-highest-level transforms)."""
-
-
 def _bootstrap_program(hoisting: str, max_giant_steps: int | None = None, stages=("cts", "stc")):
-    import fhec
+    """The bootstrap row's program (`fhec.examples.bootstrap.osiris_bootstrap`, the suite's)."""
+    from fhec.examples.bootstrap import osiris_bootstrap
 
-    p = fhec.Program("bootstrap", set_iii(hoisting, max_giant_steps, stages))
-    p.output("y", p.input("x", level=1).bootstrap())
-    return p
+    return osiris_bootstrap(LABEL[hoisting], max_giant_steps, stages)
 
 
 def bootstrap_ms(target, hoisting: str, max_giant_steps: int | None = None) -> tuple[float, object, float]:
@@ -196,12 +179,14 @@ def bootstrap_ms(target, hoisting: str, max_giant_steps: int | None = None) -> t
 
 
 def tuned_bootstrap_ms(target, hoisting: str) -> tuple[float, object, float, str]:
-    """The fastest of `GIANT_STEP_CAPS` (each on the stages of `resnet20.CAP_STAGES`) for this
-    mode and target, as Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C); only the
-    chosen schedule is replayed by the checker. Returns (ms, report, seconds of all the
-    compiles, the cap as `resnet20.cap_label` writes it)."""
+    """The fastest of `GIANT_STEP_CAPS` (each on the stages of `CAP_STAGES`; both in
+    `fhec/examples/bootstrap.py`: the fewest rotations, None, and n2 capped at 2..6, on both DFT
+    stages or on CoeffsToSlots alone; this bootstrap's DFT factors have at most 7 giant steps,
+    so larger caps change nothing) for this mode and target, as Osiris tunes n1/n2 per hoisting
+    mode and bandwidth (§VII-C); only the chosen schedule is replayed by the checker. Returns
+    (ms, report, seconds of all the compiles, the cap as `cap_label` writes it)."""
     import fhec
-    from fhec.examples.resnet20 import CAP_STAGES, cap_label
+    from fhec.examples.bootstrap import CAP_STAGES, GIANT_STEP_CAPS, cap_label
 
     best, total = None, 0.0
     for cap in GIANT_STEP_CAPS:

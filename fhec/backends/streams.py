@@ -20,7 +20,8 @@ the key generator ``gen0``, whose GEN entries write a key half into a slot like 
 Units of an NTT kind may each run one direction (the kind's ``directions``:
 `unit_directions`): an INTT then issues only on a "both" or "inverse" unit, an NTT on a
 "both" or "forward" one, except an NTT that generates a plaintext's limbs (OF-Limb), which
-may issue on any (`needed_directions`, `runs_on`).
+may issue on any (`needed_directions`: an instruction needing direction d runs on a unit of
+direction e when d or e is "both" or d = e).
 
 Locations
 ---------
@@ -184,11 +185,6 @@ def needed_directions(program) -> np.ndarray:
     need[op == LimbOp.INTT] = DIRECTIONS.index("inverse")
     need[(op == LimbOp.NTT) & ~program.generation_ntts()] = DIRECTIONS.index("forward")
     return need
-
-
-def runs_on(need: np.ndarray, direction: np.ndarray) -> np.ndarray:
-    """Whether an instruction needing `need` may run on a unit of `direction` (elementwise)."""
-    return (need == 0) | (direction == 0) | (need == direction)
 
 
 def scratchpad_slots(target: Target, N: int) -> int:

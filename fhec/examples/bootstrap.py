@@ -57,25 +57,41 @@ HOISTING = {"NH": "none", "SH": "single", "DH": "double"}
 """Osiris's BSGS variants: the DFT transforms' hoisting."""
 
 GIANT_STEP_CAPS = (None, 2, 3, 4, 5, 6)
-"""The DFT splits `tuned_osiris_bootstrap` tries, as benchmarks/bench_osiris.py does: the
+"""The DFT splits `tuned_osiris_bootstrap` (and `resnet20.tuned_giant_steps`) try: the
 fewest rotations (None) and n2 capped at 2..6 per factor, each on both DFT stages and on
 CoeffsToSlots alone (`CAP_STAGES`)."""
 
 CAP_STAGES = (("cts", "stc"), ("cts",))
-"""Where a cap applies: both DFT stages, or CoeffsToSlots alone (Osiris §V caps n2 = 4 in
-the highest-level transforms)."""
+"""Where a cap applies (`fhec.BootstrapConfig.max_giant_steps_stages`): both DFT stages, or
+CoeffsToSlots alone, as Osiris §V caps n2 = 4 "in the highest multiplicative level
+matrix-vector products in bootstrapping" (its sums over Q·P are the widest)."""
+
+
+def cap_label(cap: int | None, stages: tuple[str, ...] = ("cts", "stc")) -> str:
+    """A cap as the benchmark tables show it: "-" (the fewest rotations), "4", "4 (CtS)"."""
+    if cap is None:
+        return "-"
+    return str(cap) if set(stages) >= {"cts", "stc"} else f"{cap} ({'CtS' if stages == ('cts',) else 'StC'})"
+
+
+def osiris_set_iii(hoisting: str | None = None, max_giant_steps: int | None = None,
+                   max_giant_steps_stages: tuple[str, ...] = ("cts", "stc")) -> fhec.CKKSParams:
+    """Osiris set III (`OSIRIS_SET_III` on the lattigo-n16 preset, as `helr.osiris_params`
+    builds it): `hoisting` for the bootstrap's DFTs (None: the compile option), the DFT
+    giant-step cap and the stages it applies to (`fhec.BootstrapConfig`)."""
+    literal = fhec.CKKSParams.preset("lattigo-n16").bootstrap
+    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hoisting": hoisting,
+                                     "max_giant_steps": max_giant_steps,
+                                     "max_giant_steps_stages": max_giant_steps_stages})
+    return fhec.CKKSParams.preset("lattigo-n16", bootstrap=config, **OSIRIS_SET_III)
 
 
 def osiris_bootstrap(variant: str, max_giant_steps: int | None = None,
                      max_giant_steps_stages: tuple[str, ...] = ("cts", "stc")) -> fhec.Program:
     """Osiris Table III's bootstrap row: one fully packed bootstrap of a level-1 ciphertext at
-    set III (`OSIRIS_SET_III`, as `helr.osiris_params` and benchmarks/bench_osiris.py build
-    it) with the variant's ("NH", "SH", "DH") DFT hoisting and giant-step cap."""
-    literal = fhec.CKKSParams.preset("lattigo-n16").bootstrap
-    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hoisting": HOISTING[variant],
-                                     "max_giant_steps": max_giant_steps,
-                                     "max_giant_steps_stages": max_giant_steps_stages})
-    params = fhec.CKKSParams.preset("lattigo-n16", bootstrap=config, **OSIRIS_SET_III)
+    set III (`osiris_set_iii`) with the variant's ("NH", "SH", "DH") DFT hoisting and
+    giant-step cap."""
+    params = osiris_set_iii(HOISTING[variant], max_giant_steps, max_giant_steps_stages)
     q = fhec.Program(f"osiris_bootstrap_{variant}", params)
     q.output("y", q.input("x", level=1).bootstrap())
     return q

@@ -117,6 +117,9 @@ from typing import NamedTuple
 import numpy as np
 
 import fhec
+# the bootstrap splits `tuned_giant_steps` tries (n2 capped at 2..6 or not, on both DFT stages
+# or CoeffsToSlots alone), as bench_osiris does for its bootstrap row: one definition
+from fhec.examples.bootstrap import CAP_STAGES, GIANT_STEP_CAPS, cap_label  # noqa: F401 (re-exported)
 
 PLANE_SIDE = 32
 """CIFAR-10's 32 x 32 image: one plane of the multiplexed packing."""
@@ -499,24 +502,6 @@ def full(variant: str = "SH", word_bits: int = 40, blocks: int = 3, slots: int |
     mode = HOISTING[variant]
     params = set_iv(word_bits, mode, slots, max_giant_steps, max_giant_steps_stages=max_giant_steps_stages)
     return build(params, mode, blocks=blocks, name=f"resnet20-{variant}", target=target)
-
-
-GIANT_STEP_CAPS = (None, 2, 3, 4, 5, 6)
-"""The bootstrap splits `tuned_giant_steps` tries (as `benchmarks/bench_osiris.py` does for
-the bootstrap row): the fewest rotations (None) and n2 capped at 2..6 per DFT factor, each
-cap on both DFT stages and on CoeffsToSlots alone (`CAP_STAGES`)."""
-
-CAP_STAGES = (("cts", "stc"), ("cts",))
-"""The DFT stages a giant-step cap applies to (`fhec.BootstrapConfig.max_giant_steps_stages`):
-both, or CoeffsToSlots alone, as Osiris §V caps n2 = 4 "in the highest multiplicative level
-matrix-vector products in bootstrapping" (its sums over Q·P are the widest)."""
-
-
-def cap_label(cap: int | None, stages: tuple[str, ...] = ("cts", "stc")) -> str:
-    """A cap as the benchmark tables show it: "-" (the fewest rotations), "4", "4 (CtS)"."""
-    if cap is None:
-        return "-"
-    return str(cap) if set(stages) >= {"cts", "stc"} else f"{cap} ({'CtS' if stages == ('cts',) else 'StC'})"
 
 
 def bootstrap_pair(variant: str, word_bits: int = 40, max_giant_steps: int | None = None,

@@ -164,7 +164,7 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
             for j in range(kind_ptr[kk], kind_ptr[kk + 1]):
                 u = kind_units[j]
                 if need[i] != 0 and unit_dir[u] != 0 and unit_dir[u] != need[i]:
-                    continue  # a unit of the other direction (`fhec.backends.streams.runs_on`)
+                    continue  # a unit of the other direction (`fhec.backends.streams.needed_directions`)
                 t, w, g = _earliest(u, t0, occ[o], tail, gap_a, gap_b, gap_n)
                 # an idle hole too short for any op is lost for good: count it as time
                 cost = t + (w if w < unit_min_occ[u] else 0)
