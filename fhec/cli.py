@@ -333,14 +333,14 @@ def stats_command(program: str, keyswitch: str | None, target: str | None) -> No
 
 
 def compile_with_progress(spec: str, target: str, keyswitch: str | None, policy: str, *,
-                          dump_after: tuple[str, ...] = (), dump_dir: str | None = None):
+                          dump_after: tuple[str, ...] = (), dump_dir: str | None = None, hint_order: str = "bounded"):
     """`fhec.compile` of ``FILE.py[:NAME]``, with a progress bar over the passes when
     stderr is a terminal (`fhec.progress`)."""
     from fhec.compiler import compile as compile_program
 
     program = load_program(spec)
     return compile_program(program, target=target, keyswitch=keyswitch, policy=policy, progress=None,
-                           dump_after=dump_after, dump_dir=dump_dir)
+                           dump_after=dump_after, dump_dir=dump_dir, hint_order=hint_order)
 
 
 _target_option = click.option("--target", default="f1", show_default=True,
@@ -357,6 +357,8 @@ _keyswitch_option = click.option("--keyswitch", type=click.Choice(["bv", "hybrid
 @_keyswitch_option
 @click.option("--policy", type=click.Choice(["belady", "lru"]), default="belady", show_default=True,
               help="Off-chip eviction policy.")
+@click.option("--hint-order", "hint_order", type=click.Choice(["bounded", "unbounded"]), default="bounded",
+              show_default=True, help="Hint-reuse order: under the scratchpad's working-set bound, or F1's unbounded clustering.")
 @click.option("--dump-after", "dump_after", multiple=True, metavar="PASS",
               help="Print the IR after PASS (repeatable; `fhec passes` lists them).")
 @click.option("--dump-dir", type=click.Path(file_okay=False), default=None,
@@ -366,14 +368,15 @@ _keyswitch_option = click.option("--keyswitch", type=click.Choice(["bv", "hybrid
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), default=None,
               help="Write the report's plots here as PNG (utilization, traffic, scratchpad, roofline; needs fhec[plot]).")
 def compile_command(program: str, target: str, out_dir: str | None, keyswitch: str | None, policy: str,
-                    dump_after: tuple[str, ...], dump_dir: str | None, trace_file: str | None,
+                    hint_order: str, dump_after: tuple[str, ...], dump_dir: str | None, trace_file: str | None,
                     plots_dir: str | None) -> None:
     """Compile PROGRAM for an accelerator; print the report, optionally write streams,
     a Chrome trace and plots."""
     from rich.console import Console
 
     try:
-        compiled = compile_with_progress(program, target, keyswitch, policy, dump_after=dump_after, dump_dir=dump_dir)
+        compiled = compile_with_progress(program, target, keyswitch, policy, dump_after=dump_after, dump_dir=dump_dir,
+                                         hint_order=hint_order)
         if (trace_file or plots_dir) and not hasattr(compiled, "to_chrome_trace"):
             raise InvalidArgumentError(f"--trace and --plots draw per-unit streams, which stream targets (f1, tiny) "
                                        f"produce; {compiled.target.name} is an ISA machine: see docs/isa.md.")

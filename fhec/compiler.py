@@ -28,16 +28,18 @@ from fhec.pipeline import COMPILED, HE_DONE, LOWERED, keyswitch_policy, options_
 from fhec.sim.timing import Report, make_report
 
 
-def _check_options(policy, prefetch_reserve) -> tuple[str, float | None]:
+def _check_options(policy, prefetch_reserve, hint_order="bounded") -> tuple[str, float | None, str]:
     """`compile`'s scheduling options, validated (see `compile`)."""
+    from fhec.passes.he_order import HINT_ORDERS
     from fhec.passes.offchip import POLICIES
     from fhec.validate import as_choice, as_real
 
     policy = as_choice(policy, "policy", POLICIES)
+    hint_order = as_choice(hint_order, "hint_order", HINT_ORDERS)
     if prefetch_reserve is not None:
         prefetch_reserve = as_real(prefetch_reserve, "prefetch_reserve", min=0.0, max=0.99,
                                    fix="the fraction of the scratchpad kept free for prefetches, in [0, 1)")
-    return policy, prefetch_reserve
+    return policy, prefetch_reserve, hint_order
 
 
 def _run_compiled(compiled, inputs, seed, check: bool, execute) -> dict[str, Any]:
@@ -306,6 +308,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     dump_dir: str | Path | None = None,
     verify: bool | None = None,
     hoisting: str = "auto",
+    hint_order: str = "bounded",
 ) -> Compiled | IsaCompiled:
     """Compile `program` for an accelerator: the whole `fhec.pipeline`.
 
@@ -327,6 +330,10 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
             ``FHEC_VERIFY=1``; see `fhec.ir.he_verify.verify_by_default`).
         hoisting: "auto" (rotations of one ciphertext share one mod-up when there are
             several), "single" (always) or "none".
+        hint_order: "bounded" (key switches that share a hint are clustered while the
+            live values fit the target's scratchpad) or "unbounded" (F1 §4.2's clustering,
+            blind to the scratchpad: F1's own compiler, for comparison;
+            `fhec.passes.he_order`).
 
     Returns a `Compiled` with `.streams`, `.report` and `.run(inputs, seed=...)`; for an
     ISA machine (``"rpu"``) an `IsaCompiled` with `.code` (machine words, assembly),
@@ -335,14 +342,14 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     or word size, `ParameterError` for an unknown policy or a reserve outside [0, 1),
     and what tracing and the passes raise.
     """
-    policy, prefetch_reserve = _check_options(policy, prefetch_reserve)
+    policy, prefetch_reserve, hint_order = _check_options(policy, prefetch_reserve, hint_order)
     if progress is not None and not callable(progress) and not isinstance(progress, bool):
         raise InvalidArgumentError(
             f"progress = {progress!r:.40}: pass True, False, None (on when interactive) or a function of the pass name.")
     if target is None:
         raise TargetError("compile needs a target: a shipped name such as 'f1' or 'tiny', a .toml path, or a Target.")
     options = options_for(target, keyswitch=keyswitch, policy=policy, prefetch_reserve=prefetch_reserve,
-                          hoisting=hoisting)
+                          hoisting=hoisting, hint_order=hint_order)
     tgt = options.target
     resolved = getattr(program, "resolved", None)
     if callable(resolved):  # a params="auto" Program: its parameters are chosen for this target
@@ -370,6 +377,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         compile_seconds=done.seconds(),
         compile_passes=[r.as_dict() for r in done.records],
         he_program=lowered.he,
+        hint_order=hint_order,
     ).with_plot_data(PlotData(tgt, scheduled.streams, scheduled.data))
     policy_used = keyswitch_policy(annotated, keyswitch)
     return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used,

@@ -73,6 +73,9 @@ class Options:
         max_rotation_keys: overrides the program's rotation-key cap.
         hoisting: "auto" (hoist the mod-up of key switches that share a source),
             "single" (every rotation) or "none" (`fhec.passes.he_keyswitch`).
+        hint_order: "bounded" (hint-reuse clusters under a working-set bound from the
+            target's scratchpad) or "unbounded" (F1 §4.2's clustering without one;
+            `fhec.passes.he_order.HINT_ORDERS`).
     """
 
     target: Any = None
@@ -81,6 +84,7 @@ class Options:
     prefetch_reserve: float | None = None
     max_rotation_keys: int | None = None
     hoisting: str = "auto"
+    hint_order: str = "bounded"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,12 +172,14 @@ def _plan_rotations(program: HeProgram, o: Options) -> HeProgram:
 
 def _order_for_hint_reuse(program: HeProgram, o: Options) -> HeProgram:
     """Topological reordering that clusters key switches using the same hint (F1 §4.2)
-    while the live working set fits the target's scratchpad. Preserves every node and
-    value exactly."""
-    from fhec.passes.he_order import order_for_hint_reuse
+    while the live working set fits the target's scratchpad (``hint_order="unbounded"``:
+    without that bound, as F1 describes it). Preserves every node and value exactly."""
+    from fhec.passes.he_order import HINT_ORDERS, order_for_hint_reuse
 
-    capacity = o.target.onchip_bytes if o.target is not None else None
-    return order_for_hint_reuse(program, capacity)
+    if o.hint_order not in HINT_ORDERS:
+        raise ParameterError(f"hint_order={o.hint_order!r}: choose one of {', '.join(HINT_ORDERS)}.")
+    bounded = o.target is not None and o.hint_order == "bounded"
+    return order_for_hint_reuse(program, o.target.onchip_bytes if bounded else None)
 
 
 def _order_giant_step_centric(program: HeProgram, o: Options) -> HeProgram:
@@ -754,14 +760,14 @@ def describe() -> str:
 
 
 def options_for(target=None, *, keyswitch=None, policy="belady", prefetch_reserve=None, max_rotation_keys=None,
-                hoisting="auto") -> Options:
+                hoisting="auto", hint_order="bounded") -> Options:
     """`Options` with `target` loaded (a shipped name, a TOML path or a `Target`)."""
     if target is not None:
         from fhec.backends.machine import IsaMachine
         from fhec.backends.target import Target, load_target
 
         target = target if isinstance(target, (Target, IsaMachine)) else load_target(target)
-    return Options(target, keyswitch, policy, prefetch_reserve, max_rotation_keys, hoisting)
+    return Options(target, keyswitch, policy, prefetch_reserve, max_rotation_keys, hoisting, hint_order)
 
 
 def run_prefix(last: str, program, options: Options = Options(), **kw) -> PipelineRun:

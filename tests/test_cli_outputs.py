@@ -45,3 +45,17 @@ def test_trace_and_plots_are_for_stream_targets(tmp_path):
     prog.write_text(PROGRAM)
     res = CliRunner().invoke(main, ["compile", str(prog), "--target", "rpu", "--trace", str(tmp_path / "t.json")])
     assert res.exit_code == 2 and "error: --trace and --plots draw per-unit streams" in res.output
+
+
+def test_compile_hint_order_option(tmp_path):
+    """``--hint-order unbounded`` reaches the pipeline and the report says so; a value
+    outside the choices is a usage error, not a traceback."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["compile", str(prog), "--target", "tiny", "--hint-order", "unbounded",
+                                    "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "report.json").read_text())["hint_order"] == "unbounded"
+    bad = CliRunner().invoke(main, ["compile", str(prog), "--target", "tiny", "--hint-order", "f1"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output

@@ -85,6 +85,12 @@ from fhec.passes.he_rewrite import as_he, copy_node, rebuild
 BUDGET_FRACTION = 0.5
 """Share of the scratchpad the ordering lets live values fill (see the module doc)."""
 
+HINT_ORDERS = ("bounded", "unbounded")
+"""The pipeline's choices (``fhec.compile(hint_order=...)``): "bounded" clusters key switches
+under the working-set budget above (fhec's default); "unbounded" is F1 §4.2 as the paper
+describes it, clusters without regard to the scratchpad, for comparing against F1's own
+compiler (F1 Table 3's LoLa-CIFAR spills 75% of its traffic as intermediates this way)."""
+
 
 def _key_of(node: HeNode):
     """The key a node switches with, or None (type.keys of a primitive node)."""

@@ -81,6 +81,8 @@ class Report(BaseModel):
             class busiest over it (`fhec.sim.resources`): a unit kind, ``hbm``, a network
             port class, the scratchpad bank ports or the register-file ports.
         peak_scratchpad_slots, scratchpad_slots: RVec slots at the peak and available.
+        hint_order: the hint-reuse order, "bounded" (under the scratchpad's working-set
+            bound) or "unbounded" (F1 §4.2's; `fhec.passes.he_order.HINT_ORDERS`).
         policy: the off-chip eviction policy; prefetch_reserve: the fraction of the
             scratchpad prefetches left free (see `fhec.passes.offchip.schedule_offchip`);
             stage_reserves: bootstrap stage -> its own fraction, where the pipeline gave it
@@ -123,6 +125,7 @@ class Report(BaseModel):
     peak_scratchpad_slots: int = _COUNT
     scratchpad_slots: int = _COUNT
     policy: str
+    hint_order: Literal["bounded", "unbounded"] = "bounded"
     prefetch_reserve: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False)
     stage_reserves: dict[str, Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]] = {}
     keyswitch: dict[str, Annotated[int, Field(ge=0)]]
@@ -219,6 +222,7 @@ class Report(BaseModel):
             (
                 "scratchpad",
                 f"peak {self.peak_scratchpad_slots} of {self.scratchpad_slots} RVec slots ({self.policy}, "
+                f"{self.hint_order} hint-reuse order, "
                 f"prefetch reserve {self.prefetch_reserve:.0%}"
                 + "".join(f", {k} {v:.0%}" for k, v in self.stage_reserves.items()) + ")",
             ),
@@ -336,6 +340,7 @@ def make_report(
     compile_seconds: dict[str, float] | None = None,
     compile_passes: list[dict] | None = None,
     he_program=None,
+    hint_order: str = "bounded",
 ) -> Report:
     """Assemble the `Report` of a compiled program (`he_program`, the HE program that was
     lowered, gives the per-stage costs of a bootstrap)."""
@@ -378,6 +383,7 @@ def make_report(
         peak_scratchpad_slots=data.peak_slots,
         scratchpad_slots=data.slots,
         policy=data.policy,
+        hint_order=hint_order,
         prefetch_reserve=prefetch_reserve,
         stage_reserves=stage_reserves or {},
         keyswitch=keyswitch,

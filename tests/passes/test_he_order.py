@@ -248,3 +248,40 @@ def test_the_hint_keeping_order_runs_bit_identical_to_the_evaluator():
     rng = np.random.default_rng(2)
     inputs = {f"x{i}": rng.uniform(-1, 1, c.program.params.slots) for i in range(3)}
     run_compiled_checked(c, inputs, seed=5, check=True)
+
+
+def test_unbounded_hint_order_is_f1s_clustering_and_spills_where_the_bounded_order_does_not():
+    """``compile(hint_order="unbounded")`` orders as F1 §4.2 describes (the capacity-blind
+    `hint_reuse_order`): on the wide program and a 2 MB F1 it computes every product first
+    and spills, where the default moves only compulsory traffic; the report says which
+    order ran."""
+    from fhec.backends.target import load_target
+    from fhec.passes.he_order import hint_reuse_order
+
+    f1 = load_target("f1")
+    small = f1.model_copy(update={"scratchpad": f1.scratchpad.model_copy(update={"capacity_bytes": 2 * 2**20})})
+    bounded = fhec.compile(_wide(), target=small)
+    unbounded = fhec.compile(_wide(), target=small, hint_order="unbounded")
+    assert (bounded.report.hint_order, unbounded.report.hint_order) == ("bounded", "unbounded")
+    assert bounded.report.offchip_bytes["noncompulsory"] == 0 < unbounded.report.offchip_bytes["noncompulsory"]
+    ordered = [n.id for n in unbounded.program.nodes]
+    assert ordered == hint_reuse_order(unbounded.program)  # a fixed point of F1's order
+    assert "unbounded hint-reuse order" in str(unbounded.report)
+
+
+def test_unbounded_hint_order_runs_bit_identical_to_the_evaluator():
+    """The unbounded order on `tiny` (it spills there) still computes every limb of every
+    output as the eager evaluator does."""
+    from fhec.verify_run import run_compiled_checked
+
+    c = fhec.compile(_entries(entries=3), "tiny", keyswitch="hybrid", hint_order="unbounded")
+    rng = np.random.default_rng(3)
+    inputs = {f"x{i}": rng.uniform(-1, 1, c.program.params.slots) for i in range(3)}
+    run_compiled_checked(c, inputs, seed=6, check=True)
+
+
+def test_an_unknown_hint_order_is_refused():
+    import pytest
+
+    with pytest.raises(fhec.ParameterError, match="hint_order"):
+        fhec.compile(_entries(entries=1), "tiny", hint_order="f1")
