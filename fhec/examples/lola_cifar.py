@@ -1,7 +1,7 @@
 """LoLa-CIFAR: LoLa's CIFAR-10 network on an encrypted image (CKKS), LoLa's own program.
 
 After LoLa (Brutzkus, Elisha, Gilad-Bachrach, ICML 2019), ported to CKKS as F1 does (F1
-§7, Table 3: N = 2^14, starting level L = 8, unencrypted weights). The program follows
+§7, Table 3: N = 2^14, starting at L = 8 RNS limbs, unencrypted weights). The program follows
 LoLa's released network (microsoft/CryptoNets, ``CifarCryptoNet/LolaCifarCryptoNet.cs``,
 BFV at N = 16,384) layer by layer, with LoLa's representations and operation counts:
 
@@ -38,7 +38,13 @@ Adaptations to CKKS (F1's port; each keeps LoLa's operation counts except as sta
   are rotated straight into place (LoLa: into the upper row, then one row swap).
 * Scales: LoLa's BFV weights are integers (scale 128, 768, 512); fhec rescales after every
   product with a real weight, which takes the levels: conv 1, split mask 1, square 1,
-  row product 1, one-hot 1, square 1, row product 1 = 7 of F1's 8.
+  row product 1, one-hot 1, square 1, row product 1 = 7 levels. The program starts at
+  ``levels`` = 8, i.e. 9 limbs, one more than F1's L = 8 (F1's L counts limbs, fhec's
+  ``levels`` rescales): with 8 limbs (levels = 7) the compiler cannot prove the values fit
+  their modulus and refuses the program (`ValueOverflowError`: a row product can reach
+  10.2 by its bound where 7.99 fits below Q_1/2 at scale 2^56; with 27-bit scales the
+  scores' bound, 20.3, exceeds the 16 that fits on the last limb). Its bound of the
+  one-hot sum is pessimistic (below), and the spare limb is what that costs.
 * No biases: a bias is one plaintext addition per layer, no key switch.
 * Weights are random (seeded), each row scaled so that its rotate-and-sum stays within
   the compiler's bound of 1. The compiler adds the one-hot rows' errors as if each

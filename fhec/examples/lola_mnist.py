@@ -22,10 +22,13 @@ With encrypted weights every weight vector is a ciphertext input instead (the mo
 owner packs the conv weights per slot and each dense layer's diagonals, pre-rotated for
 the giant steps), and the diagonal products are ciphertext products.
 
-Depth: conv 1 + square 1 + dense 1 + square 1 + dense 1 = 5. F1 starts LoLa-MNIST at
-L = 4 (unencrypted weights) and L = 6 (encrypted): fhec rescales after every plaintext
-product, which LoLa's integer BFV weights do not need, so the unencrypted variant starts
-one level higher (5); the encrypted one starts at F1's 6 and ends at level 1.
+Depth: conv 1 + square 1 + dense 1 + square 1 + dense 1 = 5. F1's L counts RNS limbs (F1
+§2: Q = q1···qL); fhec's ``levels`` counts rescales, so a program of ``levels`` = l holds
+l + 1 limbs. F1 starts LoLa-MNIST at L = 4 limbs (unencrypted weights) and L = 6
+(encrypted). The encrypted variant starts at F1's 6 limbs (levels = 5) and ends on the
+last limb. The unencrypted one needs 6 limbs too, two more than F1's 4: fhec rescales
+after every plaintext product (a real weight at a CKKS scale), which LoLa's integer BFV
+weights do not need, so its 5 products take 5 levels.
 
 The paper-size programs use N = 2^14: 8,192 CKKS slots, the 8,192 slots LoLa's MNIST
 network packs (LoLa's BFV ring N = 8,192 has 8,192 slots; a CKKS ring has N/2), and F1's
@@ -192,7 +195,7 @@ def lola_mnist(shape: Shape = MNIST, N: int = 2**14, encrypted_weights: bool = F
     their giant step). Output ``scores``: class k in slot k. `hoisting`: of the dense
     layers' BSGS (plaintext weights); `params` replaces F1's parameters (N, security and
     the level count then come from it)."""
-    levels = 6 if encrypted_weights else 5
+    levels = 5  # depth 5 (module doc): 6 limbs, F1's L = 6 for encrypted weights (4 for plaintext weights)
     if params is None:
         params = fhec.CKKSParams(N=N, levels=levels, scale_bits=28, word_bits=32, security=security)
     slots = params.slots
@@ -216,7 +219,7 @@ def lola_mnist(shape: Shape = MNIST, N: int = 2**14, encrypted_weights: bool = F
 def suite_rows() -> list[dict]:
     """F1 Table 3's LoLa-MNIST rows (`fhec.suites`)."""
     note = ("CKKS port as in F1; dense layers by the hybrid diagonal method (one level, no masks); "
-            "unencrypted variant starts at L = 5, not 4 (fhec rescales after plaintext products)")
+            "starts with 6 limbs, not F1's L = 4 (fhec rescales after plaintext products: depth 5)")
     return [
         {"suite": "f1", "name": "LoLa-MNIST unencrypted weights", "variant": None, "target": "f1",
          "paper_ms": 0.17, "paper_source": "F1 Table 3", "build": lambda: lola_mnist(MNIST), "needs": None,
@@ -224,7 +227,8 @@ def suite_rows() -> list[dict]:
         {"suite": "f1", "name": "LoLa-MNIST encrypted weights", "variant": None, "target": "f1",
          "paper_ms": 0.36, "paper_source": "F1 Table 3",
          "build": lambda: lola_mnist(MNIST, encrypted_weights=True), "needs": None,
-         "note": "CKKS port as in F1; every weight a ciphertext input (25 conv + dense diagonals), starting at L = 6"},
+         "note": "CKKS port as in F1; every weight a ciphertext input (25 conv + dense diagonals), "
+                 "starting with F1's L = 6 limbs"},
     ]
 
 

@@ -42,14 +42,16 @@ class PaperRow:
     paper_ms: float | None
     paper_source: str
     missing: str = "not built"
+    paper_limbs: int | None = None
+    """The RNS limbs the paper's program starts with (F1's L, F1 §2 and §7), where it says."""
 
 
 PAPER_ROWS: tuple[PaperRow, ...] = (
-    PaperRow("f1", "LoLa-MNIST unencrypted weights", None, 0.17, "F1 Table 3"),
-    PaperRow("f1", "LoLa-MNIST encrypted weights", None, 0.36, "F1 Table 3"),
-    PaperRow("f1", "LoLa-CIFAR unencrypted weights", None, 241.0, "F1 Table 3"),
-    PaperRow("f1", "Logistic regression", None, 1.15, "F1 Table 3"),
-    PaperRow("f1", "DB lookup", None, 4.36, "F1 Table 3"),
+    PaperRow("f1", "LoLa-MNIST unencrypted weights", None, 0.17, "F1 Table 3", paper_limbs=4),
+    PaperRow("f1", "LoLa-MNIST encrypted weights", None, 0.36, "F1 Table 3", paper_limbs=6),
+    PaperRow("f1", "LoLa-CIFAR unencrypted weights", None, 241.0, "F1 Table 3", paper_limbs=8),
+    PaperRow("f1", "Logistic regression", None, 1.15, "F1 Table 3", paper_limbs=16),
+    PaperRow("f1", "DB lookup", None, 4.36, "F1 Table 3", paper_limbs=17),
     PaperRow("f1", "BGV bootstrapping", None, 2.40, "F1 Table 3",
              "not built: needs BGV bootstrapping (Sheriff-Peikert, non-packed)"),
     PaperRow("f1", "CKKS bootstrapping", None, 1.30, "F1 Table 3"),
@@ -174,7 +176,7 @@ TRAFFIC_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-RESULT_KEYS = ("name", "variant", "target", "fhec_ms", "paper_ms", "ratio", "N", "levels", "cycles",
+RESULT_KEYS = ("name", "variant", "target", "fhec_ms", "paper_ms", "ratio", "N", "levels", "limbs", "paper_limbs", "cycles",
                "cycles_per_bound", "binding", *TRAFFIC_GROUPS, "limb_instructions", "compile_s", "peak_rss_GiB",
                "status", "note")
 """Every result dict's keys, in the order docs/benchmarks.md shows them."""
@@ -192,12 +194,16 @@ def _binding(report) -> str:
     }.get(report.binding_bound, report.binding_bound)
 
 
+_PAPER_LIMBS = {(p.suite, p.name, p.variant): p.paper_limbs for p in PAPER_ROWS}
+
+
 def run_row(row: SuiteRow) -> dict:
     """Build and compile one row; a dict of the suite table's columns. A row that cannot
     run gives its reason in ``status``; an FhecError while building or compiling is
     reported in ``status`` too (the suite goes on with the next row)."""
     out: dict[str, Any] = dict.fromkeys(RESULT_KEYS)
-    out.update(name=row.name, variant=row.variant, target=row.target, paper_ms=row.paper_ms, note=row.note)
+    out.update(name=row.name, variant=row.variant, target=row.target, paper_ms=row.paper_ms, note=row.note,
+               paper_limbs=_PAPER_LIMBS.get((row.suite, row.name, row.variant)))
     reason = row.needs or _missing_target(row.target)
     if reason:
         return {**out, "status": reason}
@@ -217,6 +223,7 @@ def run_row(row: SuiteRow) -> dict:
         ratio=ms / row.paper_ms if row.paper_ms else None,
         N=r.N,
         levels=program.params.levels,
+        limbs=program.params.max_limbs,
         cycles=r.cycles,
         cycles_per_bound=r.bound_ratio,
         binding=_binding(r),
@@ -242,7 +249,8 @@ def run_suite(suite: str, rows: list[SuiteRow] | None = None, progress: Callable
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("name", "row"), ("variant", "variant"), ("target", "target"), ("fhec_ms", "fhec ms"),
-    ("paper_ms", "paper ms"), ("ratio", "ratio"), ("cycles_per_bound", "cycles / bound"),
+    ("paper_ms", "paper ms"), ("ratio", "ratio"), ("limbs", "limbs"), ("paper_limbs", "paper limbs"),
+    ("cycles_per_bound", "cycles / bound"),
     ("binding", "binding"), ("keys_MiB", "keys MiB"), ("ciphertexts_MiB", "ciphertexts MiB"),
     ("plaintexts_MiB", "plaintexts MiB"), ("compile_s", "compile s"), ("status", "status"),
 )
