@@ -5,7 +5,11 @@ Table 3): a 5 x 5 convolution of stride 2 with 5 maps over the 28 x 28 image (ze
 to 29 x 29, as CryptoNets and LoLa do: 5 x 13 x 13 = 845 outputs), the square activation,
 a dense layer 845 -> 100, the square, and a dense layer 100 -> 10.
 
-Layouts (LoLa's for the input and the convolution, the hybrid method for the dense layers):
+Two layouts (`lola_mnist(layout=...)`): "hybrid" (the default, F1's suite rows), LoLa's
+input and convolution with the hybrid diagonal method for the dense layers, and "lola",
+LoLa's own program for every layer (unencrypted weights only; below).
+
+The hybrid layout (LoLa's for the input and the convolution, the hybrid method for the dense layers):
 - the input arrives in LoLa's *convolution representation*: one ciphertext per kernel
   position (25), slot 169·m + j holding the pixel that position j of map m reads (the
   client packs it; the 169 values are repeated for each of the 5 maps);
@@ -29,6 +33,68 @@ l + 1 limbs. F1 starts LoLa-MNIST at L = 4 limbs (unencrypted weights) and L = 6
 last limb. The unencrypted one needs 6 limbs too, two more than F1's 4: fhec rescales
 after every plaintext product (a real weight at a CKKS scale), which LoLa's integer BFV
 weights do not need, so its 5 products take 5 levels.
+
+LoLa's layout (``layout="lola"``) follows LoLa's released MNIST program, ``LoLa(...)`` in
+``LowLatencyCryptoNets/LoLaCryptonets.cs`` of microsoft/CryptoNets (BFV, N = 8,192: 8,192
+slots, two rows of 4,096), layer by layer, with LoLa's operation counts (MNIST size; the
+general formula in `lola_counts`):
+
+1. ``LLConvReader``: the image as a 169 x 25 matrix (13 x 13 window corners by 5 x 5
+   offsets), one ciphertext per offset: ``window_i`` holds in slot c the pixel that
+   corner c reads at offset i (169 slots, zero beyond).
+2. ``LLPoolLayer`` (5 maps): map m = sum_i w[m, i] · window_i, 25 scalar products per
+   map (125), 5 ciphertexts of 169 slots.
+3. ``LLVectorizeLayer`` (``Stack``): map m rotated to slots 169·m.., 4 rotations.
+4. Square (1 relinearization).
+5. ``LLDuplicateLayer`` (8 copies): the 845 slots, rounded up to a block of 1,024, copied
+   to slots 1,024·i, 7 rotations: LoLa rotates by 1,024·i for i < 4, swaps the BFV rows
+   once and rotates the swapped copy by 1,024·i again; the row swap is a rotation by
+   4,096 here, so the count and the 4 distinct steps are LoLa's.
+6. ``LLPackedDenseLayer`` (845 -> 100, packing 8, shift 1,024): 13 stacked rows, row r
+   holding hidden unit 8r + j's weights over copy j; per row one plaintext product and
+   ``DotProduct(v, 1024)``, a rotate-and-sum of 1,024 slots rotating right (10
+   rotations), which leaves unit 8r + j in slot 1,024·j + 1,023: 13 products, 130
+   rotations, 13 ciphertexts.
+7. ``LLInterleaveLayer`` (shift -1, indices 1,023 + 1,024·j): each of the 13 multiplied by
+   the 0/1 mask of the 8 indices (13 masks), row r rotated left by r (12 rotations) and
+   the 13 added: unit 8r + j in slot 1,024·j + 1,023 - r of one ciphertext.
+8. Square (1 relinearization).
+9. ``LLInterleavedDenseLayer`` (100 -> 10, row-major): per class one plaintext product
+   (its weights at the interleaved slots) and a sum of all 8,192 slots rotating right
+   (LoLa: one row swap and 12 row rotations; here 13 rotations): 10 products, 130
+   rotations; class k's
+   score in every slot of its own ciphertext ``score_k``, as LoLa leaves it.
+
+Totals at MNIST size: 283 rotations (4 + 7 + 130 + 12 + 130) with LoLa's 30 distinct steps
+(-169·m, -1,024·i, the powers of two down to -4,096, and 1..12 for the interleave),
+2 relinearizations (285 key switches), 125 scalar products, 23 weight plaintexts and 13
+masks. The hybrid layout takes 37 key switches for the same network.
+
+Adaptations to CKKS (F1's port of LoLa): LoLa's BFV ring of two rows of 4,096 is one
+cyclic vector of 8,192 CKKS slots; no block of LoLa's layout crosses the rows, so every
+rotation moves the same values (the row swaps become rotations by 4,096, as above). No
+biases: a bias is one plaintext addition per layer and no key switch. LoLa's BFV weights
+and masks are integers at no extra scale; fhec rescales after every product with a real
+weight or a mask, so the depth is 6 (conv, square, packed dense, mask, square, final
+dense; LoLa's masks are why it is one more than the hybrid layout's 5). Weights are
+random (seeded) with every row scaled to an L1 norm of 1, so that every layer's values
+stay within [-1, 1] as LoLa's network keeps them (the scores' rows to `SCORE_SCALE`).
+
+Limbs: 8 (``levels`` = 7), four more than F1's L = 4: six for the depth and one spare.
+The compiler bounds a sum by the sum of its terms' bounds and a rotate-and-sum of n
+slots by n times its input's (`lola_bound`); LoLa's layout adds values of disjoint
+supports (the 5 stacked maps, the 8 copies, the 13 interleaved rows) and sums 1,024- and
+8,192-slot blocks that are mostly zero, so the scores' bound, 1.8e9, is about 2^33 times
+their real bound (`SCORE_SCALE`). Ending on the last limb (7 limbs, ``levels`` = 6) fits
+a bound of 8, so any weights would have to confine the scores to about 2^-30, far below
+CKKS's noise (about 1e-4 here); the spare limb lets every layer keep the range [-1, 1]
+that a trained network uses. (The program with 7 limbs has the same operations on one
+limb fewer; ``SCORE_SCALE = 2**-30`` with ``params`` of ``levels=6`` builds it.) The
+random weights themselves, with random signs, shrink the values layer by layer (scores
+of about 1e-6 for an image in [0, 1] at the small size), as they do in the hybrid
+layout: they exercise the program, they do not classify. Slots of ``window_i`` beyond
+the 169 corners must be zero, as LoLa's are; `fhec check` fills them with random
+values, which changes the values the program and the reference compute alike.
 
 The paper-size programs use N = 2^14: 8,192 CKKS slots, the 8,192 slots LoLa's MNIST
 network packs (LoLa's BFV ring N = 8,192 has 8,192 slots; a CKKS ring has N/2), and F1's
@@ -187,14 +253,175 @@ def _dense_encrypted(p: fhec.Program, name: str, x, w: np.ndarray, slots: int):
     return total.sum_slots(blocks, stride=m)
 
 
+@dataclass(frozen=True)
+class LolaLayout:
+    """Where LoLa's MNIST program puts the dense layers' values (module doc): each
+    conv-output copy takes a block of `shift` slots (the conv outputs rounded up to a
+    power of two: LoLa's ``Duplicate``), `packing` copies fill the ring, and the first
+    dense layer's `rows` stacked rows each hold `packing` hidden units, unit
+    ``packing·r + j`` ending in slot ``shift·j + shift - 1`` of row ciphertext r."""
+
+    shift: int
+    packing: int
+    rows: int
+    slots: int
+
+    @classmethod
+    def of(cls, shape: Shape, slots: int) -> "LolaLayout":
+        shift = 1 << max(0, math.ceil(math.log2(shape.conv_outputs)))
+        packing = slots // shift
+        rows = -(-shape.hidden // max(packing, 1))
+        if packing < 2 or rows >= shift or shape.positions * shape.maps > slots:
+            raise fhec.ParameterError(
+                f"LoLa's layout of {shape.conv_outputs} conv outputs x {shape.hidden} hidden units does not fit "
+                f"{slots} slots (it needs two {shift}-slot copies and fewer stacked rows than {shift}); "
+                f"use a larger N or the hybrid layout")
+        return cls(shift, packing, rows, slots)
+
+    def selected(self) -> np.ndarray:
+        """LoLa's ``SelectedIndices``: the slot of each packed block's sum, 1023 + 1024·j at MNIST's size."""
+        return self.shift - 1 + self.shift * np.arange(self.packing)
+
+
+def lola_weights(shape: Shape, slots: int, seed: int = 2019) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Seeded conv, dense1, dense2 weights for LoLa's layout: every row of every layer
+    scaled to an L1 norm of 1, so that each layer's outputs stay within [-1, 1] for
+    inputs within [-1, 1] (each conv map, each hidden unit, each score), except the
+    scores' rows, scaled by `SCORE_SCALE` so that the compiler's bound of the scores
+    fits the limbs they end on (module doc: the compiler's bound is far above the real
+    one in this layout)."""
+    rng = np.random.default_rng(seed)
+    conv = rng.uniform(-1, 1, (shape.maps, shape.kernel**2))
+    conv /= np.abs(conv).sum(axis=1, keepdims=True)
+    dense1 = rng.uniform(-1, 1, (shape.hidden, shape.conv_outputs))
+    dense1 /= np.abs(dense1).sum(axis=1, keepdims=True)
+    dense2 = rng.uniform(-1, 1, (shape.classes, shape.hidden))
+    dense2 *= SCORE_SCALE / np.abs(dense2).sum(axis=1, keepdims=True)
+    return conv, dense1, dense2
+
+
+def lola_bound(shape: Shape, slots: int) -> float:
+    """The compiler's bound of the scores in LoLa's layout (inputs bounded by 1): it
+    bounds a sum by the sum of its terms' bounds, a rotate-and-sum of n slots by n
+    times its input's and a product by the largest |weight|, so every sum LoLa's layout
+    performs counts in full, the vectorize's `maps` terms and the interleave's `rows`
+    ciphertexts although their supports are disjoint, the duplicate's copies, and each
+    row's `shift` (first layer) or `slots` (second) summed slots, most of them zero."""
+    lay = LolaLayout.of(shape, slots)
+    conv, dense1, dense2 = lola_weights(shape, slots)
+    stacked = float(np.abs(conv).sum(axis=1).sum())  # each map bounded by its L1 norm; the stack adds them
+    copies = lay.packing * stacked**2
+    hidden = sum(lay.shift * float(np.abs(w).max()) * copies for w in packed_rows(dense1, lay))
+    return max(slots * float(np.abs(w).max()) * hidden**2 for w in interleaved_rows(dense2, lay))
+
+
+def packed_rows(dense1: np.ndarray, lay: LolaLayout) -> list[np.ndarray]:
+    """LoLa's ``LLPackedDenseLayer`` weights: stacked row r holds hidden unit
+    ``packing·r + j``'s weights in slots ``shift·j ..`` (the j-th copy of the input)."""
+    hidden, cols = dense1.shape
+    out = []
+    for r in range(lay.rows):
+        v = np.zeros(lay.slots)
+        for j in range(lay.packing):
+            if lay.packing * r + j < hidden:
+                v[lay.shift * j:lay.shift * j + cols] = dense1[lay.packing * r + j]
+        out.append(v)
+    return out
+
+
+def interleaved_rows(dense2: np.ndarray, lay: LolaLayout) -> list[np.ndarray]:
+    """LoLa's ``LLInterleavedDenseLayer`` weights (its ``TargetIndices``): class k's
+    weight of hidden unit ``packing·r + j`` in slot ``shift·j + shift - 1 - r``, where
+    the interleave leaves that unit."""
+    classes, hidden = dense2.shape
+    out = []
+    for k in range(classes):
+        v = np.zeros(lay.slots)
+        for u in range(hidden):
+            r, j = divmod(u, lay.packing)
+            v[lay.shift * j + lay.shift - 1 - r] = dense2[k, u]
+        out.append(v)
+    return out
+
+
+def duplicate(x, lay: LolaLayout):
+    """LoLa's ``Duplicate``: `packing` copies of the first `shift` slots, copy i at slot
+    shift·i, one rotation per copy. LoLa's BFV ring is two rows of slots/2: it reaches
+    the upper half by one row swap and then rotates that as it rotates the lower half;
+    here the row swap is a rotation by slots/2, so the copies take the same `packing` -
+    1 key switches and the same distinct steps (shift·i for i < packing/2, and slots/2)."""
+    half = lay.slots // 2
+    upper = None
+    total = x
+    for i in range(1, lay.packing):
+        target = lay.shift * i
+        if 2 * target >= lay.slots:
+            if upper is None:
+                upper = x.rotate(-half)
+            target -= half
+            copy = upper.rotate(-target) if target else upper
+        else:
+            copy = x.rotate(-target)
+        total = total + copy
+    return total
+
+
+def lola_dense_layers(squared, dense1: np.ndarray, dense2: np.ndarray, lay: LolaLayout) -> list:
+    """LoLa's dense layers on the duplicated vector (module doc, steps 5-8): the packed
+    rows' products and right-handed rotate-and-sums, the interleave (a mask per row
+    ciphertext, row r rotated by r), the square, and per class a product and a
+    rotate-and-sum of every slot. Returns the class ciphertexts."""
+    mask = np.zeros(lay.slots)
+    mask[lay.selected()] = 1.0
+    hidden = None
+    for r, w in enumerate(packed_rows(dense1, lay)):
+        # DotProduct(v, shift): slot i gets the sum of slots i - shift + 1 .. i (LoLa rotates
+        # right), so block j's sum lands in its last slot, shift·j + shift - 1.
+        row = (squared * w).replicate(lay.shift)
+        clean = row * mask
+        moved = clean.rotate(r) if r else clean
+        hidden = moved if hidden is None else hidden + moved
+    h2 = hidden * hidden
+    # SumAllSlots: LoLa rotates right here too, so these steps are the packed rows' and
+    # the duplicate's (-1 .. -4096), keys the program already holds.
+    return [(h2 * w).replicate(lay.slots) for w in interleaved_rows(dense2, lay)]
+
+
+def lola_counts(shape: Shape, slots: int) -> dict[str, int]:
+    """LoLa's operation counts for its layout at `shape` (module doc): rotations (key
+    switches) per layer, plaintext-vector products, masks and scalar products."""
+    lay = LolaLayout.of(shape, slots)
+    counts = {
+        "vectorize": shape.maps - 1,
+        "duplicate": lay.packing - 1,
+        "packed_dense": lay.rows * int(math.log2(lay.shift)),
+        "interleave": lay.rows - 1,
+        "interleaved_dense": shape.classes * int(math.log2(slots)),
+    }
+    counts["rotations"] = sum(counts.values())
+    counts.update(scalar_products=shape.maps * shape.kernel**2, plaintext_products=lay.rows + shape.classes,
+                  masks=lay.rows, relinearizations=2)
+    return counts
+
+
 def lola_mnist(shape: Shape = MNIST, N: int = 2**14, encrypted_weights: bool = False,
-               security: int | None = 128, hoisting: str = "single", params=None) -> fhec.Program:
+               security: int | None = 128, hoisting: str = "single", params=None,
+               layout: str = "hybrid") -> fhec.Program:
     """The LoLa-MNIST network (module doc) as a Program: 25 conv-representation image
     inputs (``window_i``) and, with `encrypted_weights`, ciphertext weight inputs
     (``conv_w_i``, then each dense layer's diagonals ``dense1_diagK``, pre-rotated for
     their giant step). Output ``scores``: class k in slot k. `hoisting`: of the dense
     layers' BSGS (plaintext weights); `params` replaces F1's parameters (N, security and
-    the level count then come from it)."""
+    the level count then come from it). `layout`: "hybrid" (above) or "lola", LoLa's own
+    program (module doc; unencrypted weights; outputs ``score_k``, class k in every slot,
+    and ``LOLA_LEVELS`` levels unless `params` says otherwise)."""
+    if layout not in LAYOUTS:
+        raise fhec.ProgramError(f"layout={layout!r}: choose one of {', '.join(LAYOUTS)}")
+    if layout == "lola":
+        if encrypted_weights:
+            raise fhec.ProgramError("layout='lola' is LoLa's unencrypted-weights program; use layout='hybrid' "
+                                    "for encrypted weights")
+        return _lola_program(shape, N, security, params)
     levels = 5  # depth 5 (module doc): 6 limbs, F1's L = 6 for encrypted weights (4 for plaintext weights)
     if params is None:
         params = fhec.CKKSParams(N=N, levels=levels, scale_bits=28, word_bits=32, security=security)
@@ -213,6 +440,41 @@ def lola_mnist(shape: Shape = MNIST, N: int = 2**14, encrypted_weights: bool = F
     c = sum((x * v for x, v in zip(windows[1:], vecs[1:])), windows[0] * vecs[0])
     h = dense_layer(c * c, dense1, hoisting)
     p.output("scores", dense_layer(h * h, dense2, hoisting))
+    return p
+
+
+LAYOUTS = ("hybrid", "lola")
+"""`lola_mnist`'s layouts of the dense layers (module doc)."""
+
+SCORE_SCALE = 0.25
+"""L1 norm of each class's weights in LoLa's layout, the largest power of two at which the
+compiler's bound of the MNIST scores (`lola_bound`: 1.8e9; 3.6e9 at 1/2) fits the 2.1e9
+that the two limbs they end on hold."""
+
+LOLA_LEVELS = 7
+"""LoLa's layout in CKKS (module doc): depth 6 (conv, square, packed dense, mask, square,
+interleaved dense, one rescale each) and one spare limb for the compiler's bound of the
+scores, 8 limbs in all."""
+
+
+def _lola_program(shape: Shape, N: int, security: int | None, params) -> fhec.Program:
+    """LoLa's own MNIST program (module doc, "LoLa's layout"): inputs ``window_i`` (LoLa's
+    dense convolution representation), outputs ``score_k`` (class k in every slot)."""
+    if params is None:
+        params = fhec.CKKSParams(N=N, levels=LOLA_LEVELS, scale_bits=28, word_bits=32, security=security)
+    slots = params.slots
+    lay = LolaLayout.of(shape, slots)
+    conv, dense1, dense2 = lola_weights(shape, slots)
+    p = fhec.Program(f"lola_mnist_lola_{shape.side}x{shape.side}_N{params.N}", params)
+    windows = [p.input(f"window_{i}") for i in range(shape.kernel**2)]
+    # LLPoolLayer: map m = sum_i w[m, i] · window_i (25 scalar products per map)
+    maps = [sum((x * float(w) for x, w in zip(windows[1:], conv[m, 1:])), windows[0] * float(conv[m, 0]))
+            for m in range(shape.maps)]
+    # LLVectorizeLayer (Stack): map m moves to slots positions·m .. (one rotation per map after the first)
+    stacked = sum((mp.rotate(-shape.positions * m) for m, mp in enumerate(maps) if m), maps[0])
+    squared = duplicate(stacked * stacked, lay)
+    for k, s in enumerate(lola_dense_layers(squared, dense1, dense2, lay)):
+        p.output(f"score_{k}", s)
     return p
 
 
