@@ -169,6 +169,6 @@ def test_f1_rows_start_with_the_papers_limbs_or_say_why_not():
     start = max(n.type.level for n in lookup.ir.nodes if n.op.name == "INPUT")
     assert start + 1 <= paper["DB lookup"] < lookup.params.max_limbs
     plain = rows["LoLa-MNIST unencrypted weights"]
-    assert plain.build().params.max_limbs == paper[plain.name] + 2 and "6 limbs" in plain.note
+    assert plain.build().params.max_limbs == paper[plain.name] + 4 and "8 limbs" in plain.note
     cifar = _import_example(examples_dir() / "lola_cifar.py")
     assert "levels=8" in (examples_dir() / "lola_cifar.py").read_text() and "9 limbs" in cifar.__doc__
