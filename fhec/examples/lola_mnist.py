@@ -5,9 +5,10 @@ Table 3): a 5 x 5 convolution of stride 2 with 5 maps over the 28 x 28 image (ze
 to 29 x 29, as CryptoNets and LoLa do: 5 x 13 x 13 = 845 outputs), the square activation,
 a dense layer 845 -> 100, the square, and a dense layer 100 -> 10.
 
-Two layouts (`lola_mnist(layout=...)`): "hybrid" (the default, F1's suite rows), LoLa's
-input and convolution with the hybrid diagonal method for the dense layers, and "lola",
-LoLa's own program for every layer (unencrypted weights only; below).
+Two layouts (`lola_mnist(layout=...)`): "hybrid" (the default; F1's suite row with encrypted
+weights), LoLa's input and convolution with the hybrid diagonal method for the dense layers,
+and "lola", LoLa's own program for every layer (unencrypted weights only; below; F1's suite
+row with plaintext weights, since F1 ran LoLa's released program).
 
 The hybrid layout (LoLa's for the input and the convolution, the hybrid method for the dense layers):
 - the input arrives in LoLa's *convolution representation*: one ciphertext per kernel
