@@ -367,15 +367,18 @@ def duplicate(x, lay: LolaLayout):
     return total
 
 
-def lola_dense_layers(squared, dense1: np.ndarray, dense2: np.ndarray, lay: LolaLayout) -> list:
+def lola_dense_layers(squared, rows1: list, rows2: list, lay: LolaLayout) -> list:
     """LoLa's dense layers on the duplicated vector (module doc, steps 5-8): the packed
     rows' products and right-handed rotate-and-sums, the interleave (a mask per row
     ciphertext, row r rotated by r), the square, and per class a product and a
-    rotate-and-sum of every slot. Returns the class ciphertexts."""
+    rotate-and-sum of every slot. `rows1` and `rows2` are the `packed_rows` and the
+    `interleaved_rows`, as plaintext vectors or as the model owner's ciphertexts (the
+    masks are plaintexts either way: they are the layout, not weights). Returns the
+    class ciphertexts."""
     mask = np.zeros(lay.slots)
     mask[lay.selected()] = 1.0
     hidden = None
-    for r, w in enumerate(packed_rows(dense1, lay)):
+    for r, w in enumerate(rows1):
         # DotProduct(v, shift): slot i gets the sum of slots i - shift + 1 .. i (LoLa rotates
         # right), so block j's sum lands in its last slot, shift·j + shift - 1.
         row = (squared * w).replicate(lay.shift)
@@ -385,12 +388,18 @@ def lola_dense_layers(squared, dense1: np.ndarray, dense2: np.ndarray, lay: Lola
     h2 = hidden * hidden
     # SumAllSlots: LoLa rotates right here too, so these steps are the packed rows' and
     # the duplicate's (-1 .. -4096), keys the program already holds.
-    return [(h2 * w).replicate(lay.slots) for w in interleaved_rows(dense2, lay)]
+    return [(h2 * w).replicate(lay.slots) for w in rows2]
 
 
-def lola_counts(shape: Shape, slots: int) -> dict[str, int]:
+def lola_counts(shape: Shape, slots: int, encrypted_weights: bool = False) -> dict[str, int]:
     """LoLa's operation counts for its layout at `shape` (module doc): rotations (key
-    switches) per layer, plaintext-vector products, masks and scalar products."""
+    switches) per layer, plaintext-vector products, masks and scalar products. With
+    `encrypted_weights` the weight products are ciphertext products instead: the counts
+    add ``weight_ciphertexts`` (the model owner's inputs), ``ciphertext_products`` (the
+    weight products and the two squares) and the relinearizations they need: one per
+    conv map (lazy relinearization adds a map's products in their 3-part form and
+    switches once, `fhec.passes.he_lazy_relin`), one per packed row and per class (each
+    product is rotated next, so it is switched before) and the two squares'."""
     lay = LolaLayout.of(shape, slots)
     counts = {
         "vectorize": shape.maps - 1,
@@ -402,6 +411,10 @@ def lola_counts(shape: Shape, slots: int) -> dict[str, int]:
     counts["rotations"] = sum(counts.values())
     counts.update(scalar_products=shape.maps * shape.kernel**2, plaintext_products=lay.rows + shape.classes,
                   masks=lay.rows, relinearizations=2)
+    if encrypted_weights:
+        weights = counts["scalar_products"] + counts["plaintext_products"]
+        counts.update(weight_ciphertexts=weights, ciphertext_products=weights + 2, scalar_products=0,
+                      plaintext_products=0, relinearizations=shape.maps + lay.rows + shape.classes + 2)
     return counts
 
 
@@ -419,10 +432,7 @@ def lola_mnist(shape: Shape = MNIST, N: int = 2**14, encrypted_weights: bool = F
     if layout not in LAYOUTS:
         raise fhec.ProgramError(f"layout={layout!r}: choose one of {', '.join(LAYOUTS)}")
     if layout == "lola":
-        if encrypted_weights:
-            raise fhec.ProgramError("layout='lola' is LoLa's unencrypted-weights program; use layout='hybrid' "
-                                    "for encrypted weights")
-        return _lola_program(shape, N, security, params)
+        return _lola_program(shape, N, security, params, encrypted=encrypted_weights)
     levels = 5  # depth 5 (module doc): 6 limbs, F1's L = 6 for encrypted weights (4 for plaintext weights)
     if params is None:
         params = fhec.CKKSParams(N=N, levels=levels, scale_bits=28, word_bits=32, security=security)
@@ -452,31 +462,73 @@ SCORE_SCALE = 0.25
 compiler's bound of the MNIST scores (`lola_bound`: 1.8e9; 3.6e9 at 1/2) fits the 2.1e9
 that the two limbs they end on hold."""
 
+LOLA_ENCRYPTED_LEVELS = 8
+"""LoLa's layout with encrypted weights: the same depth 6 (TBD)."""
+
 LOLA_LEVELS = 7
 """LoLa's layout in CKKS (module doc): depth 6 (conv, square, packed dense, mask, square,
 interleaved dense, one rescale each) and one spare limb for the compiler's bound of the
 scores, 8 limbs in all."""
 
 
-def _lola_program(shape: Shape, N: int, security: int | None, params) -> fhec.Program:
+def _lola_program(shape: Shape, N: int, security: int | None, params, encrypted: bool = False) -> fhec.Program:
     """LoLa's own MNIST program (module doc, "LoLa's layout"): inputs ``window_i`` (LoLa's
-    dense convolution representation), outputs ``score_k`` (class k in every slot)."""
+    dense convolution representation), outputs ``score_k`` (class k in every slot). With
+    `encrypted`, every weight is a ciphertext input (`lola_weight_inputs`) and each of
+    LoLa's weight products a ciphertext product."""
     if params is None:
-        params = fhec.CKKSParams(N=N, levels=LOLA_LEVELS, scale_bits=28, word_bits=32, security=security)
+        levels = LOLA_ENCRYPTED_LEVELS if encrypted else LOLA_LEVELS
+        params = fhec.CKKSParams(N=N, levels=levels, scale_bits=28, word_bits=32, security=security)
     slots = params.slots
     lay = LolaLayout.of(shape, slots)
     conv, dense1, dense2 = lola_weights(shape, slots)
-    p = fhec.Program(f"lola_mnist_lola_{shape.side}x{shape.side}_N{params.N}", params)
+    kind = "lola_encrypted" if encrypted else "lola"
+    p = fhec.Program(f"lola_mnist_{kind}_{shape.side}x{shape.side}_N{params.N}", params)
     windows = [p.input(f"window_{i}") for i in range(shape.kernel**2)]
+    rows1, rows2 = packed_rows(dense1, lay), interleaved_rows(dense2, lay)
+    if encrypted:
+        scalars, rows1, rows2 = _lola_weight_ciphertexts(p, conv, rows1, rows2)
+    else:
+        scalars = [[float(w) for w in row] for row in conv]
     # LLPoolLayer: map m = sum_i w[m, i] · window_i (25 scalar products per map)
-    maps = [sum((x * float(w) for x, w in zip(windows[1:], conv[m, 1:])), windows[0] * float(conv[m, 0]))
+    maps = [sum((x * w for x, w in zip(windows[1:], scalars[m][1:])), windows[0] * scalars[m][0])
             for m in range(shape.maps)]
     # LLVectorizeLayer (Stack): map m moves to slots positions·m .. (one rotation per map after the first)
     stacked = sum((mp.rotate(-shape.positions * m) for m, mp in enumerate(maps) if m), maps[0])
     squared = duplicate(stacked * stacked, lay)
-    for k, s in enumerate(lola_dense_layers(squared, dense1, dense2, lay)):
+    for k, s in enumerate(lola_dense_layers(squared, rows1, rows2, lay)):
         p.output(f"score_{k}", s)
     return p
+
+
+def _lola_weight_ciphertexts(p: fhec.Program, conv: np.ndarray, rows1: list, rows2: list):
+    """The model owner's ciphertexts for LoLa's layout (`lola_weight_inputs`): the conv
+    scalars, the packed rows and the interleaved rows as inputs, each declared with its
+    layer's largest |weight| as its bound (the range the owner states per layer, not per
+    ciphertext, so that the bounds reveal no more than one number per layer)."""
+    conv_bound = float(np.abs(conv).max())
+    scalars = [[p.input(f"conv_w_{m}_{i}", bound=conv_bound) for i in range(conv.shape[1])]
+               for m in range(conv.shape[0])]
+    b1 = float(max(np.abs(w).max() for w in rows1))
+    b2 = float(max(np.abs(w).max() for w in rows2))
+    cipher1 = [p.input(f"dense1_row_{r}", bound=b1) for r in range(len(rows1))]
+    cipher2 = [p.input(f"dense2_row_{k}", bound=b2) for k in range(len(rows2))]
+    return scalars, cipher1, cipher2
+
+
+def lola_weight_inputs(shape: Shape, slots: int) -> dict[str, np.ndarray]:
+    """The values of the weight ciphertexts of ``lola_mnist(encrypted_weights=True,
+    layout="lola")``, as the model owner encrypts them: ``conv_w_{m}_{i}`` holds w[m, i]
+    in every slot (an encrypted scalar, what LoLa's ``LLPoolLayer`` multiplies by:
+    maps·kernel² ciphertexts, 125 at MNIST size), ``dense1_row_r`` the packed row r
+    (`packed_rows`, 13) and ``dense2_row_k`` class k's interleaved row (`interleaved_rows`, 10)."""
+    lay = LolaLayout.of(shape, slots)
+    conv, dense1, dense2 = lola_weights(shape, slots)
+    values = {f"conv_w_{m}_{i}": np.full(slots, conv[m, i])
+              for m in range(shape.maps) for i in range(shape.kernel**2)}
+    values.update({f"dense1_row_{r}": w for r, w in enumerate(packed_rows(dense1, lay))})
+    values.update({f"dense2_row_{k}": w for k, w in enumerate(interleaved_rows(dense2, lay))})
+    return values
 
 
 def suite_rows() -> list[dict]:

@@ -107,7 +107,90 @@ def test_lola_layout_at_mnist_size_takes_lolas_key_switches():
 def test_lola_layout_refuses_what_it_does_not_model():
     with pytest.raises(fhec.FhecError, match="layout"):
         L.lola_mnist(L.SMALL, N=SMALL_N, security=None, layout="diagonal")
-    with pytest.raises(fhec.FhecError, match="encrypted"):
-        L.lola_mnist(L.SMALL, N=SMALL_N, security=None, layout="lola", encrypted_weights=True)
-    with pytest.raises(fhec.ParameterError, match="does not fit"):
-        L.lola_mnist(L.MNIST, N=2**11, security=None, layout="lola")
+    with pytest.raises(fhec.FhecError, match="layout"):
+        L.lola_mnist(L.SMALL, N=SMALL_N, security=None, layout="diagonal", encrypted_weights=True)
+    for encrypted in (False, True):
+        with pytest.raises(fhec.ParameterError, match="does not fit"):
+            L.lola_mnist(L.MNIST, N=2**11, security=None, layout="lola", encrypted_weights=encrypted)
+
+
+# -- encrypted weights in LoLa's layout ------------------------------------------------------
+
+
+def _small_encrypted():
+    return L.lola_mnist(L.SMALL, N=SMALL_N, security=None, layout="lola", encrypted_weights=True)
+
+
+def test_lola_encrypted_weights_compute_the_plaintext_programs_scores():
+    """With the model owner's weight ciphertexts (`lola_weight_inputs`) the encrypted-weights
+    program's plaintext semantics are the plaintext-weights program's and the network's."""
+    enc = _small_encrypted()
+    slots = enc.params.slots
+    image = np.random.default_rng(5).uniform(0, 1, (L.SMALL.side, L.SMALL.side))
+    windows = _windows(L.SMALL, image, slots)
+    weights = L.lola_weight_inputs(L.SMALL, slots)
+    assert set(weights) | set(windows) == {n.attr("name") for n in enc.ir.nodes if n.op.name == "INPUT"}
+    got = reference(enc, {**windows, **weights})
+    plain = reference(_small(), windows)
+    want = _direct(L.SMALL, image, slots)
+    for k in range(L.SMALL.classes):
+        np.testing.assert_allclose(got[f"score_{k}"], plain[f"score_{k}"], rtol=1e-12, atol=1e-20)
+        np.testing.assert_allclose(got[f"score_{k}"], want[k], rtol=1e-9, atol=1e-18)
+
+
+def test_lola_encrypted_weights_match_the_reference_encrypted():
+    """Compile → run → decrypt agrees with the eager evaluator and the plaintext reference,
+    on random inputs within the declared bounds and on an image with the real weights."""
+    p = _small_encrypted()
+    slots = p.params.slots
+    image = np.random.default_rng(7).uniform(0, 1, (L.SMALL.side, L.SMALL.side))
+    for inputs in (random_inputs(p, 0), {**_windows(L.SMALL, image, slots), **L.lola_weight_inputs(L.SMALL, slots)}):
+        results = check_against_reference(p, inputs, 0, None)
+        assert all(r.ok for r in results), [r.describe("ckks") for r in results]
+
+
+def test_lola_encrypted_weights_take_the_stated_counts():
+    """Ciphertext products, rotations and relinearizations (after lazy relinearization) are
+    `lola_counts(encrypted_weights=True)`'s, and the key switches are their sum."""
+    p = _small_encrypted()
+    counts = L.lola_counts(L.SMALL, p.params.slots, encrypted_weights=True)
+    traced = [n.op.name for n in p.ir.nodes]
+    assert traced.count("MUL") == counts["ciphertext_products"]
+    assert traced.count("INPUT") == counts["weight_ciphertexts"] + L.SMALL.kernel**2
+    assert "MUL_PLAIN" not in traced  # no weight left in a plaintext
+    compiled = fhec.compile(p, "f1")
+    ops = [n.op.name for n in compiled.program.nodes]
+    assert ops.count("ROTATE") == counts["rotations"]
+    assert ops.count("RELINEARIZE") == counts["relinearizations"]
+    assert sum(compiled.report.keyswitch.values()) == counts["rotations"] + counts["relinearizations"]
+
+
+def test_lola_encrypted_counts_at_mnist_size():
+    """148 weight ciphertexts (125 conv scalars, 13 packed rows, 10 class rows), 150
+    ciphertext products, 30 relinearizations, LoLa's 283 rotations: 313 key switches."""
+    c = L.lola_counts(L.MNIST, 8192, encrypted_weights=True)
+    assert (c["weight_ciphertexts"], c["ciphertext_products"], c["relinearizations"], c["rotations"]) \
+        == (148, 150, 30, 283)
+    assert (c["masks"], c["scalar_products"], c["plaintext_products"]) == (13, 0, 0)
+
+
+def test_lola_encrypted_weights_need_their_limbs_at_mnist_size():
+    """The declared weight bounds make the scores' compiler bound outgrow one limb fewer
+    than `LOLA_ENCRYPTED_LEVELS` gives (the module doc's reason for its limbs)."""
+    def build(levels):
+        params = fhec.CKKSParams(N=2**14, levels=levels, scale_bits=28, word_bits=32, security=128)
+        return L.lola_mnist(L.MNIST, layout="lola", encrypted_weights=True, params=params)
+
+    with pytest.warns(fhec.PrecisionWarning):
+        p = build(L.LOLA_ENCRYPTED_LEVELS)
+    assert p.params.max_limbs == L.LOLA_ENCRYPTED_LEVELS + 1
+    with pytest.raises(fhec.ValueOverflowError):
+        build(L.LOLA_ENCRYPTED_LEVELS - 1)
+
+
+@pytest.mark.slow
+def test_lola_encrypted_weights_at_mnist_size_take_the_stated_key_switches():
+    with pytest.warns(fhec.PrecisionWarning):
+        p = L.lola_mnist(L.MNIST, layout="lola", encrypted_weights=True)
+    report = fhec.compile(p, "f1").report
+    assert sum(report.keyswitch.values()) == 283 + 30
