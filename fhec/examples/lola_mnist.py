@@ -7,8 +7,8 @@ a dense layer 845 -> 100, the square, and a dense layer 100 -> 10.
 
 Two layouts (`lola_mnist(layout=...)`): "hybrid" (the default; F1's suite row with encrypted
 weights), LoLa's input and convolution with the hybrid diagonal method for the dense layers,
-and "lola", LoLa's own program for every layer (unencrypted weights only; below; F1's suite
-row with plaintext weights, since F1 ran LoLa's released program).
+and "lola", LoLa's own program for every layer (below; F1's suite row with plaintext weights,
+since F1 ran LoLa's released program), with plaintext or encrypted weights.
 
 The hybrid layout (LoLa's for the input and the convolution, the hybrid method for the dense layers):
 - the input arrives in LoLa's *convolution representation*: one ciphertext per kernel
@@ -96,6 +96,35 @@ of about 1e-6 for an image in [0, 1] at the small size), as they do in the hybri
 layout: they exercise the program, they do not classify. Slots of ``window_i`` beyond
 the 169 corners must be zero, as LoLa's are; `fhec check` fills them with random
 values, which changes the values the program and the reference compute alike.
+
+Encrypted weights in LoLa's layout (``encrypted_weights=True, layout="lola"``): F1's row
+with encrypted weights is LoLa's MNIST network reimplemented in HElib ("LoLa's release did
+not include MNIST with encrypted weights"), so this is the program above with every weight
+a ciphertext input that the model owner encrypts in the form the layer multiplies by
+(`lola_weight_inputs`): ``conv_w_{m}_{i}`` holds w[m, i] in every slot (an encrypted
+scalar, what ``LLPoolLayer`` multiplies window i by for map m; 125 ciphertexts, since
+LoLa's windows hold one map's corners and a packed vector of the 5 maps' weights would
+need each window copied to the 5 blocks first), ``dense1_row_r`` the packed row r (13) and
+``dense2_row_k`` class k's interleaved row (10): 148 weight ciphertexts. The 13 masks stay
+plaintexts: they are the layout, not weights. Every weight product is a ciphertext
+product, relinearized: lazy relinearization (`fhec.passes.he_lazy_relin`) adds each map's
+25 products in their 3-part form and switches once (5), each packed row's and each class's
+product is rotated next, so each is switched on its own (13 + 10), and the two squares: 30
+relinearizations and 150 ciphertext products beside LoLa's 283 rotations, 313 key
+switches (`lola_counts(encrypted_weights=True)`). Each weight input declares its layer's
+largest |weight| as its bound (one public number per layer: a bound per ciphertext would
+publish every conv weight's magnitude). The weights are `lola_weights`, as with plaintext
+weights, so the two programs compute the same scores.
+
+Limbs with encrypted weights: 9 (``levels`` = 8, `LOLA_ENCRYPTED_LEVELS`), three more than
+F1's L = 6 and one more than with plaintext weights: the depth is the same 6, but the
+compiler now knows only the declared bounds, so each conv map is bounded by 25 times the
+largest conv weight (2.1) instead of its L1 norm (1), which the two squares raise to the
+fourth power, and the dense layers by their layer's largest weight instead of each row's;
+the scores' bound is 3.5e10 (1.8e9 with plaintext weights), above the 2.1e9 that two
+limbs hold, so they end on three. A weight ciphertext needs only the limbs of the level
+where it is used (the conv scalars all 9, the packed rows 7, the class rows 4); the
+compiler drops the others before loading it.
 
 The paper-size programs use N = 2^14: 8,192 CKKS slots, the 8,192 slots LoLa's MNIST
 network packs (LoLa's BFV ring N = 8,192 has 8,192 slots; a CKKS ring has N/2), and F1's
@@ -427,8 +456,9 @@ def lola_mnist(shape: Shape = MNIST, N: int = 2**14, encrypted_weights: bool = F
     their giant step). Output ``scores``: class k in slot k. `hoisting`: of the dense
     layers' BSGS (plaintext weights); `params` replaces F1's parameters (N, security and
     the level count then come from it). `layout`: "hybrid" (above) or "lola", LoLa's own
-    program (module doc; unencrypted weights; outputs ``score_k``, class k in every slot,
-    and ``LOLA_LEVELS`` levels unless `params` says otherwise)."""
+    program (module doc; outputs ``score_k``, class k in every slot, and `LOLA_LEVELS`
+    levels unless `params` says otherwise; with `encrypted_weights`, the weight inputs of
+    `lola_weight_inputs` and `LOLA_ENCRYPTED_LEVELS` levels)."""
     if layout not in LAYOUTS:
         raise fhec.ProgramError(f"layout={layout!r}: choose one of {', '.join(LAYOUTS)}")
     if layout == "lola":
@@ -463,7 +493,9 @@ compiler's bound of the MNIST scores (`lola_bound`: 1.8e9; 3.6e9 at 1/2) fits th
 that the two limbs they end on hold."""
 
 LOLA_ENCRYPTED_LEVELS = 8
-"""LoLa's layout with encrypted weights: the same depth 6 (TBD)."""
+"""LoLa's layout with encrypted weights (module doc): depth 6 as with plaintext weights and
+two spare limbs for the scores' bound from the declared weight bounds (3.5e10 at MNIST
+size, more than two limbs hold), 9 limbs in all."""
 
 LOLA_LEVELS = 7
 """LoLa's layout in CKKS (module doc): depth 6 (conv, square, packed dense, mask, square,
