@@ -122,7 +122,10 @@ compiler now knows only the declared bounds, so each conv map is bounded by 25 t
 largest conv weight (2.1) instead of its L1 norm (1), which the two squares raise to the
 fourth power, and the dense layers by their layer's largest weight instead of each row's;
 the scores' bound is 3.5e10 (1.8e9 with plaintext weights), above the 2.1e9 that two
-limbs hold, so they end on three. A weight ciphertext needs only the limbs of the level
+limbs hold, so they end on three. (Tighter declared bounds, per conv map and per dense
+row, still give 2.1e10; scaling the class weights by 2^-7 instead of `SCORE_SCALE`, the
+plaintext rule applied to 8 limbs, fits 8 limbs with scores 32 times smaller; here the
+weights stay those of the plaintext program, so both compute the same scores.) A weight ciphertext needs only the limbs of the level
 where it is used (the conv scalars all 9, the packed rows 7, the class rows 4); the
 compiler drops the others before loading it.
 
