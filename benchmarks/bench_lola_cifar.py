@@ -2,7 +2,7 @@
 
 The suite row (`fhec bench --suite f1`, docs/suites.md) compiles LoLa's CIFAR network with
 fhec's default order for `f1` and lands at 0.6x the paper. This module measures what the
-difference comes from, on the same program at the paper's size (N = 2^14, L = 8, 26.9 M
+difference comes from, on the same program at the paper's size (N = 2^14, 9 limbs where F1 has 8, 26.9 M
 limb instructions), each compile in a fresh process:
 
 - the **order**: fhec's "bounded" hint-reuse order (key switches sharing a hint are
@@ -11,6 +11,7 @@ limb instructions), each compile in a fresh process:
   operation on one hint clustered, whatever the scratchpad holds). F1 §8.2 reports that
   75% of its LoLa-CIFAR traffic is intermediates, spilled to reuse the hints, and the
   "intermediates %" column is the same measure for fhec's schedules;
+
 - the **machine model**: `f1`, F1's functional-unit model (every unit reads and writes the
   scratchpad at its own rate, as F1's data-movement scheduler assumes), against
   `f1-datapath`, the same machine with its register files, three crossbars of 512 B ports
