@@ -40,7 +40,7 @@ from fhec.passes.cycle import _book, _earliest
 
 announce_compile(__file__)
 
-__all__ = ["schedule_onchip_kernel"]
+__all__ = ["lineage_homes", "schedule_onchip_kernel"]
 
 _COMPUTE = 0  # Event.COMPUTE
 _LOAD_EVENT = 1  # Event.LOAD
@@ -70,6 +70,50 @@ _HORIZON = 64
 """A register hit whose read would come more than this many transfer times after the
 register's current use ends streams the value's scratchpad copy instead, so that a late
 reader does not hold a register idle until it runs."""
+
+
+def lineage_homes(program, clusters: int) -> np.ndarray:
+    """The home cluster of each instruction (int64): its modulus index plus the offset of
+    the input ciphertext it descends from, mod `clusters`.
+
+    Residue-wise work stays in one cluster per modulus (the cluster choice's `_AWAY_COST`),
+    but a key switch of L < clusters limbs has only L moduli: with the home its modulus
+    alone, independent ciphertexts would all pile their NTTs, products and hint fills onto
+    the same L clusters and leave the rest idle (F1 Table 4's permutation at L = 7: 7 of
+    16 clusters did three times the ops of the others). So the inputs tile the clusters:
+    input k's limbs start at the sum of the limb counts of inputs 0..k-1, and every
+    instruction inherits the offset of its first source that has one (a computed value
+    carries its instruction's). Loaded keys and constants carry none; an instruction
+    reading only those gets offset 0. A program with one input keeps the plain
+    modulus-index homes.
+    """
+    from fhec.ir.limb import RVecClass
+
+    off = np.full(program.num_rvecs, -1, dtype=np.int64)
+    inputs = program.rvec_ids(RVecClass.INPUT)
+    if len(inputs):
+        tags = program.rvec_tags(inputs)  # (input_index, poly, limb)
+        count = int(tags[:, 0].max()) + 1
+        limbs = np.zeros(count, dtype=np.int64)
+        np.maximum.at(limbs, tags[:, 0], tags[:, 2] + 1)
+        start = np.concatenate([[0], np.cumsum(limbs)[:-1]])
+        off[inputs] = start[tags[:, 0]] % clusters
+    return _propagate_homes(program.src0.astype(np.int64), program.src1.astype(np.int64),
+                            program.dst.astype(np.int64), program.mod.astype(np.int64), off, clusters)
+
+
+@njit(cache=True)
+def _propagate_homes(src0, src1, dst, mod, off, clusters):
+    home = np.empty(len(dst), dtype=np.int64)
+    for i in range(len(dst)):
+        o = np.int64(0)
+        if src0[i] >= 0 and off[src0[i]] >= 0:
+            o = off[src0[i]]
+        elif src1[i] >= 0 and off[src1[i]] >= 0:
+            o = off[src1[i]]
+        off[dst[i]] = o
+        home[i] = (mod[i] + o) % clusters
+    return home
 
 
 @njit(cache=True)
