@@ -242,6 +242,10 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
     program = data.program
     N = program.N
     target.check_ring_degree(N)
+    if target.models_onchip:  # the data path books bank ports: spread the reads over the banks first
+        from fhec.passes.cycle_onchip import balance_banks
+
+        data = balance_banks(data, target.scratchpad.banks)
     timing = op_timing(target, N)
     units = unit_layout(target)
     kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen_unit = _kind_tables(target, timing, units)

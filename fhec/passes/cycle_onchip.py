@@ -40,7 +40,7 @@ from fhec.passes.cycle import _book, _earliest
 
 announce_compile(__file__)
 
-__all__ = ["lineage_homes", "schedule_onchip_kernel"]
+__all__ = ["balance_banks", "lineage_homes", "schedule_onchip_kernel"]
 
 _COMPUTE = 0  # Event.COMPUTE
 _LOAD_EVENT = 1  # Event.LOAD
@@ -70,6 +70,48 @@ _HORIZON = 64
 """A register hit whose read would come more than this many transfer times after the
 register's current use ends streams the value's scratchpad copy instead, so that a late
 reader does not hold a register idle until it runs."""
+
+
+def balance_banks(data, banks: int):
+    """The data schedule with its scratchpad slots renamed so that the reads spread over
+    the banks (slot s lives in bank s % banks).
+
+    Slot numbers are names: the off-chip schedule takes free slots first in first out and
+    does not know banks, so the slots of values read many times (key-switch hint limbs,
+    read once per ciphertext that uses the key) can crowd a few banks, whose read ports
+    then bind while the others idle (F1 Table 4's permutation at N = 2^13: 14 of the 98
+    hint slots in one bank, none in another, the busiest bank's read port 84% busy). The
+    renaming deals the slots out, most read first, each to the bank with the fewest reads
+    so far that still has a free name (longest processing time first).
+
+    Preserves: every event, its order and which events share a slot (a permutation of the
+    slot names), hence the off-chip traffic and every slot reuse; only the bank of each
+    slot changes.
+    """
+    import dataclasses
+
+    from fhec.ir.schedule import Event
+
+    comp = data.kind == Event.COMPUTE
+    reads = np.concatenate([data.src0_slot[comp], data.src1_slot[comp]]).astype(np.int64)
+    weight = np.bincount(reads[reads >= 0], minlength=data.slots)
+    order = np.argsort(-weight, kind="stable")
+    # the free names of each bank, in ascending order
+    names = [list(range(b, data.slots, banks))[::-1] for b in range(banks)]
+    load = np.zeros(banks, dtype=np.int64)
+    rename = np.empty(data.slots, dtype=np.int64)
+    for s in order:
+        open_banks = [b for b in range(banks) if names[b]]
+        b = min(open_banks, key=lambda b: (load[b], b))
+        rename[s] = names[b].pop()
+        load[b] += weight[s]
+
+    def mapped(col):
+        col = np.asarray(col, dtype=np.int64)
+        return np.where(col >= 0, rename[np.maximum(col, 0)], col).astype(np.int32)
+
+    return dataclasses.replace(data, slot=mapped(data.slot), src0_slot=mapped(data.src0_slot),
+                               src1_slot=mapped(data.src1_slot))
 
 
 def lineage_homes(program, clusters: int) -> np.ndarray:
