@@ -23,10 +23,13 @@ one and additionally:
   starts at the earliest cycle at which its unit and every port it needs are free for
   their windows (`_co_earliest`).
 - **chooses the cluster** of an FU op by the earliest start its sources allow there
-  (a register hit now, or a fill's estimated arrival), then the unit best fit as before.
+  (a register hit now, or a fill's estimated arrival), its home (`lineage_homes`: the
+  modulus index plus its input ciphertext's offset, so that independent ciphertexts tile
+  the clusters), then the unit best fit as before.
 
-Preserves: the data schedule's events, slots and off-chip traffic (no load or store is
-added or removed). Every produced `Streams` passes `fhec.sim.check.check_streams`, which
+`schedule_cycles` first renames the scratchpad slots so that reads spread over the banks
+(`balance_banks`). Preserves: the data schedule's events, slots up to that renaming and
+off-chip traffic (no load or store is added or removed). Every produced `Streams` passes `fhec.sim.check.check_streams`, which
 re-verifies registers, transfers and ports on its own (`fhec.sim.check_onchip`).
 """
 
@@ -54,12 +57,12 @@ _CO_TRIES = 64
 """Rounds of `_co_earliest` before it falls back to the timelines' tails."""
 _PORT_GAPS = 16
 _MISS_COST = 4
-_AWAY_COST = 8
-"""Cluster choice: an op away from its modulus's home cluster (modulus index mod clusters)
-counts as this many transfer times of delay. Residue-wise work then stays in one cluster
-and only base conversions cross (measured on F1's matvec: 854,000 -> 764,000 cycles)."""
 """Cluster choice: a source the cluster would have to bring in over the network counts as
 this many transfer times of delay (so chaining through a register file wins close calls)."""
+_AWAY_COST = 8
+"""Cluster choice: an op away from its home cluster (`lineage_homes`) counts as this many
+transfer times of delay. Residue-wise work then stays in one cluster
+and only base conversions cross (measured on F1's matvec: 854,000 -> 764,000 cycles)."""
 _LATE = np.int64(2**40)
 """Victim cost offset of a register not free when wanted (above any best-fit cost)."""
 _LIVE = np.int64(2**36)
