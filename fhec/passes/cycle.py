@@ -242,6 +242,10 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
     program = data.program
     N = program.N
     target.check_ring_degree(N)
+    if target.models_onchip:  # the data path books bank ports: spread the reads over the banks first
+        from fhec.passes.cycle_onchip import balance_banks
+
+        data = balance_banks(data, target.scratchpad.banks)
     timing = op_timing(target, N)
     units = unit_layout(target)
     kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen_unit = _kind_tables(target, timing, units)
@@ -287,7 +291,7 @@ def _place_onchip(data: DataSchedule, target: Target, timing: OpTiming, units, k
                   unit_min_occ, mem_unit):
     from fhec.backends.onchip import OnChip, Transfers
     from fhec.errors import InternalError
-    from fhec.passes.cycle_onchip import schedule_onchip_kernel
+    from fhec.passes.cycle_onchip import lineage_homes, schedule_onchip_kernel
 
     program = data.program
     N = program.N
@@ -303,7 +307,7 @@ def _place_onchip(data: DataSchedule, target: Target, timing: OpTiming, units, k
         program.dst.astype(np.int64), program.num_rvecs, data.slots,
         timing.occupancy, timing.latency, timing.read_cycles, timing.write_cycles,
         kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, unit_cluster, remaining,
-        program.mod.astype(np.int64) % target.cluster.count, target.cluster.count, target.register_rvecs(N), target.network_cycles(N), target.network.latency,
+        lineage_homes(program, target.cluster.count), target.cluster.count, target.register_rvecs(N), target.network_cycles(N), target.network.latency,
         target.scratchpad.banks, rf.read_ports, rf.write_ports,
     )
     if err:

@@ -23,10 +23,13 @@ one and additionally:
   starts at the earliest cycle at which its unit and every port it needs are free for
   their windows (`_co_earliest`).
 - **chooses the cluster** of an FU op by the earliest start its sources allow there
-  (a register hit now, or a fill's estimated arrival), then the unit best fit as before.
+  (a register hit now, or a fill's estimated arrival), its home (`lineage_homes`: the
+  modulus index plus its input ciphertext's offset, so that independent ciphertexts tile
+  the clusters), then the unit best fit as before.
 
-Preserves: the data schedule's events, slots and off-chip traffic (no load or store is
-added or removed). Every produced `Streams` passes `fhec.sim.check.check_streams`, which
+`schedule_cycles` first renames the scratchpad slots so that reads spread over the banks
+(`balance_banks`). Preserves: the data schedule's events, slots up to that renaming and
+off-chip traffic (no load or store is added or removed). Every produced `Streams` passes `fhec.sim.check.check_streams`, which
 re-verifies registers, transfers and ports on its own (`fhec.sim.check_onchip`).
 """
 
@@ -40,7 +43,7 @@ from fhec.passes.cycle import _book, _earliest
 
 announce_compile(__file__)
 
-__all__ = ["schedule_onchip_kernel"]
+__all__ = ["balance_banks", "lineage_homes", "schedule_onchip_kernel"]
 
 _COMPUTE = 0  # Event.COMPUTE
 _LOAD_EVENT = 1  # Event.LOAD
@@ -54,12 +57,12 @@ _CO_TRIES = 64
 """Rounds of `_co_earliest` before it falls back to the timelines' tails."""
 _PORT_GAPS = 16
 _MISS_COST = 4
-_AWAY_COST = 8
-"""Cluster choice: an op away from its modulus's home cluster (modulus index mod clusters)
-counts as this many transfer times of delay. Residue-wise work then stays in one cluster
-and only base conversions cross (measured on F1's matvec: 854,000 -> 764,000 cycles)."""
 """Cluster choice: a source the cluster would have to bring in over the network counts as
 this many transfer times of delay (so chaining through a register file wins close calls)."""
+_AWAY_COST = 8
+"""Cluster choice: an op away from its home cluster (`lineage_homes`) counts as this many
+transfer times of delay. Residue-wise work then stays in one cluster
+and only base conversions cross (measured on F1's matvec: 854,000 -> 764,000 cycles)."""
 _LATE = np.int64(2**40)
 """Victim cost offset of a register not free when wanted (above any best-fit cost)."""
 _LIVE = np.int64(2**36)
@@ -70,6 +73,97 @@ _HORIZON = 64
 """A register hit whose read would come more than this many transfer times after the
 register's current use ends streams the value's scratchpad copy instead, so that a late
 reader does not hold a register idle until it runs."""
+
+
+def balance_banks(data, banks: int):
+    """The data schedule with its scratchpad slots renamed so that the reads spread over
+    the banks (slot s lives in bank s % banks).
+
+    Slot numbers are names: the off-chip schedule takes free slots first in first out and
+    does not know banks, so the slots of values read many times (key-switch hint limbs,
+    read once per ciphertext that uses the key) can crowd a few banks, whose read ports
+    then bind while the others idle (F1 Table 4's permutation at N = 2^13: 14 of the 98
+    hint slots in one bank, none in another, the busiest bank's read port 84% busy). The
+    renaming deals the slots out, most read first, each to the bank with the fewest reads
+    so far that still has a free name (longest processing time first).
+
+    Preserves: every event, its order and which events share a slot (a permutation of the
+    slot names), hence the off-chip traffic and every slot reuse; only the bank of each
+    slot changes.
+    """
+    import dataclasses
+
+    from fhec.ir.schedule import Event
+
+    comp = data.kind == Event.COMPUTE
+    reads = np.concatenate([data.src0_slot[comp], data.src1_slot[comp]]).astype(np.int64)
+    weight = np.bincount(reads[reads >= 0], minlength=data.slots)
+    order = np.argsort(-weight, kind="stable")
+    # the free names of each bank, in ascending order
+    names = [list(range(b, data.slots, banks))[::-1] for b in range(banks)]
+    load = np.zeros(banks, dtype=np.int64)
+    rename = np.empty(data.slots, dtype=np.int64)
+    for s in order:
+        open_banks = [b for b in range(banks) if names[b]]
+        b = min(open_banks, key=lambda b: (load[b], b))
+        rename[s] = names[b].pop()
+        load[b] += weight[s]
+
+    def mapped(col):
+        col = np.asarray(col, dtype=np.int64)
+        return np.where(col >= 0, rename[np.maximum(col, 0)], col).astype(np.int32)
+
+    return dataclasses.replace(data, slot=mapped(data.slot), src0_slot=mapped(data.src0_slot),
+                               src1_slot=mapped(data.src1_slot))
+
+
+def lineage_homes(program, clusters: int) -> np.ndarray:
+    """The home cluster of each instruction (int64): its modulus index plus the offset of
+    the input ciphertext it descends from, mod `clusters`.
+
+    Residue-wise work stays in one cluster per modulus (the cluster choice's `_AWAY_COST`),
+    but a key switch of L < clusters limbs has only L moduli: with the home its modulus
+    alone, independent ciphertexts would all pile their NTTs, products and hint fills onto
+    the same L clusters and leave the rest idle (F1 Table 4's permutation at L = 7: 7 of
+    16 clusters did three times the ops of the others). So the inputs tile the clusters:
+    input k's limbs start at the sum of the limb counts of inputs 0..k-1, and every
+    instruction inherits the offset of its first source that has one (a computed value
+    carries its instruction's). An input with at least as many limbs as clusters already
+    covers them all and gets offset 0 (it would only shift its own work, and measured on
+    F1's matvec shifting cost 4%). Loaded keys and constants carry none; an instruction
+    reading only those gets offset 0. A program with one input keeps the plain
+    modulus-index homes.
+    """
+    from fhec.ir.limb import RVecClass
+
+    off = np.full(program.num_rvecs, -1, dtype=np.int64)
+    inputs = program.rvec_ids(RVecClass.INPUT)
+    if len(inputs):
+        tags = program.rvec_tags(inputs)  # (input_index, poly, limb)
+        count = int(tags[:, 0].max()) + 1
+        limbs = np.zeros(count, dtype=np.int64)
+        np.maximum.at(limbs, tags[:, 0], tags[:, 2] + 1)
+        # an input with as many limbs as clusters already covers them all: it keeps offset 0
+        # and takes no room in the tiling (F1's matvec, 17 limbs: homes as before)
+        limbs[limbs >= clusters] = 0
+        start = np.concatenate([[0], np.cumsum(limbs)[:-1]])
+        off[inputs] = start[tags[:, 0]] % clusters
+    return _propagate_homes(program.src0.astype(np.int64), program.src1.astype(np.int64),
+                            program.dst.astype(np.int64), program.mod.astype(np.int64), off, clusters)
+
+
+@njit(cache=True)
+def _propagate_homes(src0, src1, dst, mod, off, clusters):
+    home = np.empty(len(dst), dtype=np.int64)
+    for i in range(len(dst)):
+        o = np.int64(0)
+        if src0[i] >= 0 and off[src0[i]] >= 0:
+            o = off[src0[i]]
+        elif src1[i] >= 0 and off[src1[i]] >= 0:
+            o = off[src1[i]]
+        off[dst[i]] = o
+        home[i] = (mod[i] + o) % clusters
+    return home
 
 
 @njit(cache=True)
