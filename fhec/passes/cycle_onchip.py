@@ -154,6 +154,8 @@ def lineage_homes(program, clusters: int) -> np.ndarray:
 
 @njit(cache=True)
 def _propagate_homes(src0, src1, dst, mod, off, clusters):
+    # array order is a valid execution order (`fhec.ir.limb`): every source's offset is
+    # set before its readers, so one forward pass propagates them
     home = np.empty(len(dst), dtype=np.int64)
     for i in range(len(dst)):
         o = np.int64(0)
