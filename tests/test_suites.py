@@ -153,18 +153,20 @@ def test_a_row_whose_program_fails_reports_the_error_and_no_time():
 
 
 def test_f1_rows_start_with_the_papers_limbs_or_say_why_not():
-    """F1's L counts RNS limbs (F1 §2). The MNIST-with-encrypted-weights and logistic-
-    regression programs start with F1's L, the DB lookup's inputs within it; the two that need more (CKKS rescales after
-    each real plaintext product; LoLa-CIFAR's overflow proof) say so in their note or
-    module doc. Built (cheap) except LoLa-CIFAR, whose level count is read from its
+    """F1's L counts RNS limbs (F1 §2). The logistic-regression program starts with F1's
+    L, the DB lookup's inputs within it; the three that need more (LoLa's layout in CKKS
+    rescales after each real weight and mask product; LoLa-CIFAR's overflow proof) say so
+    in their note or module doc. Built (cheap) except LoLa-CIFAR, whose level count is read from its
     module."""
     from fhec.bundled_examples import examples_dir
     from fhec.suites import _import_example
 
     paper = {p.name: p.paper_limbs for p in PAPER_ROWS if p.suite == "f1"}
     rows = {r.name: r for r in suite_rows("f1")}
-    for name in ("LoLa-MNIST encrypted weights", "Logistic regression"):
-        assert rows[name].build().params.max_limbs == paper[name], name
+    name = "Logistic regression"
+    assert rows[name].build().params.max_limbs == paper[name], name
+    encrypted = rows["LoLa-MNIST encrypted weights"]
+    assert encrypted.build().params.max_limbs == paper[encrypted.name] + 3 and "9 limbs" in encrypted.note
     lookup = rows["DB lookup"].build()  # a chain of 18 limbs; the lookup starts as low as its depth allows
     start = max(n.type.level for n in lookup.ir.nodes if n.op.name == "INPUT")
     assert start + 1 <= paper["DB lookup"] < lookup.params.max_limbs

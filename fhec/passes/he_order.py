@@ -71,6 +71,21 @@ rule every series runs beside the resident hint, then all windows in lockstep by
 rotation key (0.52 GiB, 4.96 ms). Without a target
 the budget is unbounded (pure F1 clustering within program order).
 
+Where the bound applies (`bounded_order`). The budget is a guard against spilling, and
+a conservative one: it keeps half the scratchpad for hints and prefetches and counts
+every hint that will be used again as resident. Where F1's clustering without it fits
+anyway, the guard only costs overlap. LoLa's MNIST program with encrypted weights keeps
+31 keys (173 MB of hints) in use across its layers, so the room beside the kept hints is
+empty, every step is past the budget, and program order runs its 13 packed rows' rotate-
+and-sums one row after another (0.84 ms on `f1`, memory and units both idle most of the
+time), where F1's clustering runs them in lockstep with a working set of 38 MB (0.44 ms).
+So the pass first orders without the bound and keeps that order when its largest working
+set, plus the largest hint, fits the scratchpad; otherwise it orders with the bound. On
+F1 Table 3's programs the unbounded order is kept for LoLa-MNIST (plaintext weights: the
+same order either way; encrypted weights in LoLa's layout) and CKKS bootstrapping
+(0.305 -> 0.304 ms), and the bounded one for LoLa-CIFAR (5 GB unbounded), logistic
+regression (42 MB beside a 34 MB hint), the DB lookup and the hybrid-layout LoLa-MNIST.
+
 The heaps use lazy deletion: O(n log n) in the number of nodes, plus the kept hints
 summed at each step (a few dozen keys).
 

@@ -285,3 +285,61 @@ def test_an_unknown_hint_order_is_refused():
 
     with pytest.raises(fhec.ParameterError, match="hint_order"):
         fhec.compile(_entries(entries=1), "tiny", hint_order="f1")
+
+
+def _rows_with_encrypted_weights(rows=32, N=2**10):
+    """`_rows_summed` with every row's weights a ciphertext input (LoLa-MNIST with
+    encrypted weights in small): the inputs together are far larger than the values live
+    at any time."""
+    params = fhec.CKKSParams(N=N, levels=3, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("rows_encrypted", params)
+    x = p.input("x")
+    out = []
+    for r in range(rows):
+        e = np.zeros(params.slots)
+        e[r] = 1.0
+        w = p.input(f"w{r}", bound=1.0 / params.slots)
+        out.append((x * w).sum_slots() * e)
+    p.output("y", sum(out[1:], out[0]))
+    return p
+
+
+def test_inputs_wait_off_chip_until_their_first_user():
+    """An input counts against the budget from its first user, where the order places it:
+    32 weight inputs twice the budget's room no longer stop the rows' rotate-and-sums from
+    running in lockstep groups (counted from the top of the program, they filled the budget
+    before anything ran, and every row ran alone)."""
+    from fhec.passes.he_order import hint_bytes, hint_reuse_order, value_bytes
+
+    prog = prepare(_rows_with_encrypted_weights())
+    nodes = {n.id: n for n in prog.nodes}
+    one = max(value_bytes(prog, n) for n in prog.nodes if n.op.value == "input")
+    keyed = [n for n in prog.nodes if n.type.keys]
+    hints = sum(hint_bytes(prog, n) for n in {n.type.keys[0]: n for n in keyed}.values())
+    capacity = hints + 32 * one  # the inputs alone are 32 values: twice the room beside the hints
+    order = hint_reuse_order(prog, capacity)
+    for pos, vid in enumerate(order):
+        if nodes[vid].op.value == "input" and vid != prog.inputs["x"].id:
+            following = next(nodes[i] for i in order[pos + 1:] if nodes[i].op.value != "input")
+            assert vid in following.args  # placed just before its first user
+    keys = [nodes[i].type.keys[0] for i in order if nodes[i].type.keys]
+    runs = [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
+    assert len(runs) <= len(keys) // 2  # rotations by one key come in groups, not row by row
+
+
+def test_the_bound_applies_only_where_unbounded_clustering_overflows():
+    """`order_for_hint_reuse` takes F1's unbounded clustering when its working set fits the
+    scratchpad beside the largest hint (the bound would only serialize chains that fit),
+    and the bounded order where it does not."""
+    from fhec.passes.he_order import bounded_order, hint_reuse_order, largest_hint_bytes, peak_live_bytes
+
+    prog = prepare(_rows_summed())
+    unbounded = hint_reuse_order(prog)
+    need = peak_live_bytes(prog, unbounded) + largest_hint_bytes(prog)
+    assert bounded_order(prog, need) == unbounded
+    small = need // 2
+    assert hint_reuse_order(prog, small) != unbounded
+    assert bounded_order(prog, small) == hint_reuse_order(prog, small)
+    nodes = {n.id: n for n in prog.nodes}
+    ordered = order_for_hint_reuse(prog, need)  # renumbered: compare what each node does
+    assert [(n.op, n.type.keys) for n in ordered.nodes] == [(nodes[i].op, nodes[i].type.keys) for i in unbounded]
