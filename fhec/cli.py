@@ -358,7 +358,7 @@ _keyswitch_option = click.option("--keyswitch", type=click.Choice(["bv", "hybrid
 @click.option("--policy", type=click.Choice(["belady", "lru"]), default="belady", show_default=True,
               help="Off-chip eviction policy.")
 @click.option("--hint-order", "hint_order", type=click.Choice(["bounded", "unbounded"]), default="bounded",
-              show_default=True, help="Hint-reuse order: under the scratchpad's working-set bound, or F1's unbounded clustering.")
+              show_default=True, help="Hint-reuse order: under the scratchpad's working-set bound where clustering would not fit it, or F1's unbounded clustering always.")
 @click.option("--dump-after", "dump_after", multiple=True, metavar="PASS",
               help="Print the IR after PASS (repeatable; `fhec passes` lists them).")
 @click.option("--dump-dir", type=click.Path(file_okay=False), default=None,

@@ -331,7 +331,8 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         hoisting: "auto" (rotations of one ciphertext share one mod-up when there are
             several), "single" (always) or "none".
         hint_order: "bounded" (key switches that share a hint are clustered while the
-            live values fit the target's scratchpad) or "unbounded" (F1 §4.2's clustering,
+            live values fit the target's scratchpad; without that bound where the
+            clusters fit anyway) or "unbounded" (F1 §4.2's clustering,
             blind to the scratchpad: F1's own compiler, for comparison;
             `fhec.passes.he_order`).
 

@@ -74,7 +74,8 @@ class Options:
         hoisting: "auto" (hoist the mod-up of key switches that share a source),
             "single" (every rotation) or "none" (`fhec.passes.he_keyswitch`).
         hint_order: "bounded" (hint-reuse clusters under a working-set bound from the
-            target's scratchpad) or "unbounded" (F1 §4.2's clustering without one;
+            target's scratchpad, where clustering without one would not fit it) or
+            "unbounded" (F1 §4.2's clustering without one;
             `fhec.passes.he_order.HINT_ORDERS`).
     """
 
@@ -172,8 +173,9 @@ def _plan_rotations(program: HeProgram, o: Options) -> HeProgram:
 
 def _order_for_hint_reuse(program: HeProgram, o: Options) -> HeProgram:
     """Topological reordering that clusters key switches using the same hint (F1 §4.2)
-    while the live working set fits the target's scratchpad (``hint_order="unbounded"``:
-    without that bound, as F1 describes it). Preserves every node and value exactly."""
+    while the live working set fits the target's scratchpad, unless clustering without
+    that bound fits it anyway (``hint_order="unbounded"``: always without the bound, as
+    F1 describes it). Preserves every node and value exactly."""
     from fhec.passes.he_order import HINT_ORDERS, order_for_hint_reuse
 
     if o.hint_order not in HINT_ORDERS:

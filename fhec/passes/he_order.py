@@ -109,7 +109,8 @@ BUDGET_FRACTION = 0.5
 
 HINT_ORDERS = ("bounded", "unbounded")
 """The pipeline's choices (``fhec.compile(hint_order=...)``): "bounded" clusters key switches
-under the working-set budget above (fhec's default); "unbounded" is F1 §4.2 as the paper
+under the working-set budget above where clustering without it would not fit the
+scratchpad (fhec's default, `bounded_order`); "unbounded" is F1 §4.2 as the paper
 describes it, clusters without regard to the scratchpad, for comparing against F1's own
 compiler (F1 Table 3's LoLa-CIFAR spills 75% of its traffic as intermediates this way)."""
 
