@@ -81,8 +81,9 @@ class Report(BaseModel):
             class busiest over it (`fhec.sim.resources`): a unit kind, ``hbm``, a network
             port class, the scratchpad bank ports or the register-file ports.
         peak_scratchpad_slots, scratchpad_slots: RVec slots at the peak and available.
-        hint_order: the hint-reuse order, "bounded" (under the scratchpad's working-set
-            bound) or "unbounded" (F1 §4.2's; `fhec.passes.he_order.HINT_ORDERS`).
+        hint_order: the hint-reuse order asked for, "bounded" (under the scratchpad's
+            working-set bound where F1's unbounded clustering would not fit it) or
+            "unbounded" (F1 §4.2's always; `fhec.passes.he_order.HINT_ORDERS`).
         policy: the off-chip eviction policy; prefetch_reserve: the fraction of the
             scratchpad prefetches left free (see `fhec.passes.offchip.schedule_offchip`);
             stage_reserves: bootstrap stage -> its own fraction, where the pipeline gave it
