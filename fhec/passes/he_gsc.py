@@ -66,6 +66,8 @@ import heapq
 import math
 
 from fhec.ir.he import HeOp, HeProgram, ValueKind
+from fhec.ir.he_build import HeBuilder
+from fhec.ir.he_verify import verify_by_default, verify_he
 from fhec.ir.limb import word_bytes_for
 from fhec.passes.he_order import hint_bytes
 from fhec.passes.he_rewrite import as_he, copy_node, rebuild
@@ -240,11 +242,161 @@ def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list
     return order + outputs
 
 
-def order_giant_step_centric(program, capacity_bytes: int | None = None) -> HeProgram:
-    """`program` with its nodes in the giant-step-centric order, tiled to `capacity_bytes`
-    (see the module doc)."""
+def _baby_steps_and_tiles(program: HeProgram, capacity_bytes: int) -> tuple[set[int], dict[int, int]]:
+    """(the baby-step rotations of `program`, plaintext product -> its tile; see `_tiles`)."""
+    nodes = {n.id: n for n in program.nodes}
+    position = {n.id: i for i, n in enumerate(program.nodes)}
+    users: dict[int, list[int]] = {n.id: [] for n in program.nodes}
+    for n in program.nodes:
+        for a in set(n.args):
+            users[a].append(n.id)
+    babies = {vid for vid, n in nodes.items()
+              if n.op in BABY_STEP_ROTATIONS and any(nodes[u].op in PLAIN_PRODUCTS for u in users[vid])}
+    return babies, _tiles(program, nodes, users, babies, position, capacity_bytes)
+
+
+def rematerialize_tiled_baby_steps(program, capacity_bytes: int | None = None) -> HeProgram:
+    """`program` in which a baby-step rotation whose products fall in several tiles (see
+    the module doc) is computed once per tile: each later tile's products read a copy of
+    the rotation (same op, attributes and argument), placed right after it. The program
+    itself when nothing is tiled.
+
+    Why: read in a later tile, the rotation's value (2 x (L + alpha) limbs with double
+    hoisting) is otherwise spilled after the first tile and loaded back, twice its size in
+    traffic, where recomputing it reloads its key (digits x (L + alpha) limbs per loaded
+    half) and repeats automorphisms and key products on units the transform leaves idle
+    (double hoisted, no NTT: the mod-up is hoisted and the mod-down comes after the sums).
+    Measured on ResNet-20's stage-3 3x3 convolution (set IV, level 2, `osiris`, double
+    hoisting, n1 = 96: 39 sums in 2 tiles): 538 MB of spilled baby steps (KEY_MULT and
+    KS_ADD_EXT outputs) and 1.401 ms before; see the module doc for after.
+
+    Preserves: every output's value on every limb (each copy computes what its original
+    does); only which node a tile's products read changes."""
     program = as_he(program)
+    if capacity_bytes is None:
+        return program
+    babies, tile = _baby_steps_and_tiles(program, capacity_bytes)
+    tiles_of: dict[int, set[int]] = {}
+    for vid, t in tile.items():
+        tiles_of.setdefault(program.node(vid).args[0], set()).add(t)
+    again = {b: sorted(ts)[1:] for b, ts in tiles_of.items() if b in babies and len(ts) > 1}
+    if not again:
+        return program
+    b = HeBuilder(program.params, program.options, program.name, program.loc, source=program)
+    new: dict[int, int] = {}
+    copies: dict[tuple[int, int], int] = {}  # (baby, later tile) -> its copy
+    for n in program.nodes:
+        args = tuple(new[a] for a in n.args)
+        if n.id in tile and n.args[0] in again and (n.args[0], tile[n.id]) in copies:
+            args = (copies[(n.args[0], tile[n.id])], *args[1:])
+        new[n.id] = b.copy(n, args)
+        for t in again.get(n.id, ()):
+            copies[(n.id, t)] = b.emit(n.op, args, n.attrs, n.loc)
+    out = b.program()
+    return verify_he(out) if verify_by_default() else out
+
+
+def order_giant_step_centric(program, capacity_bytes: int | None = None) -> HeProgram:
+    """`program` with its nodes in the giant-step-centric order, tiled to `capacity_bytes`,
+    every baby step computed in each tile that reads it (`rematerialize_tiled_baby_steps`;
+    see the module doc)."""
+    program = rematerialize_tiled_baby_steps(program, capacity_bytes)
     order = giant_step_centric_order(program, capacity_bytes)
     index = {n.id: n for n in program.nodes}
     reordered = HeProgram(program.name, program.params, tuple(index[i] for i in order), program.options, program.loc)
-    return rebuild(reordered, copy_node)
+    return sum_in_arrival_order(rebuild(reordered, copy_node))
+
+
+def _sum_chains(program: HeProgram) -> dict[int, tuple[list[int], list[int]]]:
+    """Last node of each chain of two or more additions -> (the chain's nodes, first to
+    last; its terms in the order the chain adds them). A chain is a run of nodes of one op
+    in `SUM_OPS`, each but the last read only by the next, whose last node carries the
+    recipe's hints (``bound`` for CKKS, ``noise``): its type is then the hints' whatever
+    the association (`rebuild_sum`)."""
+    users = program.users()
+    nodes = {n.id: n for n in program.nodes}
+    want = {"noise"} | ({"bound"} if program.params.scheme == "ckks" else set())
+
+    def link(vid: int) -> int | None:  # the chain node `vid` continues, if any
+        n = nodes[vid]
+        for a in n.args:
+            if nodes[a].op is n.op and users[a] == [vid] and n.args.count(a) == 1:
+                return a
+        return None
+
+    out = {}
+    for n in program.nodes:
+        if n.op not in SUM_OPS or not want <= set(n.attr_dict):
+            continue
+        if any(nodes[u].op is n.op and link(u) == n.id for u in users[n.id]):
+            continue  # not the last of its chain
+        chain = [n.id]
+        while (prev := link(chain[0])) is not None:
+            chain.insert(0, prev)
+        if len(chain) < 2:
+            continue
+        terms = [a for a in nodes[chain[0]].args]
+        for c in chain[1:]:
+            terms.extend(a for a in nodes[c].args if a not in chain)
+        out[n.id] = (chain, terms)
+    return out
+
+
+def sum_in_arrival_order(program: HeProgram) -> HeProgram:
+    """`program` in which a chain of additions (`_sum_chains`) adds its terms in the order
+    the program computes them: each addition right after the term it adds, so a term is
+    consumed as soon as it exists. The nodes of a reassociated chain but its last take the
+    last's attributes (its hints bound every partial sum); a chain whose last node would
+    change type is left as it was.
+
+    Why: a BSGS transform's giant-step results are summed in giant-step order (double
+    hoisting: over Q·P, 2 x (L + alpha) limbs each), but in the giant-step-centric order a
+    giant step whose diagonals read only early baby steps finishes early, and its result
+    then waited for every earlier giant step's addition (with double hoisting the chain
+    starts with the unrotated g = 0 sum, which the last baby step finishes). Measured on
+    ResNet-20's convolutions at level 2 (set IV, `osiris`, n1 below the chosen split), the
+    waiting results were the spilled values (see the module doc).
+
+    Preserves: every value on every limb (additions mod each prime are associative and
+    commutative, so the sum is the same residue whatever the order) and every chain's
+    result type."""
+    chains = _sum_chains(program)
+    if not chains:
+        return program
+    position = {n.id: i for i, n in enumerate(program.nodes)}
+    moved = {last: (chain, sorted(terms, key=position.__getitem__)) for last, (chain, terms) in chains.items()
+             if sorted(terms, key=position.__getitem__) != terms}
+    keep = set(moved)
+    while keep:
+        out, changed = _reassociate(program, {last: moved[last] for last in keep})
+        if not changed:
+            return verify_he(out) if verify_by_default() else out
+        keep -= changed
+    return program
+
+
+def _reassociate(program: HeProgram, moved: dict) -> tuple[HeProgram, set[int]]:
+    """(`program` with the chains of `moved` (last node -> (chain, terms in arrival order))
+    rebuilt, the last nodes whose type changed)."""
+    dropped = {c for chain, _ in moved.values() for c in chain}
+    after: dict[int, list[tuple[int, int]]] = {}  # term -> (chain's last node, its index in the order)
+    for last, (_, terms) in moved.items():
+        for i, t in enumerate(terms[1:], start=1):
+            after.setdefault(t, []).append((last, i))
+    b = HeBuilder(program.params, program.options, program.name, program.loc, source=program)
+    new: dict[int, int] = {}
+    running: dict[int, int] = {}  # chain's last node -> the new partial sum
+    changed = set()
+    for n in program.nodes:
+        if n.id not in dropped:
+            new[n.id] = b.copy(n, tuple(new[a] for a in n.args))
+        for last, i in after.get(n.id, ()):
+            chain, terms = moved[last]
+            final = program.node(last)
+            acc = running.get(last, new[terms[0]])
+            running[last] = b.emit(final.op, (acc, new[n.id]), final.attrs, final.loc)
+            if i == len(terms) - 1:
+                new[last] = running[last]
+                if b.nodes[-1].type != final.type:
+                    changed.add(last)
+    return b.program(), changed
