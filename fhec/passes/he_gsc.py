@@ -51,13 +51,35 @@ limb-major variant, `fhec.passes.limb_order`, runs them untiled without spilling
 set III's SlotsToCoeffs at n2 = 7, tiled 4 + 3 before, so every baby step ran twice: DH
 bootstrap 1.899 ms uncapped at 1 TB/s, against 1.915 at n2 <= 6, with per-stage prefetch
 reserves, measured before the MDC units had directions); the order runs the baby steps once per tile, tile after tile. Within a tile
-it is the order above; a baby step first needed in a later tile runs there, and one
-needed again is reloaded (or kept) by the data-movement scheduler. With one tile (the
-sums fit, or no capacity given) the order is exactly the untiled one.
+it is the order above; a baby step needed in several tiles is computed again in each
+(`rematerialize_tiled_baby_steps`): its key is reloaded rather than its rotated value
+stored after the first tile and loaded back, which moves twice the value's size (with
+double hoisting 2 x (L + alpha) limbs, against a key's digits x (L + alpha) per loaded
+half). With one tile (the sums fit, or no capacity given) the order is exactly the
+untiled one.
 
-Preserves: semantics exactly (a topological reordering: every node keeps its operation,
-attributes and arguments); outputs keep their relative order at the end. A program with
-no plaintext product of a rotation keeps its order.
+Sums in arrival order (`sum_in_arrival_order`): the recipe adds the giant steps' results
+in giant-step order, starting (double hoisting) with the unrotated g = 0 sum, which the
+last baby step finishes. Where a giant step reads only some baby steps (a ragged split:
+ResNet-20's convolutions below their chosen n1), its sum finishes early in this order,
+and its rotated result then waited for all the earlier giant steps: at level 2 those
+waiting results over Q·P were what the scratchpad spilled. So after ordering, every chain
+of additions is rebuilt to add its terms in the order they are computed (exact: additions
+mod each prime associate), each addition right after its term.
+
+Measured on ResNet-20's level-2 convolutions (set IV, `osiris`, double hoisting; splits
+below those `fhec.analysis.bsgs.best_n1` chooses, which do not change): stage 3 at
+n1 = 96 (39 sums, 2 tiles) 1.401 -> 1.208 ms (538 -> 150 MB of intermediates and reloaded
+keys), n1 = 128 1.169 -> 1.117; stage 2 at n1 = 384 1.669 -> 0.536 ms (at its bandwidth
+bound); stage 3's strided layer at n1 = 128 0.828 -> 0.689. Recomputing tiled baby
+steps is part of that: without it (arrival order alone) stage 3 at n1 = 96 takes 1.231
+ms and the strided layer at n1 = 128 0.812; it costs stage 3 at n1 = 64 (55 sums, 2
+tiles) 1.317 -> 1.369 ms, where its 30 baby steps' keys reloaded outweigh the spills.
+
+Preserves: semantics exactly (a topological reordering, rotations recomputed per tile
+and additions reassociated compute the same residues); every output's type; outputs keep
+their relative order at the end. A program with no plaintext product of a rotation keeps
+its order.
 """
 
 from __future__ import annotations
@@ -73,7 +95,7 @@ from fhec.passes.he_order import hint_bytes
 from fhec.passes.he_rewrite import as_he, copy_node, rebuild
 
 __all__ = ["BABY_STEP_ROTATIONS", "PLAIN_PRODUCTS", "SUM_OPS", "giant_step_centric_order", "order_giant_step_centric",
-           "sums_per_tile", "streamed_sums", "is_tiled"]
+           "rematerialize_tiled_baby_steps", "sum_in_arrival_order", "sums_per_tile", "streamed_sums", "is_tiled"]
 
 BABY_STEP_ROTATIONS = frozenset({HeOp.ROTATE, HeOp.ROTATE_EXT})
 """Ops a baby step of a BSGS transform is (single/no hoisting: ROTATE; double: ROTATE_EXT)."""
@@ -182,9 +204,8 @@ def _tiles(program: HeProgram, nodes, users, babies, position, capacity_bytes) -
     return {vid: tile_of_root[r] for vid, r in product_root.items() if r in tile_of_root}
 
 
-def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list[int]:
-    """Node ids of `program` in the GSC order, tiled to `capacity_bytes` (see the module doc)."""
-    program = as_he(program)
+def _graph(program: HeProgram):
+    """(id -> node, id -> program position, id -> its users, the baby-step rotations)."""
     nodes = {n.id: n for n in program.nodes}
     position = {n.id: i for i, n in enumerate(program.nodes)}
     users: dict[int, list[int]] = {n.id: [] for n in program.nodes}
@@ -193,6 +214,13 @@ def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list
             users[a].append(n.id)
     babies = {vid for vid, n in nodes.items()
               if n.op in BABY_STEP_ROTATIONS and any(nodes[u].op in PLAIN_PRODUCTS for u in users[vid])}
+    return nodes, position, users, babies
+
+
+def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list[int]:
+    """Node ids of `program` in the GSC order, tiled to `capacity_bytes` (see the module doc)."""
+    program = as_he(program)
+    nodes, position, users, babies = _graph(program)
     tile = {} if capacity_bytes is None else _tiles(program, nodes, users, babies, position, capacity_bytes)
     # a baby step's tile is the first tile that reads it; tile t > 0 of a transform sorts after
     # every baby step of its tile 0 (major key: its source's last baby step) and before the
@@ -242,17 +270,6 @@ def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list
     return order + outputs
 
 
-def _baby_steps_and_tiles(program: HeProgram, capacity_bytes: int) -> tuple[set[int], dict[int, int]]:
-    """(the baby-step rotations of `program`, plaintext product -> its tile; see `_tiles`)."""
-    nodes = {n.id: n for n in program.nodes}
-    position = {n.id: i for i, n in enumerate(program.nodes)}
-    users: dict[int, list[int]] = {n.id: [] for n in program.nodes}
-    for n in program.nodes:
-        for a in set(n.args):
-            users[a].append(n.id)
-    babies = {vid for vid, n in nodes.items()
-              if n.op in BABY_STEP_ROTATIONS and any(nodes[u].op in PLAIN_PRODUCTS for u in users[vid])}
-    return babies, _tiles(program, nodes, users, babies, position, capacity_bytes)
 
 
 def rematerialize_tiled_baby_steps(program, capacity_bytes: int | None = None) -> HeProgram:
@@ -266,16 +283,15 @@ def rematerialize_tiled_baby_steps(program, capacity_bytes: int | None = None) -
     traffic, where recomputing it reloads its key (digits x (L + alpha) limbs per loaded
     half) and repeats automorphisms and key products on units the transform leaves idle
     (double hoisted, no NTT: the mod-up is hoisted and the mod-down comes after the sums).
-    Measured on ResNet-20's stage-3 3x3 convolution (set IV, level 2, `osiris`, double
-    hoisting, n1 = 96: 39 sums in 2 tiles): 538 MB of spilled baby steps (KEY_MULT and
-    KS_ADD_EXT outputs) and 1.401 ms before; see the module doc for after.
+    Measured: see the module doc.
 
     Preserves: every output's value on every limb (each copy computes what its original
     does); only which node a tile's products read changes."""
     program = as_he(program)
     if capacity_bytes is None:
         return program
-    babies, tile = _baby_steps_and_tiles(program, capacity_bytes)
+    nodes, position, users, babies = _graph(program)
+    tile = _tiles(program, nodes, users, babies, position, capacity_bytes)
     tiles_of: dict[int, set[int]] = {}
     for vid, t in tile.items():
         tiles_of.setdefault(program.node(vid).args[0], set()).add(t)
@@ -291,7 +307,7 @@ def rematerialize_tiled_baby_steps(program, capacity_bytes: int | None = None) -
             args = (copies[(n.args[0], tile[n.id])], *args[1:])
         new[n.id] = b.copy(n, args)
         for t in again.get(n.id, ()):
-            copies[(n.id, t)] = b.emit(n.op, args, n.attrs, n.loc)
+            copies[(n.id, t)] = b.copy(n, args)
     out = b.program()
     return verify_he(out) if verify_by_default() else out
 
@@ -353,9 +369,8 @@ def sum_in_arrival_order(program: HeProgram) -> HeProgram:
     hoisting: over Q·P, 2 x (L + alpha) limbs each), but in the giant-step-centric order a
     giant step whose diagonals read only early baby steps finishes early, and its result
     then waited for every earlier giant step's addition (with double hoisting the chain
-    starts with the unrotated g = 0 sum, which the last baby step finishes). Measured on
-    ResNet-20's convolutions at level 2 (set IV, `osiris`, n1 below the chosen split), the
-    waiting results were the spilled values (see the module doc).
+    starts with the unrotated g = 0 sum, which the last baby step finishes). Measured: see
+    the module doc.
 
     Preserves: every value on every limb (additions mod each prime are associative and
     commutative, so the sum is the same residue whatever the order) and every chain's
