@@ -51,11 +51,12 @@ limb-major variant, `fhec.passes.limb_order`, runs them untiled without spilling
 set III's SlotsToCoeffs at n2 = 7, tiled 4 + 3 before, so every baby step ran twice: DH
 bootstrap 1.899 ms uncapped at 1 TB/s, against 1.915 at n2 <= 6, with per-stage prefetch
 reserves, measured before the MDC units had directions); the order runs the baby steps once per tile, tile after tile. Within a tile
-it is the order above; a baby step needed in several tiles is computed again in each
-(`rematerialize_tiled_baby_steps`): its key is reloaded rather than its rotated value
-stored after the first tile and loaded back, which moves twice the value's size (with
-double hoisting 2 x (L + alpha) limbs, against a key's digits x (L + alpha) per loaded
-half). With one tile (the sums fit, or no capacity given) the order is exactly the
+it is the order above; a double-hoisted baby step needed in several tiles is computed
+again in each (`rematerialize_tiled_baby_steps`, `RECOMPUTED_BABY_STEPS`): its key is
+reloaded rather than its rotated value stored after the first tile and loaded back,
+which moves twice the value's size (2 x (L + alpha) limbs, against a key's digits x
+(L + alpha) per loaded half); other baby steps are reloaded (or kept) by the
+data-movement scheduler. With one tile (the sums fit, or no capacity given) the order is exactly the
 untiled one.
 
 Sums in arrival order (`sum_in_arrival_order`): the recipe adds the giant steps' results
@@ -110,6 +111,16 @@ each tile re-runs every baby step (reloading it), which for tiles of one to thre
 cost more than spilling part of the sums. Measured on Osiris set III bootstraps (level-25
 DFTs whose sums and hints leave room for 1-2 sums), before the Hadamard units' rate was
 doubled: tiled, SH 2.22 ms and DH 3.11 ms; untiled, 2.07 and 2.36. ResNet-20's double-hoisted convolutions hold 11 per tile.)"""
+
+RECOMPUTED_BABY_STEPS = frozenset({HeOp.ROTATE_EXT})
+"""Baby steps a tiled transform recomputes in each tile that reads them
+(`rematerialize_tiled_baby_steps`): double-hoisted ones, whose recomputation is an
+automorphism and a key product (no NTT: the mod-up is hoisted, the mod-down follows the
+sums) and reloads one key. A single-hoisted baby step ends with its own mod-down, whose
+NTTs a recomputation repeats: on ResNet-20's stage-3 convolution at n1 = 32 (single
+hoisting, over 100 sums in tiles) recomputing took 0.921 -> 0.951 ms, its compute bound
+0.60 -> 0.62 M cycles and its reloaded keys 31 -> 58 MB, against a value of 2 x L limbs
+stored and loaded back."""
 
 SUM_OPS = frozenset({HeOp.ADD, HeOp.ADD_EXT})
 """Ops that accumulate a giant step's products into its partial sum."""
@@ -273,8 +284,8 @@ def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list
 
 
 def rematerialize_tiled_baby_steps(program, capacity_bytes: int | None = None) -> HeProgram:
-    """`program` in which a baby-step rotation whose products fall in several tiles (see
-    the module doc) is computed once per tile: each later tile's products read a copy of
+    """`program` in which a baby-step rotation (of `RECOMPUTED_BABY_STEPS`) whose products
+    fall in several tiles (see the module doc) is computed once per tile: each later tile's products read a copy of
     the rotation (same op, attributes and argument), placed right after it. The program
     itself when nothing is tiled.
 
@@ -295,7 +306,8 @@ def rematerialize_tiled_baby_steps(program, capacity_bytes: int | None = None) -
     tiles_of: dict[int, set[int]] = {}
     for vid, t in tile.items():
         tiles_of.setdefault(program.node(vid).args[0], set()).add(t)
-    again = {b: sorted(ts)[1:] for b, ts in tiles_of.items() if b in babies and len(ts) > 1}
+    again = {b: sorted(ts)[1:] for b, ts in tiles_of.items()
+             if b in babies and len(ts) > 1 and nodes[b].op in RECOMPUTED_BABY_STEPS}
     if not again:
         return program
     b = HeBuilder(program.params, program.options, program.name, program.loc, source=program)
