@@ -72,7 +72,9 @@ Measured on ResNet-20's level-2 convolutions (set IV, `osiris`, double hoisting;
 below those `fhec.analysis.bsgs.best_n1` chooses, which do not change): stage 3 at
 n1 = 96 (39 sums, 2 tiles) 1.401 -> 1.208 ms (538 -> 150 MB of intermediates and reloaded
 keys), n1 = 128 1.169 -> 1.117; stage 2 at n1 = 384 1.669 -> 0.536 ms (at its bandwidth
-bound); stage 3's strided layer at n1 = 128 0.828 -> 0.689. Recomputing tiled baby
+bound); stage 3's strided layer at n1 = 128 0.828 -> 0.689; stage 1 at n1 = 32 0.652 ->
+0.246 (its bandwidth bound 0.241) and stage 2's strided layer at n1 = 32 0.986 -> 0.379,
+both untiled, all from the arrival order. Recomputing tiled baby
 steps is part of that: without it (arrival order alone) stage 3 at n1 = 96 takes 1.231
 ms and the strided layer at n1 = 128 0.812; it costs stage 3 at n1 = 64 (55 sums, 2
 tiles) 1.317 -> 1.369 ms, where its 30 baby steps' keys reloaded outweigh the spills.
