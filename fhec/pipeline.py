@@ -188,8 +188,12 @@ def _order_giant_step_centric(program: HeProgram, o: Options) -> HeProgram:
     """When the target asks (``[ordering] linear_transforms = "giant-step-centric"``,
     Osiris §V), order BSGS products around their baby-step keys: each baby-step rotation,
     then the n2 diagonal products that read it, while the next key loads; in tiles of
-    giant steps whose partial sums fit the scratchpad. Preserves every node and value
-    exactly (a topological reordering); other targets keep the order."""
+    giant steps whose partial sums fit the scratchpad, each tile computing the
+    double-hoisted baby steps it reads; chains of additions then add their terms in the
+    order they are computed.
+    Preserves every value exactly (a topological reordering, recomputed rotations and
+    reassociated modular additions) and every output's type; other targets keep the
+    order."""
     ordering = getattr(o.target, "ordering", None)  # stream targets only
     if ordering is None or ordering.linear_transforms != "giant-step-centric":
         return program

@@ -51,13 +51,38 @@ limb-major variant, `fhec.passes.limb_order`, runs them untiled without spilling
 set III's SlotsToCoeffs at n2 = 7, tiled 4 + 3 before, so every baby step ran twice: DH
 bootstrap 1.899 ms uncapped at 1 TB/s, against 1.915 at n2 <= 6, with per-stage prefetch
 reserves, measured before the MDC units had directions); the order runs the baby steps once per tile, tile after tile. Within a tile
-it is the order above; a baby step first needed in a later tile runs there, and one
-needed again is reloaded (or kept) by the data-movement scheduler. With one tile (the
-sums fit, or no capacity given) the order is exactly the untiled one.
+it is the order above; a double-hoisted baby step needed in several tiles is computed
+again in each (`rematerialize_tiled_baby_steps`, `RECOMPUTED_BABY_STEPS`): its key is
+reloaded rather than its rotated value stored after the first tile and loaded back,
+which moves twice the value's size (2 x (L + alpha) limbs, against a key's digits x
+(L + alpha) per loaded half); other baby steps are reloaded (or kept) by the
+data-movement scheduler. With one tile (the sums fit, or no capacity given) the order is exactly the
+untiled one.
 
-Preserves: semantics exactly (a topological reordering: every node keeps its operation,
-attributes and arguments); outputs keep their relative order at the end. A program with
-no plaintext product of a rotation keeps its order.
+Sums in arrival order (`sum_in_arrival_order`): the recipe adds the giant steps' results
+in giant-step order, starting (double hoisting) with the unrotated g = 0 sum, which the
+last baby step finishes. Where a giant step reads only some baby steps (a ragged split:
+ResNet-20's convolutions below their chosen n1), its sum finishes early in this order,
+and its rotated result then waited for all the earlier giant steps: at level 2 those
+waiting results over Q·P were what the scratchpad spilled. So after ordering, every chain
+of additions is rebuilt to add its terms in the order they are computed (exact: additions
+mod each prime associate), each addition right after its term.
+
+Measured on ResNet-20's level-2 convolutions (set IV, `osiris`, double hoisting; splits
+below those `fhec.analysis.bsgs.best_n1` chooses, which do not change): stage 3 at
+n1 = 96 (39 sums, 2 tiles) 1.401 -> 1.208 ms (538 -> 150 MB of intermediates and reloaded
+keys), n1 = 128 1.169 -> 1.117; stage 2 at n1 = 384 1.669 -> 0.536 ms (at its bandwidth
+bound); stage 3's strided layer at n1 = 128 0.828 -> 0.689; stage 1 at n1 = 32 0.652 ->
+0.246 (its bandwidth bound 0.241) and stage 2's strided layer at n1 = 32 0.986 -> 0.379,
+both untiled, all from the arrival order. Recomputing tiled baby
+steps is part of that: without it (arrival order alone) stage 3 at n1 = 96 takes 1.231
+ms and the strided layer at n1 = 128 0.812; it costs stage 3 at n1 = 64 (55 sums, 2
+tiles) 1.317 -> 1.369 ms, where its 30 baby steps' keys reloaded outweigh the spills.
+
+Preserves: semantics exactly (a topological reordering, rotations recomputed per tile
+and additions reassociated compute the same residues); every output's type; outputs keep
+their relative order at the end. A program with no plaintext product of a rotation keeps
+its order.
 """
 
 from __future__ import annotations
@@ -66,12 +91,14 @@ import heapq
 import math
 
 from fhec.ir.he import HeOp, HeProgram, ValueKind
+from fhec.ir.he_build import HeBuilder
+from fhec.ir.he_verify import verify_by_default, verify_he
 from fhec.ir.limb import word_bytes_for
 from fhec.passes.he_order import hint_bytes
 from fhec.passes.he_rewrite import as_he, copy_node, rebuild
 
 __all__ = ["BABY_STEP_ROTATIONS", "PLAIN_PRODUCTS", "SUM_OPS", "giant_step_centric_order", "order_giant_step_centric",
-           "sums_per_tile", "streamed_sums", "is_tiled"]
+           "rematerialize_tiled_baby_steps", "sum_in_arrival_order", "sums_per_tile", "streamed_sums", "is_tiled"]
 
 BABY_STEP_ROTATIONS = frozenset({HeOp.ROTATE, HeOp.ROTATE_EXT})
 """Ops a baby step of a BSGS transform is (single/no hoisting: ROTATE; double: ROTATE_EXT)."""
@@ -86,6 +113,16 @@ each tile re-runs every baby step (reloading it), which for tiles of one to thre
 cost more than spilling part of the sums. Measured on Osiris set III bootstraps (level-25
 DFTs whose sums and hints leave room for 1-2 sums), before the Hadamard units' rate was
 doubled: tiled, SH 2.22 ms and DH 3.11 ms; untiled, 2.07 and 2.36. ResNet-20's double-hoisted convolutions hold 11 per tile.)"""
+
+RECOMPUTED_BABY_STEPS = frozenset({HeOp.ROTATE_EXT})
+"""Baby steps a tiled transform recomputes in each tile that reads them
+(`rematerialize_tiled_baby_steps`): double-hoisted ones, whose recomputation is an
+automorphism and a key product (no NTT: the mod-up is hoisted, the mod-down follows the
+sums) and reloads one key. A single-hoisted baby step ends with its own mod-down, whose
+NTTs a recomputation repeats: on ResNet-20's stage-3 convolution at n1 = 32 (single
+hoisting, over 100 sums in tiles) recomputing took 0.921 -> 0.951 ms, its compute bound
+0.60 -> 0.62 M cycles and its reloaded keys 31 -> 58 MB, against a value of 2 x L limbs
+stored and loaded back."""
 
 SUM_OPS = frozenset({HeOp.ADD, HeOp.ADD_EXT})
 """Ops that accumulate a giant step's products into its partial sum."""
@@ -180,9 +217,8 @@ def _tiles(program: HeProgram, nodes, users, babies, position, capacity_bytes) -
     return {vid: tile_of_root[r] for vid, r in product_root.items() if r in tile_of_root}
 
 
-def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list[int]:
-    """Node ids of `program` in the GSC order, tiled to `capacity_bytes` (see the module doc)."""
-    program = as_he(program)
+def _graph(program: HeProgram):
+    """(id -> node, id -> program position, id -> its users, the baby-step rotations)."""
     nodes = {n.id: n for n in program.nodes}
     position = {n.id: i for i, n in enumerate(program.nodes)}
     users: dict[int, list[int]] = {n.id: [] for n in program.nodes}
@@ -191,6 +227,13 @@ def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list
             users[a].append(n.id)
     babies = {vid for vid, n in nodes.items()
               if n.op in BABY_STEP_ROTATIONS and any(nodes[u].op in PLAIN_PRODUCTS for u in users[vid])}
+    return nodes, position, users, babies
+
+
+def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list[int]:
+    """Node ids of `program` in the GSC order, tiled to `capacity_bytes` (see the module doc)."""
+    program = as_he(program)
+    nodes, position, users, babies = _graph(program)
     tile = {} if capacity_bytes is None else _tiles(program, nodes, users, babies, position, capacity_bytes)
     # a baby step's tile is the first tile that reads it; tile t > 0 of a transform sorts after
     # every baby step of its tile 0 (major key: its source's last baby step) and before the
@@ -240,11 +283,149 @@ def giant_step_centric_order(program, capacity_bytes: int | None = None) -> list
     return order + outputs
 
 
-def order_giant_step_centric(program, capacity_bytes: int | None = None) -> HeProgram:
-    """`program` with its nodes in the giant-step-centric order, tiled to `capacity_bytes`
-    (see the module doc)."""
+
+
+def rematerialize_tiled_baby_steps(program, capacity_bytes: int | None = None) -> HeProgram:
+    """`program` in which a baby-step rotation (of `RECOMPUTED_BABY_STEPS`) whose products
+    fall in several tiles (see the module doc) is computed once per tile: each later tile's products read a copy of
+    the rotation (same op, attributes and argument), placed right after it. The program
+    itself when nothing is tiled.
+
+    Why: read in a later tile, the rotation's value (2 x (L + alpha) limbs with double
+    hoisting) is otherwise spilled after the first tile and loaded back, twice its size in
+    traffic, where recomputing it reloads its key (digits x (L + alpha) limbs per loaded
+    half) and repeats automorphisms and key products on units the transform leaves idle
+    (double hoisted, no NTT: the mod-up is hoisted and the mod-down comes after the sums).
+    Measured: see the module doc.
+
+    Preserves: every output's value on every limb (each copy computes what its original
+    does); only which node a tile's products read changes."""
     program = as_he(program)
+    if capacity_bytes is None:
+        return program
+    nodes, position, users, babies = _graph(program)
+    tile = _tiles(program, nodes, users, babies, position, capacity_bytes)
+    tiles_of: dict[int, set[int]] = {}
+    for vid, t in tile.items():
+        tiles_of.setdefault(program.node(vid).args[0], set()).add(t)
+    again = {b: sorted(ts)[1:] for b, ts in tiles_of.items()
+             if b in babies and len(ts) > 1 and nodes[b].op in RECOMPUTED_BABY_STEPS}
+    if not again:
+        return program
+    b = HeBuilder(program.params, program.options, program.name, program.loc, source=program)
+    new: dict[int, int] = {}
+    copies: dict[tuple[int, int], int] = {}  # (baby, later tile) -> its copy
+    for n in program.nodes:
+        args = tuple(new[a] for a in n.args)
+        if n.id in tile and n.args[0] in again and (n.args[0], tile[n.id]) in copies:
+            args = (copies[(n.args[0], tile[n.id])], *args[1:])
+        new[n.id] = b.copy(n, args)
+        for t in again.get(n.id, ()):
+            copies[(n.id, t)] = b.copy(n, args)
+    out = b.program()
+    return verify_he(out) if verify_by_default() else out
+
+
+def order_giant_step_centric(program, capacity_bytes: int | None = None) -> HeProgram:
+    """`program` with its nodes in the giant-step-centric order, tiled to `capacity_bytes`,
+    every baby step computed in each tile that reads it (`rematerialize_tiled_baby_steps`;
+    see the module doc)."""
+    program = rematerialize_tiled_baby_steps(program, capacity_bytes)
     order = giant_step_centric_order(program, capacity_bytes)
     index = {n.id: n for n in program.nodes}
     reordered = HeProgram(program.name, program.params, tuple(index[i] for i in order), program.options, program.loc)
-    return rebuild(reordered, copy_node)
+    return sum_in_arrival_order(rebuild(reordered, copy_node))
+
+
+def _sum_chains(program: HeProgram) -> dict[int, tuple[list[int], list[int]]]:
+    """Last node of each chain of two or more additions -> (the chain's nodes, first to
+    last; its terms in the order the chain adds them). A chain is a run of nodes of one op
+    in `SUM_OPS`, each but the last read only by the next, whose last node carries the
+    recipe's hints (``bound`` for CKKS, ``noise``): its type is then the hints' whatever
+    the association (`rebuild_sum`)."""
+    users = program.users()
+    nodes = {n.id: n for n in program.nodes}
+    want = {"noise"} | ({"bound"} if program.params.scheme == "ckks" else set())
+
+    def link(vid: int) -> int | None:  # the chain node `vid` continues, if any
+        n = nodes[vid]
+        for a in n.args:
+            if nodes[a].op is n.op and users[a] == [vid] and n.args.count(a) == 1:
+                return a
+        return None
+
+    out = {}
+    for n in program.nodes:
+        if n.op not in SUM_OPS or not want <= set(n.attr_dict):
+            continue
+        if any(nodes[u].op is n.op and link(u) == n.id for u in users[n.id]):
+            continue  # not the last of its chain
+        chain = [n.id]
+        while (prev := link(chain[0])) is not None:
+            chain.insert(0, prev)
+        if len(chain) < 2:
+            continue
+        terms = [a for a in nodes[chain[0]].args]
+        for c in chain[1:]:
+            terms.extend(a for a in nodes[c].args if a not in chain)
+        out[n.id] = (chain, terms)
+    return out
+
+
+def sum_in_arrival_order(program: HeProgram) -> HeProgram:
+    """`program` in which a chain of additions (`_sum_chains`) adds its terms in the order
+    the program computes them: each addition right after the term it adds, so a term is
+    consumed as soon as it exists. The nodes of a reassociated chain but its last take the
+    last's attributes (its hints bound every partial sum); a chain whose last node would
+    change type is left as it was.
+
+    Why: a BSGS transform's giant-step results are summed in giant-step order (double
+    hoisting: over Q·P, 2 x (L + alpha) limbs each), but in the giant-step-centric order a
+    giant step whose diagonals read only early baby steps finishes early, and its result
+    then waited for every earlier giant step's addition (with double hoisting the chain
+    starts with the unrotated g = 0 sum, which the last baby step finishes). Measured: see
+    the module doc.
+
+    Preserves: every value on every limb (additions mod each prime are associative and
+    commutative, so the sum is the same residue whatever the order) and every chain's
+    result type."""
+    chains = _sum_chains(program)
+    if not chains:
+        return program
+    position = {n.id: i for i, n in enumerate(program.nodes)}
+    moved = {last: (chain, sorted(terms, key=position.__getitem__)) for last, (chain, terms) in chains.items()
+             if sorted(terms, key=position.__getitem__) != terms}
+    keep = set(moved)
+    while keep:
+        out, changed = _reassociate(program, {last: moved[last] for last in keep})
+        if not changed:
+            return verify_he(out) if verify_by_default() else out
+        keep -= changed
+    return program
+
+
+def _reassociate(program: HeProgram, moved: dict) -> tuple[HeProgram, set[int]]:
+    """(`program` with the chains of `moved` (last node -> (chain, terms in arrival order))
+    rebuilt, the last nodes whose type changed)."""
+    dropped = {c for chain, _ in moved.values() for c in chain}
+    after: dict[int, list[tuple[int, int]]] = {}  # term -> (chain's last node, its index in the order)
+    for last, (_, terms) in moved.items():
+        for i, t in enumerate(terms[1:], start=1):
+            after.setdefault(t, []).append((last, i))
+    b = HeBuilder(program.params, program.options, program.name, program.loc, source=program)
+    new: dict[int, int] = {}
+    running: dict[int, int] = {}  # chain's last node -> the new partial sum
+    changed = set()
+    for n in program.nodes:
+        if n.id not in dropped:
+            new[n.id] = b.copy(n, tuple(new[a] for a in n.args))
+        for last, i in after.get(n.id, ()):
+            chain, terms = moved[last]
+            final = program.node(last)
+            acc = running.get(last, new[terms[0]])
+            running[last] = b.emit(final.op, (acc, new[n.id]), final.attrs, final.loc)
+            if i == len(terms) - 1:
+                new[last] = running[last]
+                if b.nodes[-1].type != final.type:
+                    changed.add(last)
+    return b.program(), changed

@@ -189,3 +189,87 @@ def test_a_double_hoisted_sum_with_its_j0_term_is_one_sum_when_tiling():
         # room for 2 sums (tiles that small allowed): 2 tiles, the baby steps walked twice
         m.setattr(he_gsc, "MIN_TILE_SUMS", 1)
         assert descents(_baby_sequence(he, giant_step_centric_order(he, room + 2 * product))) == 1
+
+
+def _ragged_matvec(hoisting):
+    """`_matvec` without diagonals 6 and 7: giant step 1 reads baby steps 0 and 1 only, so in
+    the GSC order its sum finishes two baby steps before giant step 0's, which begins the
+    recipe's sum of the giant steps."""
+    return _matvec(hoisting, skip=(6, 7))
+
+
+def _eager_in_program_order(p, d):
+    """The eager evaluator's outputs for `p` as the recipe writes it (no GSC order, no
+    reassociation, no recomputed baby steps), on the keys and inputs of the run `d`."""
+    from fhec.evaluate import run_he
+    from fhec.passes.keyswitch_choice import annotated_methods
+
+    he = run_prefix("choose_keyswitch", p, options_for(PROGRAM_ORDER)).last
+    return run_he(he, d["keys"], d["inputs"], d["plains"], annotated_methods(he))
+
+
+@pytest.mark.parametrize("hoisting", [None, "double"])
+def test_a_sum_adds_its_terms_in_the_order_they_are_computed(hoisting):
+    """In the GSC order giant step 1's result exists before giant step 0's sum; the sum of
+    the giant steps (and every other chain of additions) then adds each term right after it
+    is computed instead of in giant-step order, where the early result waited (ResNet-20's
+    DH convolutions below the chosen split spilled such results)."""
+    from fhec.passes.he_gsc import _sum_chains, order_giant_step_centric
+
+    p, _ = _ragged_matvec(hoisting)
+    he = _he(p, PROGRAM_ORDER)
+    ordered = order_giant_step_centric(he, OSIRIS_TINY.onchip_bytes)
+    position = {n.id: i for i, n in enumerate(ordered.nodes)}
+    chains = _sum_chains(ordered)
+    assert any(ordered.node(t).op in BABY_STEP_ROTATIONS for _, terms in chains.values() for t in terms)
+    for chain, terms in chains.values():
+        assert [position[t] for t in terms] == sorted(position[t] for t in terms)
+        # each addition comes right after its term (or the partial sum it extends)
+        for add, term in zip(chain, terms[1:]):
+            assert position[add] > position[term]
+    assert sorted(n.op.name for n in ordered.nodes) == sorted(n.op.name for n in he.nodes)
+
+
+@pytest.mark.parametrize("hoisting", [None, "double"])
+def test_reassociated_sums_are_bit_identical_to_the_recipe_order(hoisting):
+    from fhec.verify_run import compare_limbs
+
+    p, diagonals = _ragged_matvec(hoisting)
+    c = fhec.compile(p, OSIRIS_TINY)
+    c.check()
+    x = np.random.default_rng(2).uniform(-1, 1, p.params.slots)
+    d = run_compiled_checked(c, {"x": x}, seed=4, check=True)
+    compare_limbs(c.lowered, d["ciphertexts"], _eager_in_program_order(p, d), "run in the recipe's order")
+    want = sum(dg * np.roll(x, -k) for k, dg in diagonals.items())
+    assert np.allclose(d["outputs"]["y"], want, atol=1e-2)
+
+
+@pytest.mark.parametrize("hoisting", [None, "double"])
+def test_a_tiled_transform_recomputes_its_baby_steps_in_each_tile(hoisting, monkeypatch):
+    """With room for one sum at a time and tiles that small allowed (4 tiles), every tile
+    reads its own copy of each double-hoisted baby-step rotation: a rotation's products are
+    one run, none read across tiles (kept from the first tile, its value was spilled and
+    loaded back: ResNet-20's stage-3 convolution at n1 = 96, 538 MB). Unhoisted and
+    single-hoisted baby steps, whose recomputation repeats a mod-down, are read across
+    tiles as before. The compiled streams equal the eager evaluator on every limb, also in
+    the recipe's order."""
+    from fhec.passes import he_gsc
+    from fhec.verify_run import compare_limbs
+
+    monkeypatch.setattr(he_gsc, "MIN_TILE_SUMS", 1)
+    p, diagonals = _matvec(hoisting)
+    he = _he(p, PROGRAM_ORDER)
+    ordered = he_gsc.order_giant_step_centric(he, OSIRIS_TINY.onchip_bytes)
+    count = lambda prog: sum(n.op in BABY_STEP_ROTATIONS and any(
+        prog.node(u).op in PLAIN_PRODUCTS for u in prog.users()[n.id]) for n in prog.nodes)
+    reads = [n.args[0] for n in ordered.nodes if n.op in PLAIN_PRODUCTS and ordered.node(n.args[0]).op in BABY_STEP_ROTATIONS]
+    runs = [b for i, b in enumerate(reads) if i == 0 or reads[i - 1] != b]
+    if hoisting == "double":
+        assert count(ordered) == 4 * count(he)  # 3 baby steps (j = 1..3) in each of 4 tiles
+        assert len(runs) == len(set(runs))  # each rotation's products are one run
+    else:
+        assert count(ordered) == count(he) and len(runs) == 4 * len(set(runs))
+    c = fhec.compile(p, OSIRIS_TINY)
+    x = np.random.default_rng(2).uniform(-1, 1, p.params.slots)
+    d = run_compiled_checked(c, {"x": x}, seed=4, check=True)
+    compare_limbs(c.lowered, d["ciphertexts"], _eager_in_program_order(p, d), "run in the recipe's order")
