@@ -56,6 +56,14 @@ class Energy(BaseModel):
         return self.compute_uj + self.onchip_uj + self.offchip_uj
 
 
+_HINT_ORDER_SUMMARY = {
+    "bounded": "hint-reuse order bounded where unbounded would overflow",
+    "unbounded": "unbounded hint-reuse order",
+}
+"""How the summary names each `Report.hint_order` (`fhec.passes.he_order.bounded_order`:
+"bounded" clusters without the bound where that fits the scratchpad)."""
+
+
 class Report(BaseModel):
     """Cycles, utilization, traffic and energy of one program compiled for one target.
 
@@ -223,7 +231,7 @@ class Report(BaseModel):
             (
                 "scratchpad",
                 f"peak {self.peak_scratchpad_slots} of {self.scratchpad_slots} RVec slots ({self.policy}, "
-                f"{self.hint_order} hint-reuse order, "
+                f"{_HINT_ORDER_SUMMARY.get(self.hint_order, self.hint_order)}, "
                 f"prefetch reserve {self.prefetch_reserve:.0%}"
                 + "".join(f", {k} {v:.0%}" for k, v in self.stage_reserves.items()) + ")",
             ),

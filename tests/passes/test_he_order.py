@@ -270,6 +270,7 @@ def test_unbounded_hint_order_is_f1s_clustering_and_spills_where_the_bounded_ord
     ordered = [n.id for n in unbounded.program.nodes]
     assert ordered == hint_reuse_order(unbounded.program)  # a fixed point of F1's order
     assert "unbounded hint-reuse order" in str(unbounded.report)
+    assert "bounded where unbounded would overflow" in str(bounded.report)
 
 
 def test_unbounded_hint_order_runs_bit_identical_to_the_evaluator():
