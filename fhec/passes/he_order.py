@@ -42,10 +42,10 @@ The working set is estimated in bytes, per HE value: parts × limbs at its level
 word bytes, live from its producer to its last user. A program input is live from its
 first user, not from the top of the program: the data scheduler loads an input when an
 instruction first reads it, so an input waits off chip until then. Counted from the top,
-the inputs alone can exceed the budget before anything runs, and the order then never
-clusters: LoLa-MNIST with encrypted weights declares 173 ciphertext inputs (227 MB at 9
-limbs, the scratchpad is 64 MB) and its 13 packed rows then took their rotate-and-sums
-one row after another, 0.84 ms on `f1` against 0.44 once the inputs wait for their users.
+the inputs alone can exceed the budget before anything runs, so every step is past it
+and program order decides: LoLa-MNIST with encrypted weights loads 173 ciphertext inputs
+(188 MiB; the scratchpad is 64 MiB), and counted from the top they would also make F1's
+unbounded order look far larger than the scratchpad (below, "Where the bound applies").
 In the order, each input sits just before its first user. The budget is half the scratchpad
 left by the hints kept for reuse (the other half holds the current hint, the transient
 digits of a key switch, and the prefetches of the data-movement scheduler), less the
@@ -75,16 +75,16 @@ Where the bound applies (`bounded_order`). The budget is a guard against spillin
 a conservative one: it keeps half the scratchpad for hints and prefetches and counts
 every hint that will be used again as resident. Where F1's clustering without it fits
 anyway, the guard only costs overlap. LoLa's MNIST program with encrypted weights keeps
-31 keys (173 MB of hints) in use across its layers, so the room beside the kept hints is
+31 keys (173 MiB of hints) in use across its layers, so the room beside the kept hints is
 empty, every step is past the budget, and program order runs its 13 packed rows' rotate-
 and-sums one row after another (0.84 ms on `f1`, memory and units both idle most of the
-time), where F1's clustering runs them in lockstep with a working set of 38 MB (0.44 ms).
+time), where F1's clustering runs them in lockstep with a working set of 38 MiB (0.44 ms).
 So the pass first orders without the bound and keeps that order when its largest working
 set, plus the largest hint, fits the scratchpad; otherwise it orders with the bound. On
 F1 Table 3's programs the unbounded order is kept for LoLa-MNIST (plaintext weights: the
 same order either way; encrypted weights in LoLa's layout) and CKKS bootstrapping
-(0.305 -> 0.304 ms), and the bounded one for LoLa-CIFAR (5 GB unbounded), logistic
-regression (42 MB beside a 34 MB hint), the DB lookup and the hybrid-layout LoLa-MNIST.
+(0.305 -> 0.304 ms), and the bounded one for LoLa-CIFAR (4.9 GiB unbounded), logistic
+regression (42 MiB beside a 34 MiB hint), the DB lookup and the hybrid-layout LoLa-MNIST.
 
 The heaps use lazy deletion: O(n log n) in the number of nodes, plus the kept hints
 summed at each step (a few dozen keys).
