@@ -10,6 +10,7 @@ from hypothesis import given, strategies as st
 import fhec
 import fhec.testing as ft
 from fhec.cli import main
+from fhec.passes.keyswitch_choice import annotated_methods
 
 
 def _small_program(levels=3, N=2**10):
@@ -37,7 +38,7 @@ def test_streams_decrypt_bit_identical_to_eager(target, data):
     got = compiled.run_detailed(inputs, seed=2)
     from fhec.evaluate import run_he
 
-    eager = run_he(compiled.program, got["keys"], got["inputs"], got["plains"], compiled.lowered.methods)
+    eager = run_he(compiled.program, got["keys"], got["inputs"], got["plains"], annotated_methods(compiled.program))
     for name, ct in eager.items():
         assert np.array_equal(got["ciphertexts"][name].data, ct.data), name
 
@@ -147,3 +148,29 @@ def test_cli_report_prints_a_saved_report(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     res = CliRunner().invoke(main, ["report", str(tmp_path / "bad.json")])
     assert res.exit_code == 2 and "not an fhec report" in res.output
+
+
+def test_streams_equal_the_evaluator_when_key_switching_methods_mix():
+    """A double-hoisted transform switches keys by hybrid key switching whatever the
+    parameters say, so under BV parameters one program mixes the two methods. The eager
+    evaluator must then run each node with the method of the compiled program's node
+    (`annotated_methods(compiled.program)`); the lowered program's map is keyed by its own,
+    renumbered nodes. (The thorough hypothesis profile found a property test comparing with
+    that map: a false mismatch, the streams were right.)"""
+    from fhec.passes.keyswitch_choice import annotated_methods
+    from fhec.verify_run import run_compiled_checked
+
+    params = fhec.CKKSParams(N=2**10, levels=1, scale_bits=30, word_bits=32, base_limbs=2, keyswitch="bv",
+                             security=None)
+    # manual rescaling: the rotation's BV error (2^42) is small beside the product's 2^60 scale
+    p = fhec.Program("mixed_methods", params, rescale="manual")
+    x = p.input("x")
+    e0 = np.zeros(params.slots)
+    e0[0] = 1.0 / 3
+    y = x.linear_transform({1: e0, 2: e0}, hoisting="double")  # hybrid
+    p.output("z", y.linear_transform({0: e0, 1: e0}))  # BV, the parameters' method
+    compiled = fhec.compile(p, target="tiny")
+    methods = annotated_methods(compiled.program)
+    assert set(methods.values()) == {"bv", "hybrid"} and methods != dict(compiled.lowered.methods)
+    x_in = np.random.default_rng(0).uniform(-1, 1, params.slots)
+    run_compiled_checked(compiled, {"x": x_in}, seed=2, check=True)  # every limb of every output

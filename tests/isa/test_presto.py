@@ -20,6 +20,7 @@ from fhec.evaluate import run_he
 from fhec.isa.presto.asm import assemble
 from fhec.isa.presto.backend import presto_machine
 from fhec.isa.presto.sim import Memory, simulate
+from fhec.passes.keyswitch_choice import annotated_methods
 
 
 EXAMPLES = examples_dir()
@@ -37,7 +38,7 @@ def small_presto(pes: int = 2) -> IsaMachine:
 def assert_bit_identical(compiled, inputs, seed=2):
     compiled.check()
     got = compiled.run_detailed(inputs, seed=seed)
-    eager = run_he(compiled.program, got["keys"], got["inputs"], got["plains"], compiled.lowered.methods)
+    eager = run_he(compiled.program, got["keys"], got["inputs"], got["plains"], annotated_methods(compiled.program))
     for name, ct in eager.items():
         assert np.array_equal(got["ciphertexts"][name].data, ct.data), name
     return got

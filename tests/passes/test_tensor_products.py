@@ -13,6 +13,7 @@ import fhec.testing as ft
 from fhec.backends.target import load_target
 from fhec.evaluate import run_he
 from fhec.ir.limb import LimbOp
+from fhec.passes.keyswitch_choice import annotated_methods
 
 TINY = load_target("tiny")
 KARATSUBA = TINY.model_copy(update={"lowering": TINY.lowering.model_copy(update={"products": "karatsuba"})})
@@ -29,7 +30,7 @@ def _program():
 def _streams_equal_the_evaluator(compiled, inputs, seed):
     compiled.check()
     got = compiled.run_detailed(inputs, seed=seed)
-    eager = run_he(compiled.program, got["keys"], got["inputs"], got["plains"], compiled.lowered.methods)
+    eager = run_he(compiled.program, got["keys"], got["inputs"], got["plains"], annotated_methods(compiled.program))
     for name, ct in eager.items():
         assert np.array_equal(got["ciphertexts"][name].data, ct.data), name
     return got
