@@ -12,7 +12,7 @@ are LoLa's layout, with plaintext weights (F1 ran LoLa's released program) and w
 encrypted weights (F1 reimplemented that network with its weights encrypted), so the two
 rows differ only in the weights, as F1's do. (F1 Table 5: with low-throughput automorphism
 units F1's encrypted-weights MNIST runs 11.9× slower, its plaintext one 4.2×, so F1's
-encrypted program is rotation-bound as LoLa's layout is, not the hybrid layout.)
+encrypted program is rotation-heavy, as LoLa's layout is and the hybrid layout is not.)
 
 The hybrid layout (LoLa's for the input and the convolution, the hybrid method for the dense layers):
 - the input arrives in LoLa's *convolution representation*: one ciphertext per kernel

@@ -231,7 +231,7 @@ class Report(BaseModel):
             (
                 "scratchpad",
                 f"peak {self.peak_scratchpad_slots} of {self.scratchpad_slots} RVec slots ({self.policy}, "
-                f"{_HINT_ORDER_SUMMARY.get(self.hint_order, self.hint_order)}, "
+                f"{_HINT_ORDER_SUMMARY[self.hint_order]}, "
                 f"prefetch reserve {self.prefetch_reserve:.0%}"
                 + "".join(f", {k} {v:.0%}" for k, v in self.stage_reserves.items()) + ")",
             ),
