@@ -115,13 +115,19 @@ def test_the_order_is_a_permutation_that_keeps_outputs_last():
     assert all(he.node(i).op is HeOp.OUTPUT for i in order[-1:])
 
 
-@pytest.mark.parametrize("hoisting", [None, "double"])
-def test_streams_equal_the_evaluator_on_every_limb(hoisting):
-    p, diagonals = _matvec(hoisting)
+def _run_checked_on_osiris_tiny(p):
+    """Compile `p` for osiris-tiny, check its streams, run them on a random x against the
+    evaluator on every limb: (compiled, x, the run)."""
     c = fhec.compile(p, OSIRIS_TINY)
     c.check()
     x = np.random.default_rng(2).uniform(-1, 1, p.params.slots)
-    out = run_compiled_checked(c, {"x": x}, seed=4, check=True)
+    return c, x, run_compiled_checked(c, {"x": x}, seed=4, check=True)
+
+
+@pytest.mark.parametrize("hoisting", [None, "double"])
+def test_streams_equal_the_evaluator_on_every_limb(hoisting):
+    p, diagonals = _matvec(hoisting)
+    c, x, out = _run_checked_on_osiris_tiny(p)
     want = sum(d * np.roll(x, -k) for k, d in diagonals.items())
     assert np.allclose(out["outputs"]["y"], want, atol=1e-2)
 
@@ -235,10 +241,7 @@ def test_reassociated_sums_are_bit_identical_to_the_recipe_order(hoisting):
     from fhec.verify_run import compare_limbs
 
     p, diagonals = _ragged_matvec(hoisting)
-    c = fhec.compile(p, OSIRIS_TINY)
-    c.check()
-    x = np.random.default_rng(2).uniform(-1, 1, p.params.slots)
-    d = run_compiled_checked(c, {"x": x}, seed=4, check=True)
+    c, x, d = _run_checked_on_osiris_tiny(p)
     compare_limbs(c.lowered, d["ciphertexts"], _eager_in_program_order(p, d), "run in the recipe's order")
     want = sum(dg * np.roll(x, -k) for k, dg in diagonals.items())
     assert np.allclose(d["outputs"]["y"], want, atol=1e-2)
