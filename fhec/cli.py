@@ -560,13 +560,18 @@ def bench_command(only: tuple[str, ...], quick: bool, suite: str | None) -> None
     """Run the benchmarks of a source checkout (benchmarks/run.py; needs fhec[bench] for
     the SEAL comparison) and rewrite docs/benchmarks.md. ONLY: substrings of module names.
     --suite NAME runs exactly the module benchmarks/bench_suite_NAME.py (fhec.suites),
-    which keeps the other modules' last results in docs/benchmarks.md."""
+    which keeps the other modules' last results in docs/benchmarks.md; outside a checkout
+    it runs the installed package's suite and only prints the table."""
     import runpy
     from pathlib import Path
 
     runner = Path("benchmarks/run.py")
+    if not runner.exists() and suite is not None:
+        _installed_suite(suite, only)
+        return
     if not runner.exists():
-        _fail(ProgramNotFoundError("no benchmarks/run.py here: run `fhec bench` from the root of an fhec checkout"))
+        _fail(ProgramNotFoundError("no benchmarks/run.py here: run `fhec bench` from the root of an fhec checkout "
+                                   "(`fhec bench --suite f1|osiris` runs anywhere)"))
     if suite is not None:
         suites = sorted(p.stem.removeprefix("bench_suite_") for p in runner.parent.glob("bench_suite_*.py"))
         if only:
@@ -576,6 +581,22 @@ def bench_command(only: tuple[str, ...], quick: bool, suite: str | None) -> None
         only = (f"bench_suite_{suite}",)
     sys.argv = [str(runner), *only, *(["--quick"] if quick else [])]
     runpy.run_path(str(runner), run_name="__main__")
+
+
+def _installed_suite(suite: str, only: tuple[str, ...]) -> None:
+    """`fhec bench --suite` outside a checkout: the suite's rows from the installed package
+    (`fhec.suites`), printed beside the paper; docs/benchmarks.md belongs to a checkout."""
+    from fhec.suites import SUITES, benchmark_rows
+
+    if only:
+        _fail(InvalidArgumentError("--suite runs one suite; drop the module names, or drop --suite"))
+    if suite not in SUITES:
+        _fail(InvalidArgumentError(f"no suite {suite!r}; choose one of {', '.join(SUITES)}"))
+    try:
+        benchmark_rows(suite)
+    except FhecError as e:
+        _fail(e)
+    click.echo("(not a source checkout: docs/benchmarks.md is not rewritten)")
 
 
 @main.group(name="examples", invoke_without_command=True)

@@ -174,3 +174,20 @@ def test_f1_rows_start_with_the_papers_limbs_or_say_why_not():
     assert plain.build().params.max_limbs == paper[plain.name] + 4 and "8 limbs" in plain.note
     cifar = _import_example(examples_dir() / "lola_cifar.py")
     assert "levels=8" in (examples_dir() / "lola_cifar.py").read_text() and "9 limbs" in cifar.__doc__
+
+
+def test_bench_suite_runs_from_an_installed_package_outside_a_checkout(tmp_path, monkeypatch):
+    # a user who pip-installed fhec: no benchmarks/ here, so the suite comes from fhec.suites
+    # (its example modules stubbed with the tiny row, the rest "not built") and no file is written
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("fhec.suites.example_rows", lambda: [
+        SuiteRow("f1", "LoLa-MNIST unencrypted weights", None, "f1", 0.17, "F1 Table 3", _tiny)])
+    r = CliRunner().invoke(main, ["bench", "--suite", "f1"])
+    assert r.exit_code == 0, r.output
+    assert "fhec bench --suite f1" in r.output and "not a source checkout" in r.output
+    assert "LoLa-MNIST unencrypted" in r.output and "not built" in r.output
+    assert list(tmp_path.iterdir()) == []
+    r = CliRunner().invoke(main, ["bench", "--suite", "nope"])
+    assert r.exit_code == 2 and "error: no suite 'nope'; choose one of f1, osiris" in r.output
+    r = CliRunner().invoke(main, ["bench"])
+    assert r.exit_code == 2 and "error: no benchmarks/run.py here" in r.output
