@@ -22,6 +22,7 @@ from fhec.errors import InvalidArgumentError, TargetError
 from fhec.ir.he import HeProgram
 from fhec.ir.lowered import LoweredProgram
 from fhec.ir.schedule import DataSchedule
+from fhec.passes.he_order import bound_applies
 from fhec.passes.he_rewrite import as_he
 from fhec.plot.data import PlotData
 from fhec.pipeline import COMPILED, HE_DONE, LOWERED, keyswitch_policy, options_for, run_prefix
@@ -361,8 +362,9 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         return _compile_isa(program, options, verify=verify, dump_after=dump_after, dump_dir=dump_dir,
                             progress=progress, keyswitch=keyswitch)
     tgt.check_ring_degree(as_he(program).params.N)
+    unordered = _pass_before("order_for_hint_reuse", tgt)
     done = _run_with_progress(COMPILED, program, options, progress, verify=verify, dump_after=dump_after,
-                              dump_dir=dump_dir, keep=(HE_DONE, LOWERED))
+                              dump_dir=dump_dir, keep=(HE_DONE, LOWERED, unordered))
     annotated, lowered, scheduled = done[HE_DONE], done[LOWERED], done[COMPILED]
     bounds = lower_bounds(lowered.limb, tgt)
     report = make_report(
@@ -379,10 +381,19 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
         compile_passes=[r.as_dict() for r in done.records],
         he_program=lowered.he,
         hint_order=hint_order,
+        hint_order_bounded=hint_order == "bounded" and bound_applies(done[unordered], tgt.onchip_bytes),
     ).with_plot_data(PlotData(tgt, scheduled.streams, scheduled.data))
     policy_used = keyswitch_policy(annotated, keyswitch)
     return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used,
                     options.hoisting)
+
+
+def _pass_before(name: str, target) -> str:
+    """The pass whose output `name` reads in `target`'s pipeline."""
+    from fhec.pipeline import pipeline_for
+
+    names = [p.name for p in pipeline_for(target)]
+    return names[names.index(name) - 1]
 
 
 def _run_with_progress(last: str, program, options, progress, **kw):

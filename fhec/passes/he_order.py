@@ -322,13 +322,24 @@ def largest_hint_bytes(program) -> int:
     return max((hint_bytes(program, n) for n in program.nodes if _key_of(n) is not None), default=0)
 
 
+def bound_applies(program, capacity_bytes: int | None, unbounded: list[int] | None = None) -> bool:
+    """Whether `order_for_hint_reuse` bounds `program`'s order under `capacity_bytes`: F1's
+    clustering without the bound (`unbounded`, computed if not given) needs more than the
+    scratchpad beside the largest hint (module doc, "Where the bound applies")."""
+    if capacity_bytes is None:
+        return False
+    program = as_he(program)
+    unbounded = hint_reuse_order(program) if unbounded is None else unbounded
+    return peak_live_bytes(program, unbounded) + largest_hint_bytes(program) > capacity_bytes
+
+
 def bounded_order(program, capacity_bytes: int | None) -> list[int]:
     """The order `order_for_hint_reuse` takes: F1's clustering without a bound when its
     working set fits the scratchpad beside the largest hint, else the bounded order
-    (module doc, "Where the bound applies")."""
+    (`bound_applies`)."""
     program = as_he(program)
     unbounded = hint_reuse_order(program)
-    if capacity_bytes is None or peak_live_bytes(program, unbounded) + largest_hint_bytes(program) <= capacity_bytes:
+    if not bound_applies(program, capacity_bytes, unbounded):
         return unbounded
     return hint_reuse_order(program, capacity_bytes)
 

@@ -57,11 +57,15 @@ class Energy(BaseModel):
 
 
 _HINT_ORDER_SUMMARY = {
-    "bounded": "hint-reuse order bounded where unbounded would overflow",
-    "unbounded": "unbounded hint-reuse order",
+    ("bounded", True): "hint-reuse order bounded by the scratchpad",
+    ("bounded", False): "unbounded hint-reuse order, which fits the scratchpad",
+    ("bounded", None): "hint-reuse order bounded where unbounded would overflow",
+    ("unbounded", False): "unbounded hint-reuse order, as asked",
+    ("unbounded", None): "unbounded hint-reuse order, as asked",
 }
-"""How the summary names each `Report.hint_order` (`fhec.passes.he_order.bounded_order`:
-"bounded" clusters without the bound where that fits the scratchpad)."""
+"""How the summary names each (`Report.hint_order`, `Report.hint_order_bounded`)
+(`fhec.passes.he_order.bounded_order`: "bounded" clusters without the bound where that
+fits the scratchpad; None: a report saved before the field existed)."""
 
 
 class Report(BaseModel):
@@ -92,6 +96,8 @@ class Report(BaseModel):
         hint_order: the hint-reuse order asked for, "bounded" (under the scratchpad's
             working-set bound where F1's unbounded clustering would not fit it) or
             "unbounded" (F1 §4.2's always; `fhec.passes.he_order.HINT_ORDERS`).
+        hint_order_bounded: whether the working-set bound shaped the order that ran
+            (`fhec.passes.he_order.bound_applies`; never with "unbounded").
         policy: the off-chip eviction policy; prefetch_reserve: the fraction of the
             scratchpad prefetches left free (see `fhec.passes.offchip.schedule_offchip`);
             stage_reserves: bootstrap stage -> its own fraction, where the pipeline gave it
@@ -135,6 +141,7 @@ class Report(BaseModel):
     scratchpad_slots: int = _COUNT
     policy: str
     hint_order: Literal["bounded", "unbounded"] = "bounded"
+    hint_order_bounded: bool | None = None
     prefetch_reserve: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False)
     stage_reserves: dict[str, Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]] = {}
     keyswitch: dict[str, Annotated[int, Field(ge=0)]]
@@ -231,7 +238,7 @@ class Report(BaseModel):
             (
                 "scratchpad",
                 f"peak {self.peak_scratchpad_slots} of {self.scratchpad_slots} RVec slots ({self.policy}, "
-                f"{_HINT_ORDER_SUMMARY[self.hint_order]}, "
+                f"{_HINT_ORDER_SUMMARY[self.hint_order, self.hint_order_bounded]}, "
                 f"prefetch reserve {self.prefetch_reserve:.0%}"
                 + "".join(f", {k} {v:.0%}" for k, v in self.stage_reserves.items()) + ")",
             ),
@@ -350,6 +357,7 @@ def make_report(
     compile_passes: list[dict] | None = None,
     he_program=None,
     hint_order: str = "bounded",
+    hint_order_bounded: bool | None = None,
 ) -> Report:
     """Assemble the `Report` of a compiled program (`he_program`, the HE program that was
     lowered, gives the per-stage costs of a bootstrap)."""
@@ -393,6 +401,7 @@ def make_report(
         scratchpad_slots=data.slots,
         policy=data.policy,
         hint_order=hint_order,
+        hint_order_bounded=hint_order_bounded,
         prefetch_reserve=prefetch_reserve,
         stage_reserves=stage_reserves or {},
         keyswitch=keyswitch,

@@ -269,8 +269,14 @@ def test_unbounded_hint_order_is_f1s_clustering_and_spills_where_the_bounded_ord
     assert bounded.report.offchip_bytes["noncompulsory"] == 0 < unbounded.report.offchip_bytes["noncompulsory"]
     ordered = [n.id for n in unbounded.program.nodes]
     assert ordered == hint_reuse_order(unbounded.program)  # a fixed point of F1's order
-    assert "unbounded hint-reuse order" in str(unbounded.report)
-    assert "bounded where unbounded would overflow" in str(bounded.report)
+    assert "unbounded hint-reuse order, as asked" in str(unbounded.report)
+    assert bounded.report.hint_order_bounded and not unbounded.report.hint_order_bounded
+    assert "hint-reuse order bounded by the scratchpad" in str(bounded.report)
+    # on F1's 64 MiB the unbounded order fits: the default takes it, and says so
+    roomy = fhec.compile(_wide(), target=f1)
+    assert roomy.report.hint_order == "bounded" and roomy.report.hint_order_bounded is False
+    assert [n.id for n in roomy.program.nodes] == ordered
+    assert "unbounded hint-reuse order, which fits the scratchpad" in str(roomy.report)
 
 
 def test_unbounded_hint_order_runs_bit_identical_to_the_evaluator():
