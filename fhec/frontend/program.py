@@ -178,10 +178,13 @@ class Program:
     # -- declarations -----------------------------------------------------------------------
 
     def _check_name(self, name: str, kind: str, taken: Iterable[str], where) -> None:
+        """`kind`: "input" or "output"."""
         if not isinstance(name, str) or not name:
-            raise ProgramError(f"{kind} names must be non-empty strings, got {name!r}.", where)
+            raise ProgramError(f"{kind} names must be non-empty strings (p.{kind}(\"x\", ...)), got {name!r:.60}.",
+                               where)
         if name in taken:
-            raise ProgramError(f"program {self.name!r} already has {kind} {name!r}; choose another name.", where)
+            raise ProgramError(f"program {self.name!r} already has an {kind} named {name!r}; choose another name.",
+                               where)
 
     def _input_names(self) -> set[str]:
         return {n.attr("name") for n in self._builder.nodes if n.op in (HeOp.INPUT, HeOp.PLAIN_INPUT)}
@@ -197,7 +200,7 @@ class Program:
         Raises `ProgramError` for a duplicate name, a level outside 0..levels, or a bad bound.
         """
         where = caller_location()
-        self._check_name(name, "an input named", self._input_names(), where)
+        self._check_name(name, "input", self._input_names(), where)
         if self._auto is not None and level is not None:
             refuse_levels(f"input {name!r}: level={level!r}", where)
         top = self._builder.params.top_level
@@ -214,7 +217,7 @@ class Program:
         """Declare an unencrypted input vector (given at run time, encoded where used).
         `bound` (CKKS) as for `input`: its largest |slot value| (default 1)."""
         where = caller_location()
-        self._check_name(name, "an input named", self._input_names(), where)
+        self._check_name(name, "input", self._input_names(), where)
         extra = self._bound_attr(name, bound, where)
         vid = self._builder.emit(HeOp.PLAIN_INPUT, (), attrs_of(name=name, **extra), where)
         self._record("plain", (name,), {} if bound is None else {"bound": bound}, where, vid)
@@ -243,7 +246,7 @@ class Program:
         """
         where = caller_location()
         outputs = [n.attr("name") for n in self._builder.nodes if n.op is HeOp.OUTPUT]
-        self._check_name(name, "an output named", outputs, where)
+        self._check_name(name, "output", outputs, where)
         if value is None:
             raise UnsetOutputError(
                 f"output {name!r} is given None: no value was ever computed for it; assign the result "
@@ -341,10 +344,37 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _is_plain_annotation(annotation: Any) -> bool:
-    if annotation is Plain:
-        return True
-    return isinstance(annotation, str) and annotation.rsplit(".", 1)[-1] == "Plain"
+def _input_kind(annotation: Any) -> str | None:
+    """"plain", "cipher" (also for no annotation) or None (an annotation that is neither)."""
+    if annotation is inspect.Parameter.empty:
+        return "cipher"
+    for kind, cls in (("plain", Plain), ("cipher", Cipher)):
+        if annotation is cls or (isinstance(annotation, str) and annotation.rsplit(".", 1)[-1] == cls.__name__):
+            return kind
+    return None
+
+
+def _input_of(p: "Program", fn, param: inspect.Parameter, annotation: Any, where):
+    """The traced input for one parameter of an ``@fhec.program`` function, or a
+    `ProgramError` naming the parameter when it cannot be an input."""
+    pname = param.name
+    if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        raise ProgramError(
+            f"@fhec.program function {fn.__name__!r}: {'*' if param.kind is param.VAR_POSITIONAL else '**'}{pname} "
+            f"cannot be an input; declare each input as a named parameter, or build the program with "
+            f"fhec.Program and p.input(...) in a loop.", where)
+    if param.default is not param.empty:
+        raise ProgramError(
+            f"@fhec.program function {fn.__name__!r}: parameter {pname!r} has a default ({param.default!r:.40}), "
+            f"but every parameter is an input; bind settings with a closure or functools.partial before "
+            f"decorating.", where)
+    kind = _input_kind(annotation)
+    if kind is None:
+        raise ProgramError(
+            f"@fhec.program function {fn.__name__!r}: parameter {pname!r} is annotated {annotation!r:.40}; "
+            f"parameters are inputs, annotated fhec.Cipher (or not at all) for encrypted ones and fhec.Plain "
+            f"for plain ones.", where)
+    return p.plain(pname) if kind == "plain" else p.input(pname)
 
 
 def program(
@@ -369,6 +399,11 @@ def program(
     and whatever tracing the body raises.
     """
 
+    if callable(params) and hasattr(params, "__code__"):  # @fhec.program without its parentheses
+        raise ProgramError(
+            f"@fhec.program needs the parameters: write @fhec.program(fhec.CKKSParams(...)) (or "
+            f"@fhec.program(\"auto\")) above def {params.__name__}.", caller_location())
+
     def trace(fn: Callable[..., Any]) -> Program:
         code = getattr(fn, "__code__", None)
         if code is None:
@@ -383,11 +418,14 @@ def program(
             hints = typing.get_type_hints(fn)
         except Exception:  # unresolvable string annotations: fall back to their text
             hints = {}
-        args = []
+        args, kwargs = [], {}
         for pname, param in inspect.signature(fn).parameters.items():
-            annotation = hints.get(pname, param.annotation)
-            args.append(p.plain(pname) if _is_plain_annotation(annotation) else p.input(pname))
-        result = fn(*args)
+            value = _input_of(p, fn, param, hints.get(pname, param.annotation), where)
+            if param.kind is param.KEYWORD_ONLY:
+                kwargs[pname] = value
+            else:
+                args.append(value)
+        result = fn(*args, **kwargs)
         if result is None:
             raise UnsetOutputError(
                 f"@fhec.program function {fn.__name__!r} returned None; return the result ciphertext "

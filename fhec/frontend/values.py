@@ -104,6 +104,24 @@ def _journaled(method):
     return call
 
 
+_UFUNC_OPERATORS = {
+    "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"), "multiply": ("__mul__", "__rmul__"),
+    "matmul": ("__matmul__", "__rmatmul__"), "true_divide": ("__truediv__", "__rtruediv__"),
+    "divide": ("__truediv__", "__rtruediv__"), "power": ("__pow__", "__rpow__"),
+}
+"""numpy ufunc name -> (the Cipher operator with the Cipher on the left, on the right)."""
+
+_NUMPY_FIXES = {
+    "sum": "x.sum_slots() sums all slots into slot 0; x.sum(n) sums n slots",
+    "dot": "x.dot(w) with the plaintext vector w",
+    "inner": "x.dot(w) with the plaintext vector w",
+    "matmul": "M @ x with a 2-D plaintext matrix",
+    "mean": "x.mean()",
+    "roll": "x.rotate(k)",
+}
+"""numpy function name -> the DSL operation that does its job on a ciphertext."""
+
+
 class Cipher(_Handle):
     """An encrypted value (a ciphertext) of a program being traced. Also the annotation
     of encrypted arguments of an ``@fhec.program`` function."""
@@ -306,6 +324,55 @@ class Cipher(_Handle):
 
     def __len__(self):
         self._unsupported("len()", f"the value has {self._b.params.slots} slots (program.params.slots)")
+
+    def __setitem__(self, index, value):
+        self._unsupported("item assignment", "slots cannot be written one by one; build the vector with a 0/1 "
+                          "mask product and an addition, x * mask + y * (1 - mask)")
+
+    def __rtruediv__(self, other):
+        self._unsupported("c / x", "approximate 1/x over the value's range with x.polynomial(...) or "
+                          "fhec.approx")
+
+    def __rpow__(self, other):
+        self._unsupported("c ** x", "only x ** k with an integer k >= 1 is possible; approximate "
+                          "c ** x over the value's range with x.polynomial(...) or fhec.approx")
+
+    def __floordiv__(self, other):
+        self._unsupported("x // c, x % c and divmod", "they need comparisons; divide by a constant with x / c (CKKS) or "
+                          "approximate the rounding with x.polynomial(...)")
+
+    __rfloordiv__ = __mod__ = __rmod__ = __divmod__ = __rdivmod__ = __floordiv__
+
+    def __float__(self):
+        self._unsupported("conversion to a Python number", "its value is known only after decryption: "
+                          "compile and run the program, then read the outputs")
+
+    __int__ = __complex__ = __index__ = __round__ = __trunc__ = __floor__ = __ceil__ = __float__
+
+    def __and__(self, other):
+        self._unsupported("bitwise operators (&, |, ^, ~, <<, >>)", "encrypted values are CKKS reals or BGV "
+                          "integers mod t; use + - * (in BGV, x * y of 0/1 values is AND)")
+
+    __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __and__
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __and__
+
+    def __invert__(self):
+        self.__and__(self)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """numpy's operators with an array on the left (``w * x``, ``M @ x``) are this
+        value's reflected operators; any other ufunc (np.exp, np.sqrt) is refused."""
+        names = _UFUNC_OPERATORS.get(ufunc.__name__)
+        if method == "__call__" and not kwargs and names is not None and len(inputs) == 2:
+            left, right = inputs
+            return getattr(self, names[0])(right) if left is self else getattr(self, names[1])(left)
+        self._unsupported(f"numpy's {ufunc.__name__}", "numpy computes on plaintext arrays only; use the DSL's "
+                          "operators, or approximate the function with x.polynomial(...) or fhec.approx")
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = getattr(func, "__name__", str(func))
+        self._unsupported(f"numpy's {name}()", _NUMPY_FIXES.get(name, "numpy computes on plaintext arrays only; "
+                                                                "use the DSL's operations (docs/dsl.md)"))
 
     # -- slot movement --------------------------------------------------------------------
 

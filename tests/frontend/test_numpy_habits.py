@@ -1,6 +1,7 @@
 """numpy's vector habits on `Cipher` (`x @ M`, `M @ x`, `x.sum()`, `x.dot(w)`, `x.mean()`)
 and notebook cells as source locations."""
 
+import re
 import sys
 import types
 
@@ -67,12 +68,29 @@ def test_bgv_sum_and_dot_are_exact(bgv):
     (lambda x, p: x.dot("w"), "cannot use str"),
     (lambda x, p: x.sum(0), "sum_slots(n=0)"),
     (lambda x, p: p.plain("w").sum(), "sum() needs a ciphertext"),
+    # Python's and numpy's operators that have no encrypted counterpart
+    (lambda x, p: 1 / x, "c / x is not possible"),
+    (lambda x, p: 2 ** x, "c ** x is not possible"),
+    (lambda x, p: x // 2, "x // c"),
+    (lambda x, p: 5 % x, "x // c"),
+    (lambda x, p: divmod(x, 2), "x // c"),
+    (lambda x, p: float(x), "conversion to a Python number"),
+    (lambda x, p: round(x), "conversion to a Python number"),
+    (lambda x, p: range(x), "conversion to a Python number"),
+    (lambda x, p: x.__setitem__(0, 1.0), "item assignment"),
+    (lambda x, p: x & x, "bitwise operators"),
+    (lambda x, p: ~x, "bitwise operators"),
+    (lambda x, p: np.exp(x), "numpy's exp"),
+    (lambda x, p: np.sum(x), "x.sum_slots()"),
+    (lambda x, p: np.dot(np.ones(4), x), "x.dot(w)"),
+    (lambda x, p: np.roll(x, 1), "x.rotate(k)"),
+    (lambda x, p: np.ones(4).__imul__(x), "numpy's multiply"),
 ])
 def test_numpy_habits_refuse_with_the_fix(ckks, bad, message):
     p = fhec.Program("bad", ckks)
     x = p.input("x")
     before = len(p.ir.nodes)
-    with pytest.raises(fhec.FhecError, match=message.replace("(", r"\(").replace(")", r"\)")) as e:
+    with pytest.raises(fhec.FhecError, match=re.escape(message)) as e:
         bad(x, p)
     assert "test_numpy_habits.py" in str(e.value)  # names the user's line
     assert len(p.ir.nodes) <= before + 1  # nothing half-built (plain("w") itself may stay)
@@ -106,3 +124,17 @@ def test_kernel_cells_are_named_through_the_running_shell(monkeypatch, ckks):
     assert "ipykernel" not in str(e.value)
     # An unknown file under the same shell keeps its path.
     assert format_location("/tmp/ipykernel_4242/other.py", 2).endswith("other.py:2")
+
+
+def test_numpy_scalars_and_arrays_on_the_left_are_the_reflected_operators(ckks):
+    # w * x, w - x, M @ x with numpy on the left reach Cipher's reflected operators (numpy's
+    # ufunc protocol) and compute what numpy would
+    rng = np.random.default_rng(3)
+    w, m = rng.uniform(-1, 1, ckks.slots), rng.uniform(-1, 1, (5, 5)) / 4
+    p = fhec.Program("left", ckks)
+    x = p.input("x")
+    p.output("y", w * x + np.float64(0.5) * x - w + (w - x) + m @ x)
+    xs = rand(ckks, 4)
+    got = fhec.evaluate(p, {"x": xs}, seed=1)["y"]
+    want = w * xs + 0.5 * xs - w + (w - xs) + np.concatenate([m @ xs[:5], np.zeros(ckks.slots - 5)])
+    assert np.max(np.abs(got - want)) < 1e-4
