@@ -375,6 +375,8 @@ def compile_command(program: str, target: str, out_dir: str | None, keyswitch: s
     from rich.console import Console
 
     try:
+        for directory in (out_dir, plots_dir):
+            _writable_dir(directory)  # before the compile, which may take minutes
         compiled = compile_with_progress(program, target, keyswitch, policy, dump_after=dump_after, dump_dir=dump_dir,
                                          hint_order=hint_order)
         if (trace_file or plots_dir) and not hasattr(compiled, "to_chrome_trace"):
@@ -581,6 +583,25 @@ def bench_command(only: tuple[str, ...], quick: bool, suite: str | None) -> None
         only = (f"bench_suite_{suite}",)
     sys.argv = [str(runner), *only, *(["--quick"] if quick else [])]
     runpy.run_path(str(runner), run_name="__main__")
+
+
+def _writable_dir(directory: str | None) -> None:
+    """Create `directory` (if given) and check that files can be written there, or raise
+    `OutputDirectoryError` naming it."""
+    import os
+    from pathlib import Path
+
+    from fhec.errors import OutputDirectoryError
+
+    if not directory:
+        return
+    path = Path(directory)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputDirectoryError(f"cannot create the output directory {path}: {e.strerror or e}") from None
+    if not path.is_dir() or not os.access(path, os.W_OK):
+        raise OutputDirectoryError(f"cannot write to {path}: pass a writable directory")
 
 
 def _installed_suite(suite: str, only: tuple[str, ...]) -> None:

@@ -426,7 +426,12 @@ def _read_archive(path: Path) -> tuple[dict, dict]:
     except FileNotFoundError:
         raise PersistenceFormatError(f"no such file: {path}") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise PersistenceFormatError(f"{path}: not an fhec file (an .npz archive written by fhec.save): {e}") from None
+        # numpy's reason here suggests loading pickles (allow_pickle=True), which fhec never does
+        reason = str(e) if "pickle" not in str(e) else (
+            "a member holds pickled Python objects, which fhec never loads" if zipfile.is_zipfile(path)
+            else "it is not an .npz archive")
+        raise PersistenceFormatError(f"{path}: not an fhec file (an .npz archive written by fhec.save): "
+                                     f"{reason}.") from None
     raw = arrays.pop(HEADER, None)
     try:
         header = json.loads(raw.tobytes().decode()) if isinstance(raw, np.ndarray) and raw.dtype == np.uint8 else None

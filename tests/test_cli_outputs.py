@@ -59,3 +59,16 @@ def test_compile_hint_order_option(tmp_path):
     assert json.loads((out / "report.json").read_text())["hint_order"] == "unbounded"
     bad = CliRunner().invoke(main, ["compile", str(prog), "--target", "tiny", "--hint-order", "f1"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_an_unwritable_output_directory_is_refused_before_compiling(tmp_path):
+    """``--out`` / ``--plots`` that cannot be written fail at once with ``error:``, without
+    compiling first (a full-size compile takes minutes)."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for flag in ("--out", "--plots"):
+        res = CliRunner().invoke(main, ["compile", str(prog), "--target", "tiny", flag, str(blocker / "sub")])
+        assert res.exit_code == 2 and "error: cannot create the output directory" in res.output, res.output
+        assert "cycles" not in res.output  # no report: nothing was compiled

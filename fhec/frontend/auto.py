@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from fhec.errors import ProgramError, TooManyValuesError
+from fhec.errors import ProgramError, TargetError, TooManyValuesError
 from fhec.frontend.location import end_replay, replaying_at
 from fhec.schemes.auto_params import (
     _chain_precision,
@@ -148,6 +148,11 @@ def resolve(program, target=None):
             break
         max_value = replayed_max
     print(explanation(auto, params, depth, max_value))
+    if target is not None and params.N > target.n_max:
+        raise TargetError(
+            f"params=\"auto\" needs N = {params.N} for this program (the choice above), "
+            f"but target {target.name!r} runs N <= {target.n_max}: ask for less (fhec.AutoParams(precision_bits=...) "
+            f"or, for a test machine, security=None) or compile for a larger target.", program._builder.loc)
     return replayed
 
 

@@ -57,7 +57,8 @@ def scalar(params: Params, value, where: str | None):
         return float(value)
     if isinstance(value, numbers.Complex):
         raise InvalidPlaintextError(f"complex constants ({value!r}) are not supported; fhec's CKKS slots are real.", where)
-    raise ProgramError(f"cannot use {type(value).__name__} {value!r} as a constant.", where)
+    raise ProgramError(f"cannot use {type(value).__name__} {value!r:.40} as a constant: a constant is a number or a "
+                       f"vector of slot values (a list or 1-D numpy array).", where)
 
 
 def vector(params: Params, values, where: str | None, what: str = "constant") -> np.ndarray:

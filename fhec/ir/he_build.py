@@ -284,15 +284,17 @@ class HeBuilder:
             )
 
     def _check_level_left(self, a: int, loc: str | None, auto: bool | None) -> None:
-        """CKKS auto mode: a product that is not by an integer is rescaled at once, so its
-        operand must not be at level 0 (`LevelExhaustedError`, before the unrescaled
-        product's scale could be reported as an overflow)."""
-        if not (self.ckks and (self.auto if auto is None else auto)):
+        """Auto mode: a product that is not by an integer is rescaled (CKKS) or modulus-
+        switched (BGV) at once (`after_multiply`), so its operand must not be at level 0
+        (`LevelExhaustedError` naming the multiply, before the unrescaled product's scale
+        could be reported as an overflow or the switch as the culprit)."""
+        if not (self.auto if auto is None else auto):
             return
-        if self._types[a].level < self._step:
+        if self._types[a].level < (self._step if self.ckks else 1):
             p = self.params
+            verb = "rescaled" if self.ckks else "modulus-switched"
             raise LevelExhaustedError(
-                f"this multiply is rescaled into the level below, but its operand is at level 0: the program "
+                f"this multiply is {verb} into the level below, but its operand is at level 0: the program "
                 f"needs 1 more level here (more if later operations multiply again); use levels={p.levels + 1} "
                 f"or more in the parameters (increase `levels`, now {p.levels}), or reduce the program's depth.",
                 loc,

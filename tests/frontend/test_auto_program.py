@@ -33,6 +33,15 @@ def test_compiled_for_f1_runs_bit_exact_and_matches_numpy(capsys):
     assert capsys.readouterr().out == ""
 
 
+def test_a_choice_beyond_the_target_says_what_to_ask_for():
+    # 12 bits at 128-bit security need N = 8192, above tiny's largest ring
+    p = fhec.Program("secure", params="auto")
+    a = p.input("a")
+    p.output("y", (a * a + a).rotate(1) * 0.5)
+    with pytest.raises(fhec.TargetError, match=r"needs N = 8192 .* target 'tiny' runs N <= 4096: ask for less"):
+        fhec.compile(p, target="tiny")
+
+
 def test_the_choice_follows_the_target():
     p = fhec.Program("toy", fhec.AutoParams(security=None))
     x = p.input("x")

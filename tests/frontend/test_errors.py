@@ -54,6 +54,14 @@ def test_level_exhausted_names_the_multiply(ckks):
     assert "increase `levels`" in str(e.value)
 
 
+def test_level_exhausted_names_the_multiply_in_bgv(bgv):
+    p = fhec.Program("deep", bgv)
+    x = p.input("x", level=0)
+    with pytest.raises(LevelExhaustedError, match="this multiply is modulus-switched") as e:
+        line = here(); x * x  # noqa: E702
+    names_line(e, line)
+
+
 def test_level_exhausted_by_a_polynomial(ckks):
     p = fhec.Program("poly", ckks)
     x = p.input("x", level=1)
