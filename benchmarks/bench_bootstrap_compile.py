@@ -32,8 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 F1_TABLE3_MS = 1.30  # F1 (MICRO 2021) Table 3: CKKS bootstrapping on F1
 
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 import fhec
+from benchmarks.peak import peak_mb
 name, target, changes, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
 if "slots" in changes:  # sparse packing: the preset's bootstrap with fewer slots
     from fhec.schemes.presets import preset_literal
@@ -46,7 +47,7 @@ c = fhec.compile(p, target, **options)
 seconds = time.perf_counter() - t0
 c.check()
 r = c.report
-print(json.dumps({"seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+print(json.dumps({"seconds": seconds, "peak_mb": peak_mb(),
                   "instructions": r.limb_instructions, "time_ms": r.time_us / 1000, "bound_ratio": r.bound_ratio,
                   "binding": r.binding_bound, "offchip_mb": r.offchip_bytes["total"] / 2**20,
                   "log_qp": params.log_qp, "limbs": params.max_limbs,

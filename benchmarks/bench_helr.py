@@ -45,7 +45,8 @@ OSIRIS_MS = {"osiris": {"NH": 2.67, "SH": 2.61, "DH": 2.46},  # Osiris Table III
              "osiris-2tb": {"NH": 2.49, "SH": 2.38, "DH": 2.10}}  # Table III(b), 2 TB/s
 
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
+from benchmarks.peak import peak_mb
 sys.path.insert(0, "fhec/examples")
 import fhec, helr
 config, target, variant = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -62,7 +63,7 @@ c.check()
 r = c.report
 traffic = {k: r.offchip_bytes[k] / 2**20 for k in ("ksh_compulsory", "input_compulsory", "const_compulsory",
                                                     "intermediate_loads", "intermediate_stores", "total")}
-print(json.dumps({"seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+print(json.dumps({"seconds": seconds, "peak_mb": peak_mb(),
                   "instructions": r.limb_instructions, "time_ms": r.time_us / 1000, "bound_ratio": r.bound_ratio,
                   "binding": r.binding_bound, "traffic": traffic, "limbs": p.params.max_limbs,
                   "bootstrap_ms": sum(s["cycles"] for s in r.stages.values()) / (c.target.clock_ghz * 1e6)}))

@@ -35,7 +35,8 @@ PAPER_MS = 241.0  # F1 (MICRO 2021) Table 3, LoLa-CIFAR with unencrypted weights
 PAPER_INTERMEDIATE_SHARE = 0.75  # F1 §8.2: "intermediates consume 75% of traffic"
 
 _CHILD = r"""
-import json, resource, sys, time, warnings
+import json, sys, time, warnings
+from benchmarks.peak import peak_mb
 sys.path.insert(0, "fhec/examples")
 warnings.simplefilter("ignore")
 import fhec, lola_cifar
@@ -44,7 +45,7 @@ t0 = time.perf_counter()
 p = lola_cifar.lola_cifar(rows=None if rows == "-" else int(rows))
 r = fhec.compile(p, target, hint_order=order, progress=False).report
 seconds = time.perf_counter() - t0
-print(json.dumps({"seconds": seconds, "peak_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+print(json.dumps({"seconds": seconds, "peak_gib": peak_mb() / 1024,
                   "report": r.model_dump(include={"time_us", "bound_ratio", "binding_resources", "offchip_bytes",
                                                   "onchip_bytes", "limb_instructions", "hint_order"})}))
 """

@@ -23,6 +23,7 @@ _CHILD = r"""
 import json, sys, time
 sys.path.insert(0, {bench_dir!r})
 from bench_lowering import chain_program
+from peak import peak_mb
 from fhec.evaluate import prepare
 from fhec.passes.lower import lower
 t0 = time.perf_counter()
@@ -31,10 +32,8 @@ prepared = prepare(prog)
 t1 = time.perf_counter()
 lowered = lower(prepared, "hybrid")
 t2 = time.perf_counter()
-# VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork + exec from the parent
-hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1]
 print(json.dumps({{"instructions": len(lowered.limb), "trace_s": t1 - t0, "lower_s": t2 - t1,
-                  "peak_mb": int(hwm) / 1024}}))
+                  "peak_mb": peak_mb()}}))
 """
 
 

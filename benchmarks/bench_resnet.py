@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 _CHILD = r"""
 import json, resource, sys, time
 import fhec
+from benchmarks.peak import peak_mb
 from fhec.examples import resnet20
 variant, target, word_bits = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def cpu_s():
@@ -50,7 +51,7 @@ p = resnet20.full(variant, word_bits, max_giant_steps=cap, target=target, max_gi
 traced = time.perf_counter() - t0
 c = fhec.compile(p, target)
 seconds = time.perf_counter() - t0
-peak, cpu = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, cpu_s() - tune_cpu
+peak, cpu = peak_mb(), cpu_s() - tune_cpu
 t1 = time.perf_counter()
 c.check()
 r = c.report

@@ -15,7 +15,7 @@ Nothing is warmed up in that process: imports
 done inside `fhec.compile` and loading the numba kernels from their on-disk cache are
 included; only the one-time compilation of that cache is not (the parent process runs
 one small compile first so that the cache exists). `peak_rss_MB` is the process's
-maximum resident set (`resource.getrusage`), interpreter and libraries included. The
+maximum resident set (VmHWM, `benchmarks/peak.py`), interpreter and libraries included. The
 second table splits `compile_s` by pass (`Report.compile_passes`).
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ def measure(k: int) -> dict:
     """Build and compile the k-product program in this process; the measured numbers."""
     sys.path.insert(0, str(HERE))
     from bench_passes import _wide
+    from peak import peak_mb
 
     import fhec
 
@@ -58,7 +58,7 @@ def measure(k: int) -> dict:
         "trace_s": t1 - t0,
         "compile_s": t2 - t1,
         "cpu_s": c2 - c0,
-        "peak_rss_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_MB": peak_mb(),
         "passes": {p["name"]: p["seconds"] for p in r.compile_passes},
     }
 
