@@ -195,7 +195,33 @@ def _print_version(ctx: click.Context, _param, value: bool) -> None:
     ctx.exit()
 
 
-@click.group()
+class _Group(click.Group):
+    """fhec's command group: a usage error (an unknown option or command, a bad choice)
+    prints as every other error, ``error: ...``, and exits 2, not as click's usage text."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as e:
+            _usage_fail(e)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:  # a subcommand's arguments
+            _usage_fail(e)
+
+
+def _usage_fail(e: click.UsageError) -> None:
+    if isinstance(e, getattr(click.exceptions, "NoArgsIsHelpError", ())):  # `fhec` alone: its help
+        click.echo(e.format_message())
+        sys.exit(0)
+    path = e.ctx.command_path if e.ctx is not None else "fhec"
+    click.echo(f"error: {e.format_message().rstrip('.')}; see `{path} --help`.", err=True)
+    sys.exit(e.exit_code)
+
+
+@click.group(cls=_Group)
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Print fhec's version and exit.")
 def main() -> None:

@@ -72,3 +72,24 @@ def test_an_unwritable_output_directory_is_refused_before_compiling(tmp_path):
         res = CliRunner().invoke(main, ["compile", str(prog), "--target", "tiny", flag, str(blocker / "sub")])
         assert res.exit_code == 2 and "error: cannot create the output directory" in res.output, res.output
         assert "cycles" not in res.output  # no report: nothing was compiled
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compile", "PROG", "--keyswitch", "foo"], "error: Invalid value for '--keyswitch': 'foo' is not one of"),
+    (["nosuch"], "error: No such command 'nosuch'; see `fhec --help`."),
+    (["compile"], "error: Missing argument 'PROGRAM'; see `fhec compile --help`."),
+    (["check", "PROG", "--bogus"], "error: No such option '--bogus'; see `fhec check --help`."),
+    (["examples", "nosuch"], "error: No such command 'nosuch'; see `fhec examples --help`."),
+])
+def test_usage_errors_print_as_errors(tmp_path, args, message):
+    """A usage error (unknown command or option, bad choice, missing argument) is an
+    ``error: ...`` line and exit 2 like every other error, not click's usage text."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    res = CliRunner().invoke(main, [str(prog) if a == "PROG" else a for a in args], prog_name="fhec")
+    assert res.exit_code == 2 and message in res.output and "Usage:" not in res.output, res.output
+
+
+def test_fhec_alone_prints_its_help():
+    res = CliRunner().invoke(main, [], prog_name="fhec")
+    assert res.exit_code == 0 and "Usage: fhec" in res.output and "compile" in res.output
