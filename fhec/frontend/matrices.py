@@ -67,6 +67,8 @@ def _dict_diagonals(params: Params, diagonals: dict, where) -> dict[tuple[int, b
         k = (int(step) % row, swap)
         if k in out:
             raise ProgramError(f"linear_transform diagonals {key!r} and another key are the same rotation step.", where)
+        if isinstance(vec, numbers.Number) and not isinstance(vec, bool):  # {k: c}: c in every slot
+            vec = np.full(params.slots, vec)
         out[k] = constants.vector(params, vec, where, "diagonal")
     return out
 

@@ -331,6 +331,16 @@ def test_linear_transform_dict_form(ckks):
     assert np.max(np.abs(got - (d0 * xs + d3 * np.roll(xs, 3)))) < 1e-5
 
 
+def test_linear_transform_scalar_diagonals_fill_every_slot(ckks):
+    p = fhec.Program("diag", ckks)
+    x = p.input("x")
+    d3 = rand(ckks, 2)
+    p.output("y", x.linear_transform({0: 0.5, -3: d3, 2: -1}))
+    xs = rand(ckks)
+    got = fhec.evaluate(p, {"x": xs}, seed=0)["y"]
+    assert np.max(np.abs(got - (0.5 * xs + d3 * np.roll(xs, 3) - np.roll(xs, -2)))) < 1e-5
+
+
 def test_bgv_linear_transform_crosses_rows(bgv):
     rng = np.random.default_rng(4)
     m = rng.integers(0, 257, (bgv.N, bgv.N)) * (rng.random((bgv.N, bgv.N)) < 0.02)
