@@ -97,12 +97,12 @@ model; with α = 14 on every level, 3.6 and 1.9 ms; the first layer, at level 17
 alone, as single hoisted, against 1.26 ms at the n1 = 6144 a node-major working set gave)
 and, in NH and SH, only the first layer and two small ones. The tuning (caps on both DFT
 stages or on CoeffsToSlots alone, `CAP_STAGES`) caps CoeffsToSlots alone on `osiris`, at
-n2 <= 6 for NH and 4 for SH and DH; on `osiris-2tb` SH's likewise at 4, DH's both stages
-at 4, NH none (measured 2026-11-24; docs/scheduling.md, "Scaling").
+n2 <= 6 for NH and 4 for SH and DH; on `osiris-2tb` SH's likewise (CoeffsToSlots alone) at
+6, DH's both stages at 4, NH none (measured 2026-11-24; docs/scheduling.md, "Scaling").
 `full(variant)` without a target keeps the fewest rotations everywhere.
 
-`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (7.2 to
-9.9 million limb instructions; docs/scheduling.md, "Scaling"), and the module-level
+`build(...)` gives the program at any size: `full(variant)` at Osiris's set IV (7.4 to
+10.3 million limb instructions on `osiris`; docs/scheduling.md, "Scaling"), and the module-level
 `resnet_small` (`small()`: N = 2^12, the bootstrap-toy configuration with 10 levels after
 a bootstrap and 256 sparse slots, 2 channels, the first layer and one block) is what
 `fhec check fhec/examples/resnet20.py` runs (a minute or two). `suite_rows()` lists the
