@@ -12,7 +12,7 @@ log2(Q·P) is about 640 bits, above the HE standard's 438-bit bound for N = 2^14
 the accelerator, not for security). Four special primes (hybrid key switching with
 5 digits) keep the 14 key-switching keys at ~390 MB instead of ~1.1 GB.
 
-Run:  fhec examples copy ex && fhec check ex/matvec.py   (about 5 s)
+Run:  fhec examples copy ex && fhec check ex/matvec.py   (about 15 s)
 """
 
 import fhec
