@@ -28,7 +28,7 @@ spilled (non-compulsory MB).
 
 What fhec models of Osiris's bandwidth savings: the uniform half of every key-switching
 key is generated on chip (`[keys]`, §IV-E; "keys generated MB", no off-chip traffic), so
-the bootstraps load 1.3 GB of keys instead of 2.6 GB (ablation "keys loaded whole");
+the SH bootstrap loads 1,242 MB of keys instead of 2,431 MB (ablation "keys loaded whole");
 OF-Limb generates every diagonal, the 63 level-11 DFT diagonals whose 44-bit coefficients
 exceed one 40-bit limb from two stored digits (summed in coefficient form as BConv terms,
 then one NTT per limb), and double hoisting's diagonals on P's limbs too, so constants are
@@ -43,9 +43,9 @@ highest-level transforms), and the row is the fastest ("n2 cap"; "-" = the fewes
 rotations, "4 (CtS)" = CoeffsToSlots alone), as Osiris tunes n1/n2 per hoisting mode and
 bandwidth (§VII-C: "we independently optimize the ratio ... n1/n2, at each bandwidth").
 At 1 TB/s every mode is fastest at the fewest rotations (DH 2.054 ms, 2.069 at n2 <= 6,
-2.124 at n2 <= 4; SH and NH 2.128 and 2.224 at §V's n2 = 4); CoeffsToSlots' own split
+2.123 at n2 <= 4; SH and NH 2.128 and 2.220 at §V's n2 = 4); CoeffsToSlots' own split
 already has n2 <= 4, so the CtS-only caps change nothing here. At 2 TB/s DH is fastest at
-n2 <= 4 (1.728 ms, 1.764 uncapped). (Measured 2026-11-24, with the MDC units' directions
+n2 <= 4 (1.722 ms, 1.758 uncapped). (Measured 2026-11-24, with the MDC units' directions
 below.) The larger n1/n2 ratios Bossuat et al.
 favour for double hoisting were slower (n2 = round(sqrt(n/r)) per factor: 2.41 ms at
 r = 4, 2.95 ms at r = 8 for DH at 1 TB/s, measured before the lowering changes below and
@@ -62,8 +62,8 @@ and the lower bounds order the modes as the paper does. The two MDC units are Mo
 INTT unit and NTT unit, the INTT unit reversed for OF-Limb only (§V; docs/targets.md,
 "Directions"): a mod-up's or mod-down's NTTs onto the other limbs all run on the one
 forward unit. The schedules order the modes as the paper does at both bandwidths: at
-1 TB/s DH 2.054 < SH 2.057 < NH 2.138 ms (paper 2.70 / 2.82 / 3.00; 0.71-0.76x), at 2 TB/s
-DH 1.728 < SH 1.837 < NH 2.086 (paper 1.89 / 2.59 / 2.77). EvalMod's relinearizations are
+1 TB/s DH 2.054 < SH 2.057 < NH 2.133 ms (paper 2.70 / 2.82 / 3.00; 0.71-0.76x), at 2 TB/s
+DH 1.722 < SH 1.832 < NH 2.095 (paper 1.89 / 2.59 / 2.77). EvalMod's relinearizations are
 bound by the forward unit (0.67 M cycles, 0.53 M when both units ran either direction),
 and non-hoisting, with the most mod-ups and mod-downs, slows the most: with both units
 running either direction the rows were DH 1.899 < SH 1.903 < NH 1.960 ms at 1 TB/s and
@@ -104,8 +104,9 @@ from `Report.stages`, measured 2026-11-23):
 * EvalMod is the same in all modes (0.53 M; 0.526 M with a quarter of the slots kept from
   SlotsToCoeffs' prefetches, which otherwise delay the reuse of the slots its values need).
 
-DH moves 1,374 MB off chip at 1 TB/s against SH's 1,361 and NH's 1,358 (about the 17 MB of SlotsToCoeffs keys);
-before the two orders above it moved 1,413 MB and took 2.02 ms, 4% slower than SH. An
+DH moves 1,361 MB off chip at 1 TB/s, as SH does (1,361; NH 1,358); at its earlier cap,
+n2 <= 6, 1,378 MB (the 17 MB of SlotsToCoeffs keys above); before the two orders above it
+moved 1,413 MB and took 2.02 ms, 4% slower than SH. An
 earlier revision removed three costs the lowering charged double and single
 hoisting without need (DH bootstrap 2.12 -> 2.02 ms, SH 1.96 -> 1.94, NH 2.02 -> 1.96 at
 1 TB/s): the two-digit OF-Limb diagonals took an NTT per digit and limb (now the digits
