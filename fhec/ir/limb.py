@@ -38,7 +38,8 @@ OUTPUT        (output_index, poly, limb)                   ``output_names``
 ``poly`` is the ciphertext polynomial (0, 1, ...), ``limb`` the position of the
 limb's prime in its RNS basis, ``digit`` the key-switch digit and ``component`` the
 hint component (0 or 1, F1 Listing 1's ksh0 / ksh1). The name tables are small
-tuples of str, e.g. ``key_names = ("relin", "rot:5", "galois:25")``.
+tuples of str, e.g. ``key_names = ("relin/hybrid", "galois:5/hybrid", "galois:25/bv")``
+(the key's source and key-switching method, `fhec.passes.lower._key_label`).
 
 Instructions
 ------------
