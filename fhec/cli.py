@@ -392,7 +392,7 @@ _keyswitch_option = click.option("--keyswitch", type=click.Choice(["bv", "hybrid
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
               help="Write the streams as Chrome trace-event JSON (open in Perfetto or chrome://tracing).")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), default=None,
-              help="Write the report's plots here as PNG (utilization, traffic, scratchpad, roofline; needs fhec[plot]).")
+              help="Write the report's plots here as PNG (utilization, traffic, scratchpad, roofline).")
 def compile_command(program: str, target: str, out_dir: str | None, keyswitch: str | None, policy: str,
                     hint_order: str, dump_after: tuple[str, ...], dump_dir: str | None, trace_file: str | None,
                     plots_dir: str | None) -> None:
@@ -468,7 +468,7 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
               help="Write the table here: .csv, or .parquet (needs pyarrow).")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
-              help="Write the Pareto front (cycles against area and energy) here as PNG (needs fhec[plot]).")
+              help="Write the Pareto front (cycles against area and energy) here as PNG.")
 @_keyswitch_option
 def explore_command(program: str, target: str, vary: tuple[str, ...], scheduler: str | None, workers: int,
                     out_file: str | None, plot_file: str | None, keyswitch: str | None) -> None:

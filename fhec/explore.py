@@ -254,7 +254,7 @@ class ExploreResult:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise MissingExtraError("fhec's plots need matplotlib: pip install 'fhec[plot]'") from None
+            raise MissingExtraError("fhec's plots need matplotlib, which this installation lacks: pip install matplotlib") from None
         from fhec.plot._figure import new_figure
 
         axes_of = [(k, label) for k, label in (("area_mm2", "area (mm²)"), ("energy_uj", "energy (µJ)"))

@@ -1,4 +1,4 @@
-"""Plots of compiled programs (matplotlib, the ``plot`` extra: ``pip install fhec[plot]``).
+"""Plots of compiled programs (matplotlib, a dependency of fhec, imported only here).
 
 Each function takes a `Report` (``fhec.compile(...).report``) and returns a matplotlib
 `Figure` that shows itself inline in a notebook (it has ``_repr_png_``) and never opens
@@ -34,7 +34,7 @@ def _require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise MissingExtraError("fhec's plots need matplotlib: pip install 'fhec[plot]'") from None
+        raise MissingExtraError("fhec's plots need matplotlib, which this installation lacks: pip install matplotlib") from None
 
 
 def utilization(report, *, bins: int = 200):

@@ -93,9 +93,9 @@ def test_a_report_read_from_json_plots_what_its_fields_allow(spilled):
             getattr(loaded, plot)()
 
 
-def test_without_matplotlib_the_error_names_the_extra(spilled, monkeypatch):
+def test_without_matplotlib_the_error_says_what_to_install(spilled, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(MissingExtraError, match=r"pip install 'fhec\[plot\]'"):
+    with pytest.raises(MissingExtraError, match=r"lacks: pip install matplotlib"):
         spilled.report.plot_traffic()
 
 
