@@ -221,6 +221,19 @@ def test_machine_errors_are_target_errors(tmp_path):
     small.write_text(text.replace("words = 4194304", "words = 4096"))
     with pytest.raises(TargetError, match="vector data memory"):
         fhec.compile(_small_program(), target=small)
+
+
+def test_loaded_data_beyond_the_vdm_is_refused_before_the_allocation_search(tmp_path, monkeypatch):
+    # the inputs, keys and twiddles alone overflow: no register allocation could fit, so
+    # none is tried (a bootstrap's keys took minutes of allocation to be refused)
+    import fhec.isa.rpu as rpu
+
+    text = (Path(fhec.backends.target.__file__).parent / "targets" / "rpu.toml").read_text()
+    small = tmp_path / "small.toml"
+    small.write_text(text.replace("words = 4194304", "words = 4096"))
+    monkeypatch.setattr(rpu.timing, "schedule", lambda *a, **k: pytest.fail("allocation search ran"))
+    with pytest.raises(TargetError, match="vector data memory"):
+        fhec.compile(_small_program(), target=small)
     odd = tmp_path / "odd.toml"
     odd.write_text(text.replace('isa = "rpu"', 'isa = "vax"'))
     with pytest.raises(TargetError, match="no backend"):

@@ -53,6 +53,13 @@ def _store(cls: int, phys: int, address: int) -> Instr:
     return Instr(Op.VSTORE, (), (phys,), (field, int(Mode.CONTIGUOUS), 0, arf))
 
 
+def _refuse_vdm(need: int, vdm: int, machine: IsaMachine) -> None:
+    raise TargetError(
+        f"the program needs {need:,} words of vector data memory (inputs, keys, outputs, twiddles, spills) "
+        f"but {machine.name} has {vdm:,}; use a smaller N or fewer levels, or a larger [memories.vdm]"
+    )
+
+
 class RpuBackend:
     """B512 for the RPU (see the package docstring)."""
 
@@ -71,6 +78,9 @@ class RpuBackend:
 
     def allocate(self, selected: Selected, machine: IsaMachine) -> Allocated:
         layout = selected.layout
+        vdm = machine.memory_spec("vdm").words
+        if layout.words_used.get("vdm", 0) > vdm:  # no allocation can fit: refuse before the search
+            _refuse_vdm(layout.words_used["vdm"], vdm, machine)
         spill_base = -(-layout.words_used.get("vdm", 0) // VECTOR_LENGTH) * VECTOR_LENGTH
         files = {RegFile.VECTOR: machine.register_file("vector").count,
                  RegFile.SCALAR: machine.register_file("scalar").count}
@@ -84,14 +94,9 @@ class RpuBackend:
                          spill_base=spill_base, slot_words=VECTOR_LENGTH)
             out.append(Allocated(selected.lowered, a.code, layout.with_spills(spill_base, a.spill_slots * VECTOR_LENGTH),
                                  a.spills, a.reloads, a.home_loads))
-        vdm = machine.memory_spec("vdm").words
         fits = [a for a in out if a.layout.words_used["vdm"] <= vdm]
         if not fits:
-            need = min(a.layout.words_used["vdm"] for a in out)
-            raise TargetError(
-                f"the program needs {need:,} words of vector data memory (inputs, keys, outputs, twiddles, spills) "
-                f"but {machine.name} has {vdm:,}; use a smaller N or fewer levels, or a larger [memories.vdm]"
-            )
+            _refuse_vdm(min(a.layout.words_used["vdm"] for a in out), vdm, machine)
         first, *rest = fits
         return dataclasses.replace(first, alternatives=tuple(rest))
 
