@@ -171,7 +171,11 @@ def encode_scalar(params: Params, value, level: int | None = None, scale=None) -
     level = params.top_level if level is None else level
     if params.scheme == "ckks":
         scale = params.scale_at(level) if scale is None else float(scale)
-        if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) and np.isfinite(value):
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            # a Python int may lie beyond int64 and even float range: its magnitude as a float
+            magnitude = float(value) if abs(value) < 2**1023 else float("inf")
+            ranges.check_values_fit(params, np.array([magnitude]), level, scale, None, "the constant to encode")
+        elif isinstance(value, (float, np.floating)) and math.isfinite(value):
             ranges.check_values_fit(params, np.array([float(value)]), level, scale, None, "the constant to encode")
     else:
         scale = 1 if scale is None else int(scale)

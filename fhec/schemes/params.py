@@ -700,14 +700,19 @@ class BGVParams(_CommonParams):
         if self.q_bits is not None and self.modulus_bits is not None:
             raise ParameterError("give the level primes' size either as modulus_bits or in q_bits, not both.")
         bits = self.word_bits - 2 if self.modulus_bits is None else self.modulus_bits
-        level_bits = self.q_bits[self.base_limbs:] if self.q_bits is not None else (bits,) * self.levels
-        if level_bits and self.plain_modulus.bit_length() >= min(level_bits) - 4:
+        # the smallest level prime's size (None: no level), without a tuple of `levels` entries:
+        # levels is not yet checked against the prime count here and may be 2**63
+        if self.q_bits is not None:
+            smallest_level = min(self.q_bits[self.base_limbs:], default=None)
+        else:
+            smallest_level = bits if self.levels > 0 else None
+        if smallest_level is not None and self.plain_modulus.bit_length() >= smallest_level - 4:
             raise ParameterError(
-                f"plain_modulus t = {self.plain_modulus} is too large for {min(level_bits)}-bit level primes: "
+                f"plain_modulus t = {self.plain_modulus} is too large for {smallest_level}-bit level primes: "
                 f"t must be at least 4 bits smaller; raise modulus_bits (or q_bits's level sizes) or word_bits, "
                 f"or use a smaller t."
             )
-        self._check_before_derivation(min(level_bits, default=bits))  # a lower bound of log2(Q·P)
+        self._check_before_derivation(bits if smallest_level is None else smallest_level)  # a lower bound of log2(Q·P)
         used = {self.plain_modulus}
         base = self._derive_special_and_base(used)
         used.update(base)

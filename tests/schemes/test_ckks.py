@@ -240,3 +240,14 @@ def test_value_limits_beyond_a_float_modulus():
     assert 0 < value_limit(big, mid, big.scale_at(mid)) < math.inf
     assert value_limit(big, mid, big.scale_at(mid), noise=2000.0) == 0.0  # an error estimate beyond 2^1024
     assert value_limit(big, big.top_level, big.default_scale, noise=2000.0) == 0.0
+
+
+@pytest.mark.parametrize("value", [-2**63 - 1, 2**64, 10**400])
+def test_integers_beyond_int64_are_value_overflows_not_type_errors(value):
+    # found by the thorough fuzz profile: np.isfinite cannot take a Python int beyond int64.
+    # At level 2 of 30-bit scales only |value| <= 2.3e18 fits, so each is an overflow.
+    params = fhec.CKKSParams(N=1024, levels=2, scale_bits=30, word_bits=32, security=None)
+    keys = fhec.keygen(params, seed=1)
+    ct = fhec.encrypt(keys, [0.5], seed=1)
+    with pytest.raises(fhec.ValueOverflowError, match="the constant to encode"):
+        fhec.Evaluator(keys).add(ct, value)

@@ -100,3 +100,14 @@ def test_bgv_modulus_bits_range():
         fhec.BGVParams(N=2**10, levels=1, plain_modulus=40961, modulus_bits=40, security=None)
     with pytest.raises(fhec.ParameterError, match="too large"):
         fhec.BGVParams(N=2**10, levels=1, plain_modulus=40961, modulus_bits=20, security=None)
+
+
+@pytest.mark.parametrize("scheme", ["ckks", "bgv"])
+def test_absurd_level_counts_are_refused_without_building_a_chain(scheme):
+    # found by the thorough fuzz profile: BGV sized a tuple of `levels` entries first
+    # (a MemoryError at 2**31, the machine's memory at 2**63)
+    make = {"ckks": lambda lv: fhec.CKKSParams(N=1024, levels=lv, scale_bits=30, word_bits=32, security=None),
+            "bgv": lambda lv: fhec.BGVParams(N=1024, levels=lv, plain_modulus=12289, security=None)}[scheme]
+    for levels in (2**31, 2**63):
+        with pytest.raises(fhec.ParameterError, match="more than fhec supports"):
+            make(levels)
