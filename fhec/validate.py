@@ -153,6 +153,10 @@ def as_mapping(value: Any, name: str, *, error: type[FhecError] = ParameterError
     return value
 
 
+def _all_python_ints(values) -> bool:
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
 def as_1d_array(value: Any, name: str, *, error: type[FhecError], where: str | None = None) -> np.ndarray:
     """`value` as a numpy array of at most one dimension (a scalar stays 0-D), or `error`.
 
@@ -165,6 +169,10 @@ def as_1d_array(value: Any, name: str, *, error: type[FhecError], where: str | N
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise error(f"{name} must be a number or a 1-D vector of numbers: {exc}.", where) from None
+    if array.dtype.kind == "f" and isinstance(value, (list, tuple)) and _all_python_ints(value):
+        # numpy promotes ints that need both int64 and uint64 ([0, 2**63]) to float64, which
+        # rounds them; Python ints stay exact as objects (BGV reduces them mod t)
+        array = np.asarray(value, dtype=object)
     if array.ndim > 1:
         raise error(
             f"{name} must be 1-D (one value per slot), but it has shape {array.shape}; flatten it "

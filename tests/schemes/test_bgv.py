@@ -103,3 +103,12 @@ def test_missing_swap_key(bgv_params):
     keys = fhec.keygen(bgv_params, seed=2)
     with pytest.raises(fhec.MissingRotationKeyError, match="conjugation=True"):
         fhec.Evaluator(keys).swap_rows(fhec.encrypt(keys, [1], seed=1))
+
+
+def test_a_list_mixing_int64_and_uint64_sized_ints_stays_exact():
+    # found by the thorough fuzz profile: numpy turns [0, 2**63] into float64, which BGV refused
+    params = fhec.BGVParams(N=1024, levels=2, plain_modulus=12289, security=None)
+    keys = fhec.keygen(params, seed=1)
+    values = [0, 2**63, -(2**63) - 5, 7]
+    out = fhec.decrypt(keys, fhec.encrypt(keys, values, seed=3))
+    assert out[:4].tolist() == [v % 12289 for v in values]
