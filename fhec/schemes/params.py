@@ -720,7 +720,7 @@ class BGVParams(_CommonParams):
         if self.q_bits is None:
             level_primes = ntt_primes(self.N, bits, self.levels, tuple(sorted(used)))
         else:
-            level_primes = _primes_of_sizes(self.N, level_bits, used)
+            level_primes = _primes_of_sizes(self.N, self.q_bits[self.base_limbs:], used)
         object.__setattr__(self, "moduli", tuple(base) + tuple(level_primes))
         self._check_derived()
 
