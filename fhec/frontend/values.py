@@ -115,7 +115,6 @@ _NUMPY_FIXES = {
     "sum": "x.sum_slots() sums all slots into slot 0; x.sum(n) sums n slots",
     "dot": "x.dot(w) with the plaintext vector w",
     "inner": "x.dot(w) with the plaintext vector w",
-    "matmul": "M @ x with a 2-D plaintext matrix",
     "mean": "x.mean()",
     "roll": "x.rotate(k)",
 }
