@@ -382,17 +382,34 @@ def save(obj, path, *, include_secret: bool = False) -> Path:
 
 
 def _write_atomically(path: Path, data: bytes, mode: int | None) -> Path:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write `data` to `path` through a fresh temporary file beside it, renamed into place.
+
+    The temporary name is random and created exclusively (`tempfile.mkstemp`: O_EXCL, mode
+    0600), so a stale or planted file or symlink of a predictable name can neither widen a
+    secret file's mode nor redirect its bytes. A file without `mode` then gets what a plain
+    `open` would have given it (0666 less the umask)."""
+    import tempfile
+
+    tmp = None
     try:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-        fd = os.open(tmp, flags, 0o666 if mode is None else mode)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        tmp = Path(name)
         with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), _public_mode() if mode is None else mode)
             f.write(data)
         os.replace(tmp, path)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise PersistenceFormatError(f"cannot write {path}: {e.strerror or e}.") from None
     return path
+
+
+def _public_mode() -> int:
+    """0666 less the process's umask (read by setting it and restoring it at once)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def load(path, *, params=None):

@@ -52,6 +52,33 @@ def test_keys_round_trip_with_and_without_the_secret(tmp_path, keys):
     assert stat.S_IMODE(os.stat(tmp_path / "secret.fhec").st_mode) == 0o600
 
 
+def test_a_secret_file_is_private_whatever_lies_beside_it(tmp_path, keys):
+    # the temporary file a save goes through used to have a predictable name, opened without
+    # O_EXCL: a stale or planted file of that name kept its mode (the secret came out
+    # world-readable) and a planted symlink received the secret
+    import glob
+
+    stale = tmp_path / f".k.fhec.{os.getpid()}.tmp"
+    stale.write_bytes(b"")
+    os.chmod(stale, 0o644)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"")
+    os.symlink(victim, tmp_path / f".k2.fhec.{os.getpid()}.tmp")
+    for name in ("k.fhec", "k2.fhec"):
+        fhec.save(keys, tmp_path / name, include_secret=True)
+        assert not os.path.islink(tmp_path / name)
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o600
+    assert victim.read_bytes() == b""
+    # a public file gets what open() would give it, and no temporary file is left behind
+    umask = os.umask(0o022)
+    try:
+        fhec.save(keys.public_only(), tmp_path / "pub.fhec")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(os.stat(tmp_path / "pub.fhec").st_mode) == 0o644
+    assert sorted(glob.glob(str(tmp_path / ".*.tmp"))) == sorted(str(p) for p in (stale, tmp_path / f".k2.fhec.{os.getpid()}.tmp"))
+
+
 def test_a_secret_is_never_written_unasked(tmp_path, keys):
     with pytest.raises(fhec.SecretKeyError, match="public_only"):
         fhec.save(keys, tmp_path / "k.fhec")
