@@ -88,6 +88,10 @@ def load_module(path: str):
         raise
     except Exception as e:  # noqa: BLE001  (the user's file raised it: report it as theirs)
         raise program_file_error(path, e) from None
+    except SystemExit as e:
+        # not an Exception: uncaught, it would end fhec with the file's exit code (0 passes
+        # a `fhec check` that never ran, and the other files are never checked)
+        raise program_file_error(path, e) from None
     finally:
         if sys.path and sys.path[0] == directory:
             sys.path.pop(0)
@@ -107,6 +111,9 @@ def program_file_error(path: str, error: Exception) -> ProgramFileError:
             line = lineno
     if isinstance(error, UnicodeDecodeError):
         what = "is not a UTF-8 text file (a binary file?); fhec reads Python program files"
+    elif isinstance(error, SystemExit):
+        what = (f"called sys.exit({error.code!r}) while fhec imported it; put script code under "
+                f"`if __name__ == \"__main__\":`, which fhec does not run")
     else:
         what = f"raised {type(error).__name__}: {error}"
     return ProgramFileError(f"{path}:{line or 1}: the program file {what}.")

@@ -252,6 +252,8 @@ def test_malformed_program_json_fields():
     ("import fhec\nx = (\n", r"bad\.py:2: syntax error"),
     ("import fhec\n\ny = undefined_name\n", r"bad\.py:3: .*NameError"),
     ("import not_a_module_fhec_test\n", r"bad\.py:1: .*ModuleNotFoundError"),
+    # SystemExit is no Exception: it used to end fhec with the file's own exit code (0)
+    ("import sys\n\nsys.exit(0)\n", r"bad\.py:3: .*sys\.exit\(0\).*__main__"),
 ])
 def test_cli_program_file_errors_name_file_and_line(tmp_path, source, match):
     path = tmp_path / "bad.py"
