@@ -30,7 +30,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fhec.errors import LevelExhaustedError, LevelMismatchError, ScaleMismatchError, ScaleOverflowError
+from fhec.errors import (InvalidArgumentError, LevelExhaustedError, LevelMismatchError, ScaleMismatchError,
+                         ScaleOverflowError, ValueOverflowError)
 from fhec.frontend import Cipher, Plain, Program
 from fhec.ir.he import HeOp
 from fhec.ir.he_verify import used_values
@@ -47,15 +48,15 @@ MIN_BITS = {"ckks": 11.0, "bgv": 16.0}
 BGV_PLAIN_MODULI = (257, 7681, 12289, 65537)
 """Primes t with t ≡ 1 mod 2N for small N (257: N <= 128; 7681: N <= 256; 12289: N <= 2048)."""
 
-_SKIPPED = (LevelExhaustedError, LevelMismatchError, ScaleMismatchError, ScaleOverflowError)
+_SKIPPED = (LevelExhaustedError, LevelMismatchError, ScaleMismatchError, ScaleOverflowError, ValueOverflowError)
+"""DSL errors that drop a drawn operation. ValueOverflowError is among them because a
+parameter set the user passes may have less headroom than the generator's bounds assume."""
 
 
 # -- parameters ---------------------------------------------------------------------------------
 
 
-@st.composite
 def params(
-    draw,
     scheme: str = "ckks",
     *,
     min_levels: int = 1,
@@ -78,6 +79,22 @@ def params(
     [log2 n_min, log2 n_max], so ``target="f1"`` draws N = 2^10 unless `log_n` asks for
     more) and primes within its word size.
     """
+    _check_scheme(scheme)
+    _check_int("min_levels", min_levels, 1)
+    _check_int("max_levels", max_levels, min_levels)
+    if not (isinstance(log_n, tuple) and len(log_n) == 2):
+        raise InvalidArgumentError(f"log_n = {log_n!r:.40} must be a pair (least, most) of log2 N, e.g. (5, 7).")
+    _check_int("log_n[0]", log_n[0], 1)
+    _check_int("log_n[1]", log_n[1], log_n[0])
+    if base_limbs is not None:
+        _check_int("base_limbs", base_limbs, 1)
+    if keyswitch not in (None, "hybrid", "bv"):
+        raise InvalidArgumentError(f"keyswitch = {keyswitch!r:.40} must be None (drawn), 'hybrid' or 'bv'.")
+    return _params(scheme, min_levels, max_levels, log_n, base_limbs, keyswitch, target)
+
+
+@st.composite
+def _params(draw, scheme, min_levels, max_levels, log_n, base_limbs, keyswitch, target):
     word, scale = 32, 30
     if target is not None:
         log_n, word = _target_ring(target, log_n)
@@ -101,6 +118,19 @@ def params(
 
 
 params_strategy = params  # `programs` has an argument named params
+
+_SCHEMES = ("ckks", "bgv")
+
+
+def _check_scheme(scheme) -> None:
+    if scheme not in _SCHEMES:
+        raise InvalidArgumentError(f"scheme = {scheme!r:.40}: fhec.testing draws 'ckks' or 'bgv' programs.")
+
+
+def _check_int(name: str, value, least: int) -> None:
+    """An argument that must be an int >= least (InvalidArgumentError naming it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise InvalidArgumentError(f"{name} = {value!r:.40} must be an integer >= {least}.")
 
 
 def _target_ring(target, log_n: tuple[int, int]) -> tuple[tuple[int, int], int]:
@@ -345,10 +375,8 @@ _OPS = (
 )
 
 
-@st.composite
 def programs(
-    draw,
-    scheme: str = "ckks",
+    scheme: str | None = None,
     max_depth: int = 3,
     params=None,
     max_ops: int = 10,
@@ -358,17 +386,34 @@ def programs(
     """Random `fhec.Program`s (see module doc).
 
     Args:
-        scheme: "ckks" or "bgv" (ignored when `params` is given).
+        scheme: "ckks" or "bgv"; None: "ckks", or the scheme of `params` when given
+            (a scheme that differs from `params`' is refused).
         max_depth: the multiplicative depth budget: the parameter sets have at most this
-            many levels (at least 1).
+            many levels (an integer >= 1).
         params: a fixed parameter set instead of drawn ones.
         max_ops: number of DSL operations attempted.
         rescale: "auto", "manual" or None (drawn).
         target: draw parameters this target accepts (see `params`), e.g. "f1", so that
             the programs compile for it.
     """
+    if params is not None and not isinstance(params, (CKKSParams, BGVParams)):
+        raise InvalidArgumentError(f"params = {params!r:.60} must be a CKKSParams or BGVParams (or None: drawn).")
+    if scheme is not None:
+        _check_scheme(scheme)
+        if params is not None and params.scheme != scheme:
+            raise InvalidArgumentError(f"scheme = {scheme!r} but params is a {params.scheme.upper()} parameter set; "
+                                       f"drop scheme or pass {params.scheme.upper()} parameters.")
+    _check_int("max_depth", max_depth, 1)
+    _check_int("max_ops", max_ops, 1)
+    if rescale not in (None, "auto", "manual"):
+        raise InvalidArgumentError(f"rescale = {rescale!r:.40} must be None (drawn), 'auto' or 'manual'.")
+    return _programs(scheme or "ckks", max_depth, params, max_ops, rescale, target)
+
+
+@st.composite
+def _programs(draw, scheme, max_depth, params, max_ops, rescale, target):
     if params is None:
-        params = draw(params_strategy(scheme, max_levels=max(1, max_depth), target=target))
+        params = draw(params_strategy(scheme, max_levels=max_depth, target=target))
     policy = rescale or draw(st.sampled_from(["auto", "auto", "manual"]))
     p = Program("random", params, rescale=policy, loc="<random program>")
     g = _Gen(draw, p)
@@ -389,12 +434,22 @@ def programs(
     for j, idx in enumerate(dict.fromkeys(chosen)):
         p.output(f"y{j}", g.values[idx][0])
     live = used_values(p.ir)
-    first = p.ir.inputs["x0"].id
     for node in list(p.ir.nodes_of(HeOp.INPUT, HeOp.PLAIN_INPUT)):
         if node.id not in live:
-            x0 = Cipher(p, first)
-            p.output(f"use_{node.attr('name')}", x0 + Plain(p, node.id) if node.op is HeOp.PLAIN_INPUT else Cipher(p, node.id))
+            name = f"use_{node.attr('name')}"
+            p.output(name, _plain_user(p, node.id, name) if node.op is HeOp.PLAIN_INPUT else Cipher(p, node.id))
     return p
+
+
+def _plain_user(p, plain_id, name):
+    """A ciphertext using plain input `plain_id`: the highest-level ciphertext input plus it,
+    or, where that sum could overflow (a user's parameter set with little headroom at that
+    level), a fresh top-level input plus it."""
+    x = max((Cipher(p, n.id) for n in p.ir.nodes_of(HeOp.INPUT)), key=lambda c: c.level)
+    try:
+        return x + Plain(p, plain_id)
+    except ValueOverflowError:
+        return p.input(f"{name}_x", level=p.params.top_level) + Plain(p, plain_id)
 
 
 def inputs_for(program, *, full: bool = False):

@@ -100,6 +100,32 @@ def test_bad_arguments_are_fhec_errors(kwargs, message):
         ft.assert_matches_reference(compiled, {"x": [0.5]}, seed=0, **kwargs)
 
 
+@pytest.mark.parametrize("build, message", [
+    (lambda: ft.params("tfhe"), "scheme = 'tfhe'"),
+    (lambda: ft.params("ckks", log_n=(7, 5)), r"log_n\[1\] = 5 must be an integer >= 7"),
+    (lambda: ft.params("bgv", min_levels=0), "min_levels = 0"),
+    (lambda: ft.programs(scheme="ckks", max_depth=-1), "max_depth = -1"),
+    (lambda: ft.programs(max_ops=0), "max_ops = 0"),
+    (lambda: ft.programs(rescale="sometimes"), "rescale = 'sometimes'"),
+    (lambda: ft.programs(params="abc"), "must be a CKKSParams or BGVParams"),
+    (lambda: ft.programs(scheme="bgv", params=_program().params), "params is a CKKS parameter set"),
+])
+def test_strategy_arguments_are_checked_when_built(build, message):
+    # they used to be accepted (an unknown scheme drew BGV, a negative depth drew programs)
+    # or to fail inside hypothesis while drawing
+    with pytest.raises(fhec.InvalidArgumentError, match=message):
+        build()
+
+
+@ft.settings(max_examples=60)
+@given(ft.programs(params=fhec.CKKSParams(N=2**10, levels=2, security=None), max_depth=2))
+def test_programs_fit_a_given_parameter_set_with_little_headroom(program):
+    # one 32-bit base prime at scale 2^30: |slot| <= 2 at level 0. The output added to use an
+    # unused plain input (an input at level 0 plus the plain: bound 2) used to raise
+    # ValueOverflowError inside the strategy after about 20 draws
+    assert program.params.base_limbs == 1
+
+
 def test_the_documented_example_runs_verbatim():
     """Every python block of docs/testing.md, executed as written; each test function it
     defines is then called, as pytest would."""
