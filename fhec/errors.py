@@ -210,7 +210,8 @@ class PersistenceFormatError(FhecError):
 
 class SecretKeyError(FhecError):
     """A secret key would be written without being asked for (`fhec.save` of a `KeySet`
-    holding its secret needs ``include_secret=True``)."""
+    holding its secret needs ``include_secret=True``), or is needed (decryption) from a
+    public-only key set."""
 
 
 class PlotDataError(FhecError):

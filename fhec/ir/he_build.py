@@ -273,10 +273,11 @@ class HeBuilder:
             limit = ranges.value_limit(self.params, typ.level, typ.scale)
         if typ.bound is not None and typ.bound > limit:
             p = self.params
+            shown, fits = ranges.format_excess(typ.bound, limit)
             raise ValueOverflowError(
-                f"this value can reach |slot| = {ranges.format_bound(typ.bound)} (bounded from the inputs' declared "
+                f"this value can reach |slot| = {shown} (bounded from the inputs' declared "
                 f"bounds and the constants), but at level {typ.level} with scale {_log2(typ.scale)} only "
-                f"|slot| <= {ranges.format_bound(limit)} fits below Q_{typ.level}/2 = 2^{log_q - 1:.1f}; larger "
+                f"|slot| <= {fits} fits below Q_{typ.level}/2 = 2^{log_q - 1:.1f}; larger "
                 f"values decrypt to garbage. Declare tighter input bounds (p.input(name, bound=...)), scale "
                 f"large values down early (x * 0.01), use more levels (levels={p.levels + 1}) or base_limbs "
                 f"(now {p.base_limbs}) for headroom, or lower scale_bits (now {p.scale_bits}).",

@@ -31,6 +31,7 @@ from fhec.errors import (
     NoiseBudgetExhaustedError,
     ParameterError,
     SchemeMismatchError,
+    SecretKeyError,
     TooManyValuesError,
 )
 from fhec.validate import as_1d_array, as_int, as_real
@@ -275,7 +276,8 @@ def _raw_decrypt(keys: KeySet, ct: Ciphertext, limbs: int) -> np.ndarray:
     check_keys(keys)
     check_ciphertext(ct)
     if keys.secret_ntt is None:
-        raise MismatchedParametersError("decryption needs the secret key; this key set is public-only")
+        raise SecretKeyError("decryption needs the secret key; this key set is public-only (decrypt with the "
+                             "key set that keygen returned, or one loaded from a file saved with include_secret=True)")
     if ct.key_id != keys.key_id or ct.params.fingerprint != keys.params.fingerprint:
         raise MismatchedParametersError(
             "the ciphertext was encrypted under another key set or parameter set; decrypt it with the keys "

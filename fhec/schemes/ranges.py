@@ -85,6 +85,17 @@ def format_bound(b: float) -> str:
     return f"{b:.3g}"
 
 
+def format_excess(value: float, limit: float) -> tuple[str, str]:
+    """`value` and the `limit` it exceeds, printed with the fewest significant digits (3 or
+    more) that tell them apart: at 3 digits a reach of 2 over a limit of 1.99997 would
+    read "can reach 2 ... only 2 fits"."""
+    for digits in range(3, 18):
+        shown = f"{value:.{digits}g}", f"{limit:.{digits}g}"
+        if shown[0] != shown[1]:
+            return shown
+    return shown
+
+
 def check_values_fit(params: Params, values, level: int, scale: float, noise: float | None, what: str) -> None:
     """Raise `ValueOverflowError` unless CKKS `values` encoded at (`level`, `scale`)
     stay below Q_level/2 (with the error tail of `noise`, see `value_limit`).
@@ -95,9 +106,10 @@ def check_values_fit(params: Params, values, level: int, scale: float, noise: fl
     biggest = float(arr.max(initial=0.0))
     limit = value_limit(params, level, scale, noise)
     if biggest > limit:
+        shown, fits = format_excess(biggest, limit)
         raise ValueOverflowError(
-            f"{what} reach |value| = {format_bound(biggest)}, but at level {level} with scale "
-            f"2^{math.log2(scale):.3f} only |value| <= {format_bound(limit)} fits below Q_{level}/2; larger values "
+            f"{what} reach |value| = {shown}, but at level {level} with scale "
+            f"2^{math.log2(scale):.3f} only |value| <= {fits} fits below Q_{level}/2; larger values "
             f"decrypt to garbage. Use a higher level (more modulus: level=..., or more `levels`/base_limbs in "
             f"the parameters), a lower scale_bits (now {params.scale_bits}), or scale the values down first."
         )

@@ -384,3 +384,12 @@ def test_bgv_noise_overflow_names_the_output_line():
         fhec.evaluate(p, {"x": np.arange(32)}, seed=0)
     names_line(e, line)
     assert "output 'y'" in str(e.value)
+
+
+def test_an_overflow_message_shows_the_excess():
+    # a reach of 2 over a limit of 1.99996 used to print "can reach |slot| = 2 ... only
+    # |slot| <= 2 fits" (both at 3 significant digits)
+    p = fhec.Program("o", fhec.CKKSParams(N=2**10, levels=2, security=None))
+    x, w = p.input("x", level=0), p.plain("w")
+    with pytest.raises(fhec.ValueOverflowError, match=r"can reach \|slot\| = 2 .* only \|slot\| <= 1\.9999\d* fits"):
+        x + w

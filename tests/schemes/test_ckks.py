@@ -31,6 +31,9 @@ def test_public_key_encryption(ckks_params, ckks_keys):
     x = _vec(ckks_params, 2)
     ct = fhec.encrypt(ckks_keys.public_only(), x, seed=4)
     assert fhec.measure_precision(x, fhec.decrypt(ckks_keys, ct))["mean_bits"] >= _required_bits(ckks_params, ct)
+    # decrypting needs the secret: SecretKeyError, not a parameter mismatch (the parameters match)
+    with pytest.raises(fhec.SecretKeyError, match="public-only"):
+        fhec.decrypt(ckks_keys.public_only(), ct)
 
 
 def test_short_input_is_zero_padded(ckks_params, ckks_keys):
