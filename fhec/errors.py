@@ -27,6 +27,24 @@ class InternalError(Exception):
     """An invariant of fhec itself failed; please report it."""
 
 
+_WARNED: dict = {}
+"""The registry of `warn_at`: Python's default filter shows a warning once per text and
+location, as it does for `warnings.warn` (a program checked twice, by `fhec.evaluate` and
+`fhec.reference`, warns once)."""
+
+
+def warn_at(message: str, category: type[Warning], where: str | None, stacklevel: int = 2) -> None:
+    """Warn `message`, attributed to the DSL line `where` (``"file.py:LINE"``) when given,
+    so that the warning names the user's line rather than the fhec code that noticed it."""
+    import warnings
+
+    path, _, line = (where or "").rpartition(":")
+    if not (path and line.isdigit()):
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+        return
+    warnings.warn_explicit(message, category, path, int(line), module=path, registry=_WARNED)
+
+
 class ParameterError(FhecError):
     """Parameters are malformed (N, word size, moduli, levels...)."""
 

@@ -123,3 +123,25 @@ def test_f1_matvec_example_passes_check():
 def test_check_rejects_a_negative_seed_with_the_fix(write):
     r = run("check", "--seed", "-1", write("one.py", ONE))
     assert r.exit_code == 2 and "seed=-1 is negative" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_warning_names_the_dsl_line_once(write):
+    # `fhec check` traces, evaluates and takes the reference: the unused-input warning used
+    # to print twice, and a precision warning named fhec's own source line
+    import subprocess
+    import sys
+
+    path = write("u.py", """
+        import fhec
+        p = fhec.Program("u", fhec.CKKSParams(N=2**10, levels=2, security=None))
+        x = p.input("x")
+        z = p.input("unused")
+        p.output("y", x.rotate(1))
+    """)
+    r = subprocess.run([sys.executable, "-m", "fhec.cli", "check", path], capture_output=True, text=True,
+                       cwd=pathlib.Path(path).parent)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("UnusedInputWarning") == 1 and "u.py:5: UnusedInputWarning" in r.stderr, r.stderr
+    r = subprocess.run([sys.executable, "-m", "fhec.cli", "compile", path, "--target", "tiny", "--keyswitch", "bv"],
+                       capture_output=True, text=True, cwd=pathlib.Path(path).parent)
+    assert "u.py:6: PrecisionWarning" in r.stderr and "fhec/" not in r.stderr, r.stderr

@@ -103,9 +103,7 @@ def check_complete(program: HeProgram) -> HeProgram:
     """User-level checks before running a program: it has at least one output
     (`UnsetOutputError`, naming the line that created the program), and every input is
     used by some output (an `UnusedInputWarning` attributed to the input's line)."""
-    import warnings
-
-    from fhec.errors import UnsetOutputError, UnusedInputWarning
+    from fhec.errors import UnsetOutputError, UnusedInputWarning, warn_at
 
     if not program.outputs:
         raise UnsetOutputError(
@@ -116,12 +114,6 @@ def check_complete(program: HeProgram) -> HeProgram:
     live = used_values(program)
     for n in program.nodes:
         if n.op in (HeOp.INPUT, HeOp.PLAIN_INPUT) and n.id not in live:
-            path, _, line = (n.loc or "?:0").rpartition(":")
-            warnings.warn_explicit(
-                f"input {n.attr('name')!r} of program {program.name!r} is never used by any output; "
-                f"remove it or use it.",
-                UnusedInputWarning,
-                path or "?",
-                int(line) if line.isdigit() else 0,
-            )
+            warn_at(f"input {n.attr('name')!r} of program {program.name!r} is never used by any output; "
+                    f"remove it or use it.", UnusedInputWarning, n.loc)
     return program

@@ -25,9 +25,8 @@ imprecise configurations on purpose (e.g. the bit-exactness of compiled BV key s
 from __future__ import annotations
 
 import math
-import warnings
 
-from fhec.errors import PrecisionError, PrecisionWarning
+from fhec.errors import PrecisionError, PrecisionWarning, warn_at
 from fhec.schemes import noise as nz
 from fhec.schemes.params import Params
 
@@ -69,18 +68,19 @@ def check_keyswitch(
         f"its key-switching error (2^{ks:.1f} at scale 2^{math.log2(scale):.1f}) swamps the value. "
         f"Use keyswitch='hybrid' (or 'auto' when compiling, which picks BV only where it costs no precision)"
     )
-    prefix = f"{where}: " if where else ""
+    # the warnings are attributed to `where`, the DSL line (their filename and lineno)
     if bits < 1.0:
         message = f"{what} with keyswitch={method!r} leaves an estimated {bits:.1f} bits of precision: {advice}."
         if strict:
             raise PrecisionError(message, where)
-        warnings.warn(f"{prefix}{message} Running this program will raise PrecisionError.", PrecisionWarning,
-                      stacklevel=3)
+        warn_at(f"{message} Running this program will raise PrecisionError.", PrecisionWarning, where,
+                stacklevel=3)
     elif bits < floor:
-        warnings.warn(
-            f"{prefix}{what} with keyswitch={method!r} leaves an estimated {bits:.1f} bits of precision, below "
+        warn_at(
+            f"{what} with keyswitch={method!r} leaves an estimated {bits:.1f} bits of precision, below "
             f"min_precision_bits={floor:g}: {advice}, or lower min_precision_bits in the parameters.",
             PrecisionWarning,
+            where,
             stacklevel=3,
         )
 

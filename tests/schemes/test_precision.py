@@ -39,8 +39,10 @@ def test_evaluator_refuses_an_explicit_bv_rotation():
 
 def test_compiled_run_refuses_bv_at_the_dsl_line_but_compiling_only_warns():
     p = _rotation_program()
-    with pytest.warns(PrecisionWarning, match="Running this program will raise"):
+    with pytest.warns(PrecisionWarning, match="Running this program will raise") as record:
         compiled = fhec.compile(p, target="tiny", keyswitch="bv")
+    # attributed to the DSL line of the rotation, not to the fhec code that noticed it
+    assert all(w.filename.endswith("test_precision.py") for w in record if w.category is PrecisionWarning)
     inputs = {"x": np.zeros(PARAMS.slots)}
     with pytest.raises(PrecisionError) as e:
         compiled.run(inputs, seed=1)
