@@ -84,7 +84,11 @@ def load_module(path: str):
     sys.path.insert(0, directory)
     try:
         loader.exec_module(module)
-    except (FhecError, InternalError):
+    except FhecError as e:
+        if e.where is None:  # e.g. a parameter set refused: name the file's line that built it
+            _locate(e, path)
+        raise
+    except InternalError:
         raise
     except Exception as e:  # noqa: BLE001  (the user's file raised it: report it as theirs)
         raise program_file_error(path, e) from None
@@ -98,17 +102,31 @@ def load_module(path: str):
     return module
 
 
+def _file_line(path: str, error: BaseException) -> int | None:
+    """The line of the deepest traceback frame of `error` inside the file `path`."""
+    target = os.path.abspath(path)
+    line = None
+    for frame, lineno in traceback.walk_tb(error.__traceback__):
+        if os.path.abspath(frame.f_code.co_filename) == target:
+            line = lineno
+    return line
+
+
+def _locate(error: FhecError, path: str) -> None:
+    """Give an FhecError raised without a DSL location the program file's line (in place)."""
+    line = _file_line(path, error)
+    if line is not None:
+        error.where = f"{path}:{line}"
+        error.args = (f"{error.where}: {getattr(error, 'bare_message', error)}",)
+
+
 def program_file_error(path: str, error: Exception) -> ProgramFileError:
     """``FILE:LINE: what went wrong`` for an exception raised by loading a program file:
     the line of a syntax error, else the deepest traceback frame inside the file."""
     if isinstance(error, SyntaxError) and error.lineno:
         where = f"{error.filename or path}:{error.lineno}"
         return ProgramFileError(f"{where}: syntax error: {error.msg}; fix the program file.")
-    target = os.path.abspath(path)
-    line = None
-    for frame, lineno in traceback.walk_tb(error.__traceback__):
-        if os.path.abspath(frame.f_code.co_filename) == target:
-            line = lineno
+    line = _file_line(path, error)
     if isinstance(error, UnicodeDecodeError):
         what = "is not a UTF-8 text file (a binary file?); fhec reads Python program files"
     elif isinstance(error, SystemExit):

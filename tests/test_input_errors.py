@@ -254,6 +254,8 @@ def test_malformed_program_json_fields():
     ("import not_a_module_fhec_test\n", r"bad\.py:1: .*ModuleNotFoundError"),
     # SystemExit is no Exception: it used to end fhec with the file's own exit code (0)
     ("import sys\n\nsys.exit(0)\n", r"bad\.py:3: .*sys\.exit\(0\).*__main__"),
+    # an FhecError without a DSL location (a parameter set refused) gets the file's line
+    ("import fhec\n\np = fhec.Program('i', fhec.CKKSParams(N=2**11, levels=10))\n", r"bad\.py:3: log2\(Q"),
 ])
 def test_cli_program_file_errors_name_file_and_line(tmp_path, source, match):
     path = tmp_path / "bad.py"
