@@ -50,9 +50,14 @@ def _run_compiled(compiled, inputs, seed, check: bool, execute) -> dict[str, Any
     words), reading the outputs back and decrypting them."""
     from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs
     from fhec.passes.keyswitch_choice import check_run_methods
+    from fhec.reference import check_bootstrap_inputs
     from fhec.sim.bind import bind_lowered
 
     check_run_methods(compiled.program, compiled.keyswitch)  # PrecisionError for a method left without precision
+    if compiled.source is not None:
+        # the streams compute a sparse bootstrap's SubSum, which would silently average the
+        # periods of a value that does not repeat: refuse it as fhec.evaluate does
+        check_bootstrap_inputs(compiled.source, inputs)
     if check:
         compiled.check()
     keys = make_keys(compiled.program, seed, keyswitch=keygen_method(compiled.program, compiled.keyswitch))
@@ -79,6 +84,8 @@ class Compiled:
         keyswitch: the policy used to choose key-switching methods.
         hoisting: the compile option `hoisting` ("auto", "single", "none"), which
             `fhec.save` records so that `fhec.load` re-derives the same streams.
+        source: the program as traced, kept only when it has a sparse bootstrap
+            (`sparse_bootstrap_source`): `run` checks the inputs against it first.
     """
 
     program: HeProgram
@@ -90,6 +97,7 @@ class Compiled:
     report: Report
     keyswitch: str
     hoisting: str = "auto"
+    source: HeProgram | None = None
 
     def run(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False,
             progress: bool | None = None) -> dict[str, np.ndarray]:
@@ -192,6 +200,7 @@ class IsaCompiled:
         code: the `fhec.isa.code.Encoded` program (``.words``, ``.asm``, ``.timed``).
         report: the `fhec.isa.report.IsaReport`.
         keyswitch: the policy used to choose key-switching methods.
+        source: as `Compiled.source`.
     """
 
     program: HeProgram
@@ -200,6 +209,7 @@ class IsaCompiled:
     code: Any
     report: Any
     keyswitch: str
+    source: HeProgram | None = None
 
     @property
     def backend(self):
@@ -294,7 +304,18 @@ def _compile_isa(program, options, *, verify, dump_after, dump_dir, progress, ke
         keyswitch=dict(Counter(lowered.methods.values())), compile_seconds=done.seconds(),
         compile_passes=[r.as_dict() for r in done.records],
     )
-    return IsaCompiled(annotated, lowered, machine, encoded, report, keyswitch_policy(annotated, keyswitch))
+    return IsaCompiled(annotated, lowered, machine, encoded, report, keyswitch_policy(annotated, keyswitch),
+                       sparse_bootstrap_source(program))
+
+
+def sparse_bootstrap_source(program) -> HeProgram | None:
+    """`program` as an HeProgram when it has a sparse bootstrap, else None: only then do
+    its inputs need a check that the expanded program can no longer make
+    (`fhec.reference.check_bootstrap_inputs`)."""
+    from fhec.reference import has_sparse_bootstrap
+
+    he = as_he(program)
+    return he if has_sparse_bootstrap(he) else None
 
 
 def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
@@ -385,7 +406,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     ).with_plot_data(PlotData(tgt, scheduled.streams, scheduled.data))
     policy_used = keyswitch_policy(annotated, keyswitch)
     return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used,
-                    options.hoisting)
+                    options.hoisting, sparse_bootstrap_source(program))
 
 
 def _pass_before(name: str, target) -> str:

@@ -261,11 +261,17 @@ def check_bootstrap_inputs(program, inputs: Mapping[str, Any]) -> None:
     not repeat with its period, by evaluating the program in plaintext; nothing to do
     without one. `fhec.evaluate` and `fhec.run` call it before encrypting."""
     program = as_he(program)
+    if has_sparse_bootstrap(program):
+        reference_values(program, inputs)
+
+
+def has_sparse_bootstrap(program: HeProgram) -> bool:
+    """Whether `program` (unexpanded) bootstraps with fewer slots than the ring has
+    (`BootstrapConfig(slots=n)`), the case `check_bootstrap_inputs` checks."""
     cfg = getattr(program.params, "bootstrap", None)  # BGV parameters have none
     if cfg is None or cfg.slot_count(program.params.N) == program.params.slots:
-        return
-    if any(n.op is HeOp.BOOTSTRAP for n in program.nodes):
-        reference_values(program, inputs)
+        return False
+    return any(n.op is HeOp.BOOTSTRAP for n in program.nodes)
 
 
 def reference(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:

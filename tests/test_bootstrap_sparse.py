@@ -148,6 +148,23 @@ def test_non_periodic_values_are_refused_with_the_line():
     assert np.allclose(fhec.reference(p, {"x": x})["y"], x * x)
 
 
+def test_compiled_runs_refuse_non_periodic_values_too():
+    # the compiled streams and machine words compute the SubSum: Compiled.run used to return
+    # the average over the periods without a word
+    params = sparse_params(2**5, 4, left=1, degree=15, K=4)
+    p = fhec.Program("sparse", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    for target in ("tiny", "presto"):
+        compiled = fhec.compile(p, target=target)
+        with pytest.raises(BootstrapError, match=r"np.tile\(v, 4\)") as e:
+            compiled.run({"x": [0.5, 0.25, -0.5, 0.1]}, seed=1)
+        assert "test_bootstrap_sparse.py" in e.value.where
+    # a program without a sparse bootstrap keeps no source
+    q = fhec.Program("plain", fhec.CKKSParams(N=2**5, levels=1, security=None))
+    q.output("y", q.input("x") * 2)
+    assert fhec.compile(q, target="tiny").source is None
+
+
 @pytest.mark.parametrize("n", [1, 4, 32, 128])
 def test_evaluate_precision(n):
     """n in {1, 4, N/8, N/2} at N = 2^8; docs/bootstrapping.md has the measured bits."""
