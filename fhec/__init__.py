@@ -41,6 +41,7 @@ from fhec.errors import (
     BootstrapError,
     LevelMismatchError,
     UnusedInputWarning,
+    ParametersChangedWarning,
 )
 from fhec.errors import ScaleOverflowError
 from fhec.errors import ValueOverflowError, PrecisionError, PrecisionWarning, CompiledMismatchError

@@ -155,6 +155,12 @@ class UnusedInputWarning(UserWarning):
     """An input of a program is never used by any output."""
 
 
+class ParametersChangedWarning(UserWarning):
+    """A ``params="auto"`` program's parameters were chosen again, with another ring
+    degree, for a target that cannot run the earlier choice: rotations and sums now wrap
+    at another slot count, so results differ from those of an earlier compile."""
+
+
 class ScaleOverflowError(FhecError):
     """A CKKS value's scale has grown to the size of its remaining modulus: it could not
     be decrypted (typically products that were never rescaled)."""

@@ -24,9 +24,11 @@ import numpy as np
 from fhec.errors import (
     MixedProgramsError,
     PlaintextOperandError,
+    ParametersChangedWarning,
     PrecisionWarning,
     ProgramError,
     UnsetOutputError,
+    warn_at,
 )
 from fhec.frontend.auto import AutoParams, as_auto, refuse_levels, resolve, trace_params
 from fhec.frontend.location import caller_location, format_location
@@ -150,8 +152,17 @@ class Program:
             p = latest.params
             if target is None or (target.supports(p.N) and p.word_bits <= target.word_bits):
                 return latest
-        self._resolved = {len(self._journal): resolve(self, target)}
-        return self._resolved[len(self._journal)]
+        chosen = resolve(self, target)
+        if latest is not None and chosen.params.slots != latest.params.slots:
+            # not silent: a Compiled for the earlier target keeps its own slots, but
+            # fhec.reference and fhec.evaluate of this program now mean the new ones
+            warn_at(f"params=\"auto\" chose N = {chosen.params.N} for target {target.name!r}, which cannot run "
+                    f"the earlier choice N = {p.N}: this program now has {chosen.params.slots} slots instead of "
+                    f"{p.slots}, so its rotations and sums wrap elsewhere and fhec.reference / fhec.evaluate of "
+                    f"it no longer match a program compiled before. Ask for N >= {chosen.params.N} "
+                    f"(AutoParams(min_N={chosen.params.N})) to keep one meaning for every target.", ParametersChangedWarning, self._builder.loc)
+        self._resolved = {len(self._journal): chosen}
+        return chosen
 
     def _traced_ir(self) -> HeProgram:
         """The program as traced (for an automatic program: under the tracing parameters)."""

@@ -53,6 +53,25 @@ def test_the_choice_follows_the_target():
     assert fhec.compile(q, target="f1").program.params.N == 1024  # F1's smallest ring
 
 
+def test_a_second_choice_with_other_slots_warns():
+    # tiny's toy ring (16 slots) cannot run on f1 (N >= 1024): the choice changes, and with
+    # it what a rotation means, which fhec.reference and fhec.evaluate of the program then follow
+    p = fhec.Program("toy", fhec.AutoParams(security=None))
+    x = p.input("x")
+    p.output("y", x.rotate(1) * 0.5 + x)
+    small = fhec.compile(p, target="tiny")
+    with pytest.warns(fhec.ParametersChangedWarning, match=r"512 slots instead of 16.*min_N=1024") as record:
+        fhec.compile(p, target="f1")
+    assert record[0].filename.endswith("test_auto_program.py")
+    assert small.program.params.slots == 16 and p.params.slots == 512
+    # a target that runs the current choice keeps it, without a word
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fhec.ParametersChangedWarning)
+        fhec.compile(p, target="f1-datapath")
+
+
 def test_bgv_and_the_decorator():
     @fhec.program(fhec.AutoParams(scheme="bgv", plain_modulus=257, security=None))
     def f(a, b):
