@@ -65,7 +65,7 @@ def _run_compiled(compiled, inputs, seed, check: bool, execute) -> dict[str, Any
     plains = plain_inputs(compiled.program, inputs)
     words = execute(bind_lowered(compiled.lowered, cts, keys, plains))
     outs = compiled.lowered.output_ciphertexts(words, keys.key_id)
-    return {"outputs": decrypt_outputs(keys, outs), "ciphertexts": outs, "keys": keys, "inputs": cts, "plains": plains}
+    return {"outputs": decrypt_outputs(keys, outs, compiled.program), "ciphertexts": outs, "keys": keys, "inputs": cts, "plains": plains}
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,22 +246,18 @@ class IsaCompiled:
         the memories must hold before the words run: one array per ROM segment, named
         ``<memory>@<address>``, and ``rvecs``, rows of (rvec id, class, address in the data
         memory: a word address for rpu, a byte address for presto) for the loaded and output
-        rvecs, whose names are in ``labels``) and ``report.json`` into `out_dir`. Raises
-        `OutputDirectoryError` when it cannot."""
-        from fhec.backends.stream_files import write_file
-        from fhec.errors import OutputDirectoryError
+        rvecs, whose names are in ``labels``) and ``report.json`` into `out_dir` (fhec's files
+        of an earlier write there, streams or ISA, are removed first: see `prepare_output_dir`).
+        Raises `OutputDirectoryError` when it cannot."""
+        from fhec.backends.stream_files import isa_output_names, prepare_output_dir, write_file
 
-        out = Path(out_dir)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except (OSError, ValueError) as e:
-            raise OutputDirectoryError(f"cannot create {out}: {getattr(e, 'strerror', None) or e}") from None
-        stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.report.program) or "program"
-        asm, binary, report = out / f"{stem}.s", out / f"{stem}.bin", out / "report.json"
+        # Clear an earlier output of any target, so no stale manifest or unit file of
+        # another program sits next to this one.
+        out = prepare_output_dir(out_dir)
+        asm, binary, memory, report = (out / name for name in isa_output_names(self.report.program))
         write_file(asm, self.code.asm)
         write_file(binary, self.code.words.astype(self.code.words.dtype.newbyteorder("<")).tobytes())  # the ISA's word width
         write_file(report, self.report.to_json())
-        memory = out / f"{stem}.memory.npz"
         write_file(memory, self._memory_image())
         return [asm, binary, memory, report]
 

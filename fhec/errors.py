@@ -180,7 +180,8 @@ class PrecisionError(FhecError):
 
 
 class PrecisionWarning(UserWarning):
-    """A CKKS value's estimated precision dropped below the program's `min_precision_bits`."""
+    """A CKKS value's estimated precision dropped below the program's `min_precision_bits`,
+    or a BGV output's estimated noise budget is below 1 bit."""
 
 
 class CompiledMismatchError(FhecError):

@@ -89,7 +89,7 @@ def run_detailed(
     words = execute(lowered.limb, bind_lowered(lowered, cts, keys, plains))
     outs = lowered.output_ciphertexts(words, keys.key_id)
     methods = annotated_methods(annotated)
-    return RunResult(decrypt_outputs(keys, outs), outs, lowered, annotated, keys, cts, plains, methods)
+    return RunResult(decrypt_outputs(keys, outs, annotated), outs, lowered, annotated, keys, cts, plains, methods)
 
 
 def run(

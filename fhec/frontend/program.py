@@ -284,11 +284,19 @@ class Program:
     def _warn_if_noise(self, name: str, value: Cipher, where: str | None) -> None:
         """CKKS: a `PrecisionWarning` when an output's estimated worst-slot precision is
         below 1 bit (its error swamps the value), unless the parameters turn the guard off
-        (``min_precision_bits=None``). A warning, not an error: the estimate is an upper
+        (``min_precision_bits=None``); BGV: when its estimated noise budget is below 1 bit. A warning, not an error: the estimate is an upper
         bound on the error and can be pessimistic."""
         from fhec.schemes.precision import min_precision_bits
 
         params = self._builder.params
+        if params.scheme == "bgv":
+            budget = value.estimated_bits
+            if budget < 1.0:  # measured: estimates of 0 bits and below fail to decrypt, 0.6 may still work
+                warn_at(f"output {name!r} has an estimated noise budget of {budget:.1f} bits: its noise is "
+                        f"likely to overflow the modulus, and decrypting it to raise NoiseBudgetExhaustedError. "
+                        f"Use more levels (levels=...), a smaller plain_modulus, or fewer products in a row.",
+                        PrecisionWarning, where)
+            return
         if min_precision_bits(params) is None:
             return
         bits = value.estimated_bits

@@ -546,8 +546,9 @@ class Cipher(_Handle):
             raise ParameterError(
                 f"linear_transform(hoisting={hoisting!r}): choose 'auto', 'single', 'double' or 'none'.", loc)
         mode = None if hoisting in (None, "auto") else hoisting
-        if n1 is not None and not (isinstance(n1, int) and not isinstance(n1, bool) and n1 >= 1):
+        if n1 is not None and not (is_int(n1) and n1 >= 1):
             raise ParameterError(f"linear_transform(n1={n1!r}): the baby-step count is a positive integer.", loc)
+        n1 = None if n1 is None else int(n1)
         return self._apply(lambda: self._b.linear_transform(self._id, diagonals, loc, hoisting=mode, n1=n1))
 
     @_journaled

@@ -393,3 +393,34 @@ def test_an_overflow_message_shows_the_excess():
     x, w = p.input("x", level=0), p.plain("w")
     with pytest.raises(fhec.ValueOverflowError, match=r"can reach \|slot\| = 2 .* only \|slot\| <= 1\.9999\d* fits"):
         x + w
+
+
+def test_a_bgv_output_without_noise_budget_warns_and_every_run_names_its_line():
+    from fhec.ring.primes import ntt_primes
+
+    N = 2**10
+    params = fhec.BGVParams(N=N, levels=2, plain_modulus=int(ntt_primes(N, 27, 1)[0]), modulus_bits=32,
+                            security=None)
+    p = fhec.Program("noise", params)
+    x = p.input("x")
+    y = x * x
+    y = y * y
+    with pytest.warns(fhec.PrecisionWarning, match=r"output 'y' has an estimated noise budget of -\d") as record:
+        p.output("y", y)
+    assert record[0].filename.endswith("test_errors.py")
+    xs = np.arange(N) % 1000
+    # the compiled runs used to raise without the output's name and line
+    for run in (lambda: fhec.evaluate(p, {"x": xs}, seed=0), lambda: fhec.run(p, {"x": xs}, seed=0),
+                lambda: fhec.compile(p, target="tiny").run({"x": xs}, seed=0)):
+        with pytest.raises(fhec.NoiseBudgetExhaustedError, match=r"test_errors\.py:\d+: output 'y'"):
+            run()
+
+
+def test_linear_transform_n1_takes_numpy_integers_and_refuses_others():
+    p = fhec.Program("lt", fhec.CKKSParams(N=2**10, levels=2, security=None))
+    x = p.input("x")
+    diagonals = {k: 0.1 for k in range(8)}
+    assert x.linear_transform(diagonals, n1=np.int64(4)).level == x.linear_transform(diagonals, n1=4).level
+    for bad in (0, -2, 2.0, True, "4"):
+        with pytest.raises(fhec.ParameterError, match="baby-step count is a positive integer"):
+            x.linear_transform(diagonals, n1=bad)
