@@ -25,6 +25,7 @@ from fhec.errors import (
     PlaintextOperandError,
     ProgramError,
     SchemeMismatchError,
+    ValueOverflowError,
 )
 from fhec.frontend import constants
 from fhec.frontend.location import caller_location
@@ -572,6 +573,19 @@ class Cipher(_Handle):
             return self
         return self._polynomial(cs, loc, basis, domain)
 
+    def _outside_chebyshev_domain(self, basis: str, domain) -> str | None:
+        """What to say when this operand's bound reaches outside the series' interval
+        (`_chebyshev_domain`), else None."""
+        interval = _chebyshev_domain(basis, domain)
+        b = self.bound
+        if interval is None or b is None:
+            return None
+        a, z = interval
+        slack = 1e-9 * max(1.0, abs(a), abs(z))
+        if -b >= a - slack and b <= z + slack:
+            return None
+        return f"the operand can reach |x| = {b:.6g} (its bound), beyond the interval [{a:.6g}, {z:.6g}]"
+
     def bootstrap(self) -> "Cipher":
         """CKKS bootstrapping: the same values at a high level again (the parameters'
         `fhec.BootstrapConfig` says how, and how many levels it uses; docs/bootstrapping.md).
@@ -593,6 +607,18 @@ class Cipher(_Handle):
     def _polynomial(self, cs: tuple, loc: str | None, basis: str = "power", domain=None) -> "Cipher":
         try:
             return self._apply(lambda: self._b.polynomial(self._id, cs, loc, basis, domain))
+        except ValueOverflowError as e:
+            outside = self._outside_chebyshev_domain(basis, domain)
+            if outside is None:
+                raise
+            # more levels, the message's usual advice, cannot help here: outside its domain a
+            # Chebyshev series grows like (|u| + sqrt(u^2 - 1))^degree
+            raise ValueOverflowError(
+                f"{outside}, outside the domain of this degree-{len(cs) - 1} Chebyshev series, where its terms "
+                f"grow exponentially: {e.bare_message.split('. Declare')[0]}. More levels do not help. Declare a bound within the domain (p.input(name, "
+                f"bound=...)), scale the operand into it, or widen the domain (fhec.approx(f, domain=...)).",
+                loc,
+            ) from None
         except LevelExhaustedError as e:
             from fhec.ir.he_polynomial import coefficient_reducer, polynomial_depth
 
@@ -606,6 +632,14 @@ class Cipher(_Handle):
                 f"to a value at level {need} or more, or lower the degree.",
                 loc,
             ) from e
+
+
+def _chebyshev_domain(basis: str, domain) -> tuple[float, float] | None:
+    """The interval a series is meant for: its domain, or [-1, 1] for a Chebyshev series
+    without one; None for a power series (no interval bounds its growth)."""
+    if domain is not None:
+        return float(domain[0]), float(domain[1])
+    return (-1.0, 1.0) if basis == "chebyshev" else None
 
 
 def _plain_error(op: str):

@@ -424,3 +424,14 @@ def test_linear_transform_n1_takes_numpy_integers_and_refuses_others():
     for bad in (0, -2, 2.0, True, "4"):
         with pytest.raises(fhec.ParameterError, match="baby-step count is a positive integer"):
             x.linear_transform(diagonals, n1=bad)
+
+
+def test_a_chebyshev_operand_beyond_the_domain_is_named_as_the_cause():
+    # the overflow used to advise one more level at every level count, then trace at 10
+    # levels into a result off by 1e14
+    series = fhec.approx(np.exp, domain=(-1, 1), degree=63)
+    p = fhec.Program("dom", fhec.CKKSParams(N=2**11, levels=6, scale_bits=28, word_bits=32, security=None))
+    x = p.input("x", bound=1.2)
+    with pytest.raises(fhec.ValueOverflowError, match=r"\|x\| = 1\.2 .*beyond the interval \[-1, 1\].*widen the domain"):
+        x.polynomial(series)
+    p.output("y", p.input("y", bound=1.0).polynomial(series))  # within the domain it fits
