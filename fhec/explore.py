@@ -57,6 +57,9 @@ def parse_value(text: str | int | float) -> int | float:
     if isinstance(text, (int, float)):
         return text
     m = _VALUE.match(str(text))
+    if re.match(r"^\s*-", str(text)):
+        # the pattern takes no sign: say what is wrong rather than "not a number"
+        raise ExploreError(f"{text!r} is negative; target fields take sizes, counts and rates of 0 or more.")
     if not m or m.group(2).lower() not in _SIZE_SUFFIXES:
         raise ExploreError(f"{text!r} is not a number; give numbers such as 512, 0.5 or 16MiB "
                            f"(suffixes: B, KiB, MiB, GiB, TiB, kB, MB, GB, TB).")
@@ -328,7 +331,12 @@ def explore(program, target="f1", vary: Mapping[str, Sequence] | Sequence[str] =
     from fhec.validate import as_int
 
     if isinstance(vary, (list, tuple)):
-        vary = dict(parse_vary(v) for v in vary)
+        parsed = [parse_vary(v) for v in vary]
+        twice = sorted({path for path, _ in parsed if sum(p == path for p, _ in parsed) > 1})
+        if twice:  # a dict would keep the last silently
+            raise ExploreError(f"--vary {twice[0]} is given more than once; list all its values in one "
+                               f"--vary {twice[0]}=V1,V2,...")
+        vary = dict(parsed)
     if not isinstance(vary, Mapping):
         raise InvalidArgumentError(f"vary = {vary!r:.40}: give a dict of field path -> values, or 'PATH=V1,V2' strings.")
     workers = as_int(workers, "workers", min=1)

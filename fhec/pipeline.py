@@ -694,12 +694,15 @@ def run_passes(
             (None: every pass's). At N = 2^16 each HE program and data schedule is
             hundreds of MB, so a caller that reads a few drops the rest as it goes.
 
-    Raises `ParameterError` for a `dump_after` name not in `passes`, and what the passes
-    and verifiers raise.
+    Raises `ParameterError` for a `dump_after` name not in `passes` or a `dump_dir` without
+    `dump_after`, and what the passes and verifiers raise.
     """
     if isinstance(dump_after, str):
         dump_after = (dump_after,)
     _check_dump_names(dump_after, passes)
+    if dump_dir is not None and not dump_after:
+        raise ParameterError(f"dump_dir = {str(dump_dir)!r:.60} without dump_after writes nothing: name the passes "
+                             f"to dump (dump_after=[...], --dump-after PASS; `fhec passes` lists them).")
     verify = verify_by_default() if verify is None else verify
     outputs: dict[str, Any] = {}
     records = []

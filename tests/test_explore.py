@@ -41,6 +41,14 @@ def test_values_and_specs_parse():
     for bad in ("memory.bandwidth_gb_s", "=1,2", "memory.bandwidth_gb_s="):
         with pytest.raises(ExploreError, match="FIELD=V1,V2"):
             parse_vary(bad)
+    with pytest.raises(ExploreError, match="'-1' is negative"):  # it said "not a number"
+        parse_value("-1")
+
+
+def test_a_field_varied_twice_is_refused():
+    # a dict kept the last --vary of a field silently
+    with pytest.raises(ExploreError, match="clock_ghz is given more than once"):
+        explore(_program(), "tiny", ["clock_ghz=1,2", "clock_ghz=3"], scheduler="serial")
 
 
 def test_variants_are_the_cartesian_product_and_validated():

@@ -101,6 +101,12 @@ def test_dump_after_an_unknown_pass_is_a_clear_error():
         fhec.lower(small_program(), dump_after=["schedule_cycles"])
 
 
+def test_a_dump_dir_without_passes_is_refused(tmp_path):
+    # it wrote nothing, silently
+    with pytest.raises(fhec.ParameterError, match="without dump_after writes nothing"):
+        fhec.compile(small_program(), target="f1", dump_dir=tmp_path)
+
+
 def test_verification_runs_after_every_pass_that_has_a_verifier(monkeypatch):
     seen = []
     for ir_type, verify in list(VERIFIERS.items()):
