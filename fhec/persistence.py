@@ -25,7 +25,7 @@ A compiled program is stored as what determines it (its HE program after
 ``choose_keyswitch``, the target, the back-end options) plus its streams and report;
 `load` re-runs the deterministic back end (``expand_key_switches`` →
 ``schedule_cycles``) and refuses the file unless the streams come out identical, bit
-for bit.
+for bit, and the stored report is the one they give.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import math
 import os
 import zipfile
 from pathlib import Path
@@ -140,7 +141,28 @@ def _level(header: dict, params, path) -> int:
 
 
 def _scale(header: dict, params, path):
-    return _field(header, "scale", float if params.scheme == "ckks" else int, path)
+    """CKKS: a finite positive float (JSON has NaN and Infinity, and decrypt takes its log);
+    BGV: a plaintext factor invertible mod t, which decrypt divides by (not necessarily
+    reduced mod t: `encode_scalar` and `multiply_integer` keep the factor given)."""
+    if params.scheme == "ckks":
+        scale = _field(header, "scale", float, path)
+        valid, expected = math.isfinite(scale) and scale > 0, "a finite positive number"
+    else:
+        scale = _field(header, "scale", int, path)
+        t = params.plain_modulus
+        valid, expected = math.gcd(scale, t) == 1, f"a plaintext factor invertible mod t = {t}"
+    if not valid:
+        raise PersistenceFormatError(f"{path}: header field 'scale' = {scale!r} is not {expected}.")
+    return scale
+
+
+def _noise(header: dict, path) -> float:
+    """The noise estimate, log2 of a standard deviation: any finite real (negative is a
+    deviation below 1), never NaN or infinite, which every precision figure would inherit."""
+    noise = float(_field(header, "noise", (int, float), path))
+    if not math.isfinite(noise):
+        raise PersistenceFormatError(f"{path}: header field 'noise' = {noise!r} is not a finite number.")
+    return noise
 
 
 # -- the kinds ------------------------------------------------------------------------------------
@@ -169,7 +191,7 @@ def _read_ciphertext(header, arrays, params, path):
         raise PersistenceFormatError(f"{path}: a ciphertext has 2 or 3 parts, the file holds shape {list(data.shape)}.")
     data = _residues(arrays, "data", (parts, params.limbs_at(level), params.N), params.moduli_at(level), path)
     return Ciphertext(params, data, level, _scale(header, params, path), _field(header, "key_id", int, path),
-                      float(_field(header, "noise", (int, float), path)))
+                      _noise(header, path))
 
 
 def _write_plaintext(pt, _options) -> tuple[dict, dict]:
@@ -210,18 +232,27 @@ def _write_keyset(keys, options) -> tuple[dict, dict]:
 
 
 def _read_keyset(header, arrays, params, path):
-    from fhec.schemes.keys import KeySet, SwitchingKey
+    from typing import get_args
+
+    from fhec.schemes.keys import KeySet, Method, SwitchingKey
+    from fhec.schemes.sampling import small_ntt
 
     q, qp = params.moduli, params.moduli + params.special_moduli
     public = tuple(_residues(arrays, f"public_{c}", (params.max_limbs, params.N), q, path) for c in "ba")
+    # the Evaluator picks its default method among these (the first, when the parameters' is absent)
+    methods = _field(header, "methods", list, path)
+    if not (methods and all(m in get_args(Method) for m in methods) and len(set(methods)) == len(methods)):
+        raise PersistenceFormatError(f"{path}: header field 'methods' = {methods!r:.40} is not a non-empty list of "
+                                     f"distinct key-switching methods ({', '.join(get_args(Method))}).")
     switching = {}
     seeds = header.get("uniform_seeds", [])  # absent in files written before seeds were kept
     for i, entry in enumerate(_field(header, "switching", list, path)):
-        if not (isinstance(entry, list) and len(entry) in (2, 3) and entry[1] in ("bv", "hybrid")
+        if not (isinstance(entry, list) and len(entry) in (2, 3) and entry[1] in methods
                 and (entry[0] == "relin" or isinstance(entry[0], int) and not isinstance(entry[0], bool))
                 and (len(entry) == 2 or entry[1] == "hybrid" and entry[2] in params.key_bases[1:])):
             raise PersistenceFormatError(f"{path}: switching key {i} is named {entry!r:.40}, not [source, method] "
-                                         f"(or [source, 'hybrid', 'residual'] with a residual basis).")
+                                         f"(or [source, 'hybrid', 'residual'] with a residual basis) of a method "
+                                         f"in the header's methods {methods}.")
         source, method = entry[:2]
         basis = entry[2] if len(entry) == 3 else params.MAIN_BASIS
         moduli = q if method == "bv" else q + params.special_moduli[: params.basis_special_primes(basis)]
@@ -239,11 +270,15 @@ def _read_keyset(header, arrays, params, path):
         secret_coeffs = _array(arrays, "secret_coeffs", path)
         if secret_coeffs.dtype != np.int64 or secret_coeffs.shape != (params.N,) or np.any(np.abs(secret_coeffs) > 1):
             raise PersistenceFormatError(f"{path}: the secret key is not a ternary int64 vector of N = {params.N}.")
-        secret_ntt = _residues(arrays, "secret_ntt", (len(qp), params.N), qp, path)
+        # the NTT form is re-derived, not trusted: one that is not the coefficients' would decrypt to garbage
+        secret_ntt = small_ntt(secret_coeffs, qp)
+        secret_ntt.setflags(write=False)
+        if not np.array_equal(_residues(arrays, "secret_ntt", (len(qp), params.N), qp, path), secret_ntt):
+            raise PersistenceFormatError(f"{path}: secret_ntt is not the NTT form of secret_coeffs: the file is "
+                                         f"corrupt.")
     rotations = tuple(_field(header, "rotations", list, path))
-    methods = tuple(_field(header, "methods", list, path))
     return KeySet(params, _field(header, "key_id", int, path), secret_coeffs, secret_ntt, public, switching,
-                  rotations, methods)
+                  rotations, tuple(methods))
 
 
 def _write_compiled(compiled, _options) -> tuple[dict, dict]:
@@ -260,6 +295,8 @@ def _write_compiled(compiled, _options) -> tuple[dict, dict]:
         "report": compiled.report.to_json(indent=None),
         "units": len(compiled.streams.units),
     }
+    if compiled.source is not None:  # a sparse bootstrap: Compiled.run checks the inputs against it
+        header["source"] = program_to_json(compiled.source)
     arrays = {f"stream{u}": np.frombuffer(encode_stream(compiled.streams, u), dtype=np.uint8)
               for u in range(len(compiled.streams.units))}
     return header, arrays
@@ -275,6 +312,55 @@ def _target_literal(target) -> dict:
     return literal
 
 
+def _back_end_options(header: dict, report, path) -> dict:
+    """The back end's options from the header, each checked as `fhec.compile` checks its
+    own (the passes would raise a bare ValueError)."""
+    from fhec.passes.he_keyswitch import HOISTING
+    from fhec.passes.offchip import POLICIES
+    from fhec.pipeline import KEYSWITCH_POLICIES
+
+    options = {}
+    for name, choices in (("keyswitch", KEYSWITCH_POLICIES), ("policy", POLICIES), ("hoisting", HOISTING)):
+        options[name] = _field(header, name, str, path)
+        if options[name] not in choices:
+            raise PersistenceFormatError(f"{path}: header field {name!r} = {options[name]!r:.40} is not one of "
+                                         f"{', '.join(choices)}.")
+    # a compile that gave stages their own reserves re-runs the same (deterministic) search
+    options["prefetch_reserve"] = None
+    if not report.stage_reserves:
+        reserve = options["prefetch_reserve"] = _field(header, "prefetch_reserve", (int, float), path)
+        if not 0.0 <= reserve < 1.0:  # also refuses NaN
+            raise PersistenceFormatError(f"{path}: header field 'prefetch_reserve' = {reserve!r} is not a fraction "
+                                         f"in [0, 1).")
+    return options
+
+
+def _check_report(report, program, lowered, scheduled, target, bounds, path) -> None:
+    """Refuse a stored report that is not the one the re-derived streams give: the report is
+    rebuilt as `fhec.compile` builds it, taking from the stored one only what the back end
+    cannot re-derive (compile times and passes, the hint order of the front end)."""
+    from collections import Counter
+
+    from fhec.sim.timing import make_report
+
+    derived = make_report(
+        program_name=program.name, scheme=program.params.scheme, target=target, data=scheduled.data,
+        streams=scheduled.streams, bounds=bounds,
+        keyswitch=dict(Counter(lowered.methods.values())), prefetch_reserve=scheduled.prefetch_reserve,
+        stage_reserves=scheduled.stage_reserves, compile_seconds=report.compile_seconds,
+        compile_passes=report.compile_passes, he_program=lowered.he, hint_order=report.hint_order,
+        hint_order_bounded=report.hint_order_bounded,
+    ).model_dump()
+    stored = report.model_dump()
+    differ = [name for name in derived if derived[name] != stored[name]]
+    if differ:
+        name, more = differ[0], f" (and {len(differ) - 1} more fields)" if len(differ) > 1 else ""
+        raise PersistenceFormatError(
+            f"{path}: the stored report's {name} = {stored[name]!r:.40} is not what the re-derived streams give "
+            f"({derived[name]!r:.40}){more}; the file is corrupt."
+        )
+
+
 def _read_compiled(header, arrays, params, path):
     from fhec.analysis.bounds import lower_bounds
     from fhec.backends.stream_files import encode_stream
@@ -286,22 +372,29 @@ def _read_compiled(header, arrays, params, path):
 
     try:
         program = program_from_json(_field(header, "program", str, path))
+        source = program_from_json(_field(header, "source", str, path)) if "source" in header else None
         target = Target.model_validate(_field(header, "target", dict, path))
         report = Report.model_validate_json(_field(header, "report", str, path))
+    except PersistenceFormatError:
+        raise  # names the file already
     except FhecError as e:
         raise PersistenceFormatError(f"{path}: {e}") from None
     except ValueError as e:  # pydantic's ValidationError
         raise PersistenceFormatError(f"{path}: the stored target or report is not valid: {str(e)[:200]}") from None
-    if params_fingerprint(program.params) != params_fingerprint(params):
+    if any(params_fingerprint(p.params) != params_fingerprint(params) for p in (program, source) if p is not None):
         raise PersistenceFormatError(f"{path}: the stored program's parameters differ from the file's header.")
-    options = options_for(target, keyswitch=_field(header, "keyswitch", str, path),
-                          policy=_field(header, "policy", str, path),
-                          # a compile that gave stages their own reserves re-runs the same (deterministic) search
-                          prefetch_reserve=None if report.stage_reserves else
-                          _field(header, "prefetch_reserve", (int, float), path),
-                          hoisting=_field(header, "hoisting", str, path))
+    options = options_for(target, **_back_end_options(header, report, path))
     back_end = PIPELINE[PASS_NAMES.index(HE_DONE) + 1:]
-    done = run_passes(back_end, program, options)
+    if source is not None:
+        from fhec.reference import has_sparse_bootstrap
+
+        if not has_sparse_bootstrap(source) or set(source.outputs) != set(program.outputs):
+            raise PersistenceFormatError(f"{path}: the stored source program is not the sparse-bootstrap program "
+                                         f"this one was compiled from.")
+    try:
+        done = run_passes(back_end, program, options)
+    except FhecError as e:  # a stored target the program does not fit, say
+        raise PersistenceFormatError(f"{path}: re-deriving the streams failed: {e}") from None
     lowered, scheduled = done[LOWERED], done[COMPILED]
     units = _field(header, "units", int, path)
     stored = [_array(arrays, f"stream{u}", path).tobytes() for u in range(units)]
@@ -311,8 +404,10 @@ def _read_compiled(header, arrays, params, path):
             f"{path}: re-deriving the program's streams does not reproduce the stored ones (written by fhec "
             f"{header.get('fhec_version')}); load it with that version, or compile the program again."
         )
-    return Compiled(program, lowered, target, scheduled.data, scheduled.streams, lower_bounds(lowered.limb, target),
-                    report, header["keyswitch"], header["hoisting"])
+    bounds = lower_bounds(lowered.limb, target)
+    _check_report(report, program, lowered, scheduled, target, bounds, path)
+    return Compiled(program, lowered, target, scheduled.data, scheduled.streams, bounds,
+                    report, header["keyswitch"], header["hoisting"], source)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -422,8 +517,18 @@ def load(path, *, params=None):
 
     Raises `PersistenceFormatError` for a file that is missing, not fhec's, of an
     unknown format version, or corrupt (wrong shapes, residues not below their primes,
-    streams that do not re-derive); `MismatchedParametersError` as above.
+    a header field out of range or inconsistent with the arrays, streams or a report
+    that do not re-derive); `MismatchedParametersError` as above;
+    `InvalidArgumentError` for a `params` that is not a parameter set.
     """
+    from fhec.schemes.params import BGVParams, CKKSParams
+
+    if params is not None and not isinstance(params, (CKKSParams, BGVParams)):
+        raise InvalidArgumentError(
+            f"fhec.load(path, params=...): params must be the parameter set the object belongs to, a "
+            f"CKKSParams or BGVParams (e.g. keys.params), or None to rebuild it from the file; got "
+            f"{type(params).__name__}."
+        )
     header, arrays = _read_archive(Path(path))
     kind = header.get("kind")
     readers = {k.name: k.read for k in _kinds().values()}

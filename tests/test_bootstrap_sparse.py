@@ -148,17 +148,21 @@ def test_non_periodic_values_are_refused_with_the_line():
     assert np.allclose(fhec.reference(p, {"x": x})["y"], x * x)
 
 
-def test_compiled_runs_refuse_non_periodic_values_too():
+def test_compiled_runs_refuse_non_periodic_values_too(tmp_path):
     # the compiled streams and machine words compute the SubSum: Compiled.run used to return
     # the average over the periods without a word
     params = sparse_params(2**5, 4, left=1, degree=15, K=4)
     p = fhec.Program("sparse", params)
     p.output("y", p.input("x", level=1).bootstrap())
-    for target in ("tiny", "presto"):
-        compiled = fhec.compile(p, target=target)
+    tiny = fhec.compile(p, target="tiny")
+    # and so does a compiled program saved and loaded again (fhec.save keeps the source)
+    loaded = fhec.load(fhec.save(tiny, tmp_path / "sparse.fhec"))
+    for compiled in (tiny, loaded, fhec.compile(p, target="presto")):
         with pytest.raises(BootstrapError, match=r"np.tile\(v, 4\)") as e:
             compiled.run({"x": [0.5, 0.25, -0.5, 0.1]}, seed=1)
         assert "test_bootstrap_sparse.py" in e.value.where
+    x = _periodic(params, 5)
+    assert np.array_equal(loaded.run({"x": x}, seed=1)["y"], tiny.run({"x": x}, seed=1)["y"])
     # a program without a sparse bootstrap keeps no source
     q = fhec.Program("plain", fhec.CKKSParams(N=2**5, levels=1, security=None))
     q.output("y", q.input("x") * 2)

@@ -101,11 +101,13 @@ def test_ciphertexts_and_plaintexts_round_trip_and_decrypt(tmp_path, keys):
     assert np.array_equal(fhec.decrypt(k, fhec.load(fhec.save(ct, tmp_path / "c.fhec"))), fhec.decrypt(keys, ct))
 
 
-def test_compiled_programs_round_trip(tmp_path):
+@pytest.mark.parametrize("target", ["f1", "tiny", "osiris-tiny", "f1-datapath"])
+def test_compiled_programs_round_trip(tmp_path, target):
+    # load re-derives the report too (it refuses a stored one that differs): on every kind of target
     p = fhec.Program("walk", CKKS)
     x, w = p.input("x"), p.plain("w")
     p.output("y", ((x * x) * w).sum_slots(4) + x)
-    compiled = fhec.compile(p, target="f1")
+    compiled = fhec.compile(p, target=target)
     loaded = fhec.load(fhec.save(compiled, tmp_path / "c.fhec"))
     assert json.loads(program_to_json(loaded.program)) == json.loads(program_to_json(compiled.program))
     assert loaded.report == compiled.report and loaded.target == compiled.target
@@ -114,6 +116,23 @@ def test_compiled_programs_round_trip(tmp_path):
     inputs = {"x": np.linspace(-1, 1, 8), "w": np.linspace(0, 1, 8)}
     a, b = compiled.run(inputs, seed=3), loaded.run(inputs, seed=3)
     assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_a_compile_with_stage_reserves_round_trips_its_report(tmp_path):
+    # the re-derived report of a bootstrap whose stages got their own reserves (docs/scheduling.md)
+    from fhec.backends.target import load_target
+
+    cfg = fhec.BootstrapConfig(hamming_weight=4, hoisting="double", evalmod=fhec.EvalModConfig(
+        K=4, degree=15, double_angle=2, arcsine_degree=3, message_ratio_bits=2))
+    params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    tiny = load_target("tiny")
+    target = tiny.model_copy(update={"scratchpad": tiny.scratchpad.model_copy(
+        update={"capacity_bytes": 32 * tiny.rvec_bytes(params.N)})})
+    compiled = fhec.compile(p, target)
+    assert compiled.report.stage_reserves
+    assert fhec.load(fhec.save(compiled, tmp_path / "c.fhec")).report == compiled.report
 
 
 def test_loading_under_other_parameters_is_refused(tmp_path, keys):
@@ -145,10 +164,85 @@ def _rewrite(path, change) -> None:
     (lambda h, a: a.update(data=a["data"][:, :1]), "expected uint64"),
     (lambda h, a: a["data"].__setitem__((0, 0, 0), np.uint64(2**63)), "not below their primes"),
     (lambda h, a: a.pop("data"), "lacks the array 'data'"),
+    # a scale decrypt takes the log of, a noise every precision figure inherits (JSON has NaN and Infinity)
+    (lambda h, a: h.update(scale=-h["scale"]), r"'scale' = -\S+ is not a finite positive number"),
+    (lambda h, a: h.update(scale=0.0), "'scale' = 0.0 is not a finite positive number"),
+    (lambda h, a: h.update(scale=float("nan")), "'scale' = nan is not a finite positive number"),
+    (lambda h, a: h.update(scale=float("inf")), "'scale' = inf is not a finite positive number"),
+    (lambda h, a: h.update(noise=float("nan")), "'noise' = nan is not a finite number"),
+    (lambda h, a: h.update(noise=float("-inf")), "'noise' = -inf is not a finite number"),
 ])
 def test_corrupt_files_are_refused(tmp_path, corrupt, message):
     keys = fhec.keygen(CKKS, seed=1)
     path = fhec.save(fhec.encrypt(keys, [0.5], seed=1), tmp_path / "c.fhec")
+    _rewrite(path, corrupt)
+    with pytest.raises(fhec.PersistenceFormatError, match=message):
+        fhec.load(path)
+
+
+@pytest.mark.parametrize("kind", ["ciphertext", "plaintext"])
+@pytest.mark.parametrize("scale", [0, BGV.plain_modulus, -2 * BGV.plain_modulus])
+def test_bgv_factors_not_invertible_mod_t_are_refused(tmp_path, kind, scale):
+    # decrypt divides by the factor mod t (pow(scale, -1, t) raised ValueError)
+    keys = fhec.keygen(BGV, seed=1)
+    obj = fhec.encrypt(keys, [1, 2], seed=1) if kind == "ciphertext" else fhec.encode(BGV, [1, 2])
+    path = fhec.save(obj, tmp_path / "x.fhec")
+    _rewrite(path, lambda h, a: h.update(scale=scale))
+    with pytest.raises(fhec.PersistenceFormatError, match=f"'scale' = {scale} is not a plaintext factor invertible"):
+        fhec.load(path)
+
+
+def _flip_secret_ntt(arrays) -> None:
+    arrays["secret_ntt"] = arrays["secret_ntt"].copy()
+    arrays["secret_ntt"][0, 0] ^= np.uint64(1)
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    # an NTT form that is not the coefficients' used to decrypt to garbage, silently
+    (lambda h, a: _flip_secret_ntt(a), "secret_ntt is not the NTT form of secret_coeffs"),
+    (lambda h, a: h.update(methods=["foo"]), r"'methods' = \['foo'\] is not a non-empty list"),
+    (lambda h, a: h.update(methods=[]), r"'methods' = \[\] is not a non-empty list"),  # Evaluator takes methods[0]
+    (lambda h, a: h.update(methods=["bv", "bv"]), "distinct key-switching methods"),
+    (lambda h, a: h.update(methods="bv"), "'methods' = 'bv' is missing or of the wrong type"),
+    (lambda h, a: h.update(methods=["bv"]), r"switching key \d+ is named \[\d+, 'hybrid'\]"),  # a method not listed
+])
+def test_corrupt_key_sets_are_refused(tmp_path, corrupt, message):
+    path = fhec.save(fhec.keygen(CKKS, rotations=[1], seed=1), tmp_path / "k.fhec", include_secret=True)
+    _rewrite(path, corrupt)
+    with pytest.raises(fhec.PersistenceFormatError, match=message):
+        fhec.load(path)
+
+
+@pytest.fixture(scope="module")
+def compiled_file(tmp_path_factory):
+    p = fhec.Program("sq", CKKS)
+    p.output("y", p.input("x") * 2)
+    return fhec.save(fhec.compile(p, target="tiny"), tmp_path_factory.mktemp("compiled") / "c.fhec").read_bytes()
+
+
+def _tamper_report(header, change) -> None:
+    report = json.loads(header["report"])
+    report.update(change)
+    header["report"] = json.dumps(report)
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    # back-end options the passes refused with a bare ValueError
+    (lambda h, a: h.update(policy="zzz"), "'policy' = 'zzz' is not one of belady, lru"),
+    (lambda h, a: h.update(hoisting="some"), "'hoisting' = 'some' is not one of auto, single, none"),
+    (lambda h, a: h.update(keyswitch="ckks"), "'keyswitch' = 'ckks' is not one of bv, hybrid, auto"),
+    (lambda h, a: h.update(prefetch_reserve=-3), r"'prefetch_reserve' = -3 is not a fraction in \[0, 1\)"),
+    (lambda h, a: h.update(prefetch_reserve=1.0), r"'prefetch_reserve' = 1.0 is not a fraction in \[0, 1\)"),
+    (lambda h, a: h.update(prefetch_reserve=float("nan")), r"'prefetch_reserve' = nan is not a fraction"),
+    # a report the streams do not give used to load as it was
+    (lambda h, a: _tamper_report(h, {"cycles": 1}), r"report's cycles = 1 is not what the re-derived streams give"),
+    (lambda h, a: _tamper_report(h, {"time_us": 0.5, "bound_ratio": 0.1}),
+     r"report's time_us = 0.5 is not what the re-derived streams give \(\S+\) \(and 1 more fields\)"),
+    (lambda h, a: _tamper_report(h, {"program": "other"}), "report's program = 'other'"),
+])
+def test_corrupt_compiled_programs_are_refused(tmp_path, compiled_file, corrupt, message):
+    path = tmp_path / "c.fhec"
+    path.write_bytes(compiled_file)
     _rewrite(path, corrupt)
     with pytest.raises(fhec.PersistenceFormatError, match=message):
         fhec.load(path)
@@ -176,6 +270,15 @@ def test_unsupported_objects_and_options_are_refused(tmp_path):
         fhec.save(CKKS, tmp_path / "p.fhec", include_secret="yes")
     with pytest.raises(fhec.PersistenceFormatError, match="cannot write"):
         fhec.save(CKKS, tmp_path / "no" / "such" / "dir.fhec")
+
+
+@pytest.mark.parametrize("params", ["abc", 5, fhec.keygen(CKKS, seed=1)], ids=["str", "int", "KeySet"])
+def test_load_refuses_a_params_that_is_not_a_parameter_set(tmp_path, params):
+    # used to raise AttributeError ('str' object has no attribute 'fingerprint')
+    path = fhec.save(CKKS, tmp_path / "p.fhec")
+    with pytest.raises(fhec.InvalidArgumentError, match="params must be the parameter set") as e:
+        fhec.load(path, params=params)
+    assert str(e.value).endswith(f"got {type(params).__name__}.")
 
 
 def test_a_loaded_key_set_restarts_the_seed_count(tmp_path):
