@@ -56,6 +56,7 @@ __all__ = [
     "write_streams",
     "read_streams",
     "prepare_output_dir",
+    "isa_output_names",
     "check_columns",
     "StreamFormatError",
 ]
@@ -299,7 +300,8 @@ def _int_after(token: str, prefix: str, line_no: int) -> int:
 def parse_stream(text: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
     """Parse one text stream: ``(header key=value fields, columns)`` (columns as in
     `decode_stream`). Raises StreamFormatError naming the line of any malformed entry,
-    including a wait that disagrees with the cycles, and entries `check_columns` refuses
+    including a wait that disagrees with the cycles, a line count that disagrees with the
+    header's ``entries=`` (when it has one), and entries `check_columns` refuses
     (slots are checked against the header's ``slots=`` when it has one)."""
     if not isinstance(text, str):
         raise StreamFormatError(f"parse_stream takes the text of a .txt stream file, not {type(text).__name__}")
@@ -357,6 +359,11 @@ def parse_stream(text: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
     except OverflowError:
         raise StreamFormatError("a number in the stream does not fit 64 bits") from None
     cols = {f: arr[:, i] for i, f in enumerate(_FIELDS)}
+    # The header's entry count is what makes a truncated (or padded) text file
+    # detectable, as the record count does for a binary one.
+    entries = _header_int(header, "entries", len(rows))
+    if entries != len(rows):
+        raise StreamFormatError(f"header says entries={entries}, but the stream has {len(rows)} entries")
     slots = _header_int(header, "slots", 2**31)
     check_columns(cols, slots, "text stream")
     return header, cols
@@ -381,41 +388,64 @@ def _file_stem(u: Unit) -> str:
     return u.name
 
 
+def isa_output_names(program: str) -> list[str]:
+    """The files `IsaCompiled.write` writes for program `program`: ``<stem>.s``,
+    ``<stem>.bin``, ``<stem>.memory.npz`` and ``report.json``, the stem being the
+    program name with every character but letters, digits, ``-`` and ``_`` made ``_``."""
+    stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in program) or "program"
+    return [f"{stem}.s", f"{stem}.bin", f"{stem}.memory.npz", "report.json"]
+
+
+def _earlier_isa_output(out: Path) -> list[str]:
+    """The files of an earlier `IsaCompiled.write` into `out`, found from its
+    ``report.json`` (an ISA report names its ``isa`` and ``program``); [] when there is none."""
+    try:
+        report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none, or not fhec's: nothing known to clear
+        return []
+    if not (isinstance(report, dict) and isinstance(report.get("isa"), str) and isinstance(report.get("program"), str)):
+        return []  # a stream target's report (Compiled.write overwrites it) or not fhec's
+    return isa_output_names(report["program"])
+
+
 def prepare_output_dir(out_dir: str | os.PathLike[str]) -> Path:
-    """Create `out_dir` if needed and remove the stream files of an earlier
-    `write_streams` there, so that no stale unit file sits next to a new manifest.
+    """Create `out_dir` if needed and remove fhec's output of an earlier write there
+    (the stream files of `write_streams`, the files of `IsaCompiled.write`), so that no
+    stale file of another target or program sits next to the new output. Both writers call it.
 
     Only files the old ``manifest.json`` names (its units' text and binary files, and
-    the manifest itself) are removed; nothing else in the directory is touched.
-    Raises OutputDirectoryError when the path is not a writable directory, or when it
-    holds a ``manifest.json`` that is not fhec's (then fhec does not know what to clear).
+    the manifest itself) and, when ``report.json`` is an ISA report, the files
+    `isa_output_names` gives for its program are removed; nothing else in the directory
+    is touched. Raises OutputDirectoryError when the path is not a writable directory, or
+    when it holds a ``manifest.json`` that is not fhec's (then fhec does not know what to clear).
     """
     if not isinstance(out_dir, (str, os.PathLike)):
         raise OutputDirectoryError(f"the output directory must be a path, not {type(out_dir).__name__}")
     out = Path(out_dir)
     try:
         if out.exists() and not out.is_dir():
-            raise OutputDirectoryError(f"{out} exists and is not a directory; pass a directory for the streams")
+            raise OutputDirectoryError(f"{out} exists and is not a directory; pass a directory for the output")
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputDirectoryError(f"cannot create the output directory {out}: {e.strerror or e}") from None
     except ValueError as e:  # a NUL byte in the path
         raise OutputDirectoryError(f"{str(out)!r} is not a usable path ({e})") from None
-    if not (out / "manifest.json").exists():
-        return out
+    names = _earlier_isa_output(out)
+    if (out / "manifest.json").exists():
+        try:
+            manifest = _read_manifest(out)
+            names += [u[key] for u in _manifest_units(manifest, out) for key in ("text", "binary")]
+        except StreamFormatError as e:
+            raise OutputDirectoryError(
+                f"{out} holds a manifest.json fhec cannot read ({e}); write to an empty directory, or remove it "
+                f"so that no stale stream files remain next to the new ones"
+            ) from None
+        names.append("manifest.json")
     try:
-        manifest = _read_manifest(out)
-        names = [u[key] for u in _manifest_units(manifest, out) for key in ("text", "binary")]
-    except StreamFormatError as e:
-        raise OutputDirectoryError(
-            f"{out} holds a manifest.json fhec cannot read ({e}); write to an empty directory, or remove it "
-            f"so that no stale stream files remain next to the new ones"
-        ) from None
-    try:
-        for name in [*names, "manifest.json"]:
+        for name in names:
             (out / name).unlink(missing_ok=True)
     except OSError as e:
-        raise OutputDirectoryError(f"cannot remove the earlier streams in {out}: {e.strerror or e}") from None
+        raise OutputDirectoryError(f"cannot remove the earlier output in {out}: {e.strerror or e}") from None
     return out
 
 
@@ -524,9 +554,10 @@ def read_streams(in_dir: str | os.PathLike[str], *, fmt: str = "bin") -> Streams
     binary (``fmt="bin"``) or text (``fmt="txt"``) files.
 
     Raises StreamFormatError for a missing or malformed manifest or stream file (a
-    field of the wrong type, N not a power of two, negative slots or cycles, a unit
-    file whose header disagrees with the manifest, entries `check_columns` refuses),
-    and InvalidArgumentError for an unknown `fmt`."""
+    field of the wrong type, N not a power of two, negative slots or cycles, no units or
+    a unit listed twice, a unit file whose header disagrees with the manifest, a text file
+    with fewer or more lines than its ``entries=``, an ``entries`` total the files do not
+    hold, entries `check_columns` refuses), and InvalidArgumentError for an unknown `fmt`."""
     if fmt not in ("bin", "txt"):
         raise InvalidArgumentError(f"fmt = {fmt!r}: choose 'bin' (the .bin files) or 'txt' (the .txt files)")
     if not isinstance(in_dir, (str, os.PathLike)):
@@ -535,6 +566,17 @@ def read_streams(in_dir: str | os.PathLike[str], *, fmt: str = "bin") -> Streams
     manifest = _read_manifest(src)
     N, slots = manifest["N"], manifest["slots"]
     unit_list = _manifest_units(manifest, src)
+    # Every target has at least the memory controller, and a unit (or file) listed twice
+    # would be read twice: both mean a damaged manifest, not a schedule.
+    if not unit_list:
+        raise StreamFormatError(f"{src}/manifest.json: units is empty; every target has at least the unit mem0")
+    for key in ("name", "text", "binary"):
+        seen: set[str] = set()
+        for i, u in enumerate(unit_list):
+            if u[key] in seen:
+                raise StreamFormatError(f"{src}/manifest.json: units[{i}].{key} = {u[key]!r} is listed twice")
+            seen.add(u[key])
+    entries = _manifest_field(manifest, "entries", int, src)
     units = tuple(Unit(u["name"], u["kind"], u["cluster"], u["index"]) for u in unit_list)
     parts = {f: [] for f in _FIELDS}
     unit_col = []
@@ -566,6 +608,10 @@ def read_streams(in_dir: str | os.PathLike[str], *, fmt: str = "bin") -> Streams
             parts[f].append(cols[f])
         unit_col.append(np.full(len(cols["op"]), i, dtype=np.int64))
     cols = {f: np.concatenate(parts[f]) if parts[f] else np.zeros(0, np.int64) for f in _FIELDS}
+    if len(cols["op"]) != entries:
+        raise StreamFormatError(
+            f"{src}/manifest.json: entries = {entries}, but its unit files hold {len(cols['op'])} entries"
+        )
     return Streams.from_entries(
         target=manifest["target"], N=N, slots=slots, units=units,
         total_cycles=manifest["total_cycles"], unit=np.concatenate(unit_col) if unit_col else np.zeros(0), **cols,

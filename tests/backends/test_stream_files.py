@@ -161,3 +161,50 @@ def test_malformed_files(real, tmp_path):
         read_streams(tmp_path / "nowhere")
     with pytest.raises(fhec.InvalidArgumentError, match="fmt"):
         read_streams(tmp_path, fmt="xml")
+
+
+def test_lost_entries_and_bad_unit_lists_are_refused(real, tmp_path):
+    """A truncated text stream, an empty or repeated unit list and an entry total the files
+    do not hold are damaged directories, not schedules: each names the file and field."""
+    write_streams(real, tmp_path)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    unit = manifest["units"][real.unit_index("mem0")]
+    text_file = tmp_path / unit["text"]
+    text = text_file.read_text()
+    text_file.write_text("".join(text.splitlines(keepends=True)[:5]))  # the header says more entries
+    with pytest.raises(StreamFormatError, match=rf"{unit['text']}: header says entries=\d+, but the stream has 3"):
+        read_streams(tmp_path, fmt="txt")
+    text_file.write_text(text)
+    for change, match in [
+        (dict(units=[]), "manifest.json: units is empty"),
+        (dict(entries=len(real) + 1), rf"manifest.json: entries = {len(real) + 1}, but its unit files hold {len(real)}"),
+        (dict(units=manifest["units"] + [unit]), rf"manifest.json: units\[{len(real.units)}\].name = 'mem0' is listed twice"),
+        (dict(units=manifest["units"] + [dict(unit, name="mem1")]), r"units\[\d+\].text = 'mem0.txt' is listed twice"),
+    ]:
+        (tmp_path / "manifest.json").write_text(json.dumps(dict(manifest, **change)))
+        for fmt in ("bin", "txt"):
+            with pytest.raises(StreamFormatError, match=match):
+                read_streams(tmp_path, fmt=fmt)
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert same(read_streams(tmp_path, fmt="txt"), real)
+
+
+@pytest.fixture(scope="module")
+def isa_compiled():
+    p = fhec.Program("isa-prog", fhec.CKKSParams(N=2**10, levels=2, security=None))
+    p.output("y", p.input("x").rotate(1))
+    return fhec.compile(p, target="rpu", progress=False)
+
+
+def test_stream_and_isa_writers_remove_each_others_output(real, isa_compiled, tmp_path):
+    """Writing streams where an ISA program was written (and the reverse) leaves no file of
+    the earlier output: no old manifest beside a new report, no old .s beside new streams.
+    Files fhec did not write stay."""
+    (tmp_path / "notes.md").write_text("mine")
+    isa_files = {p.name for p in isa_compiled.write(tmp_path)}
+    assert isa_files == {"isa-prog.s", "isa-prog.bin", "isa-prog.memory.npz", "report.json"}
+    stream_files = {p.name for p in write_streams(real, tmp_path)}
+    assert {p.name for p in tmp_path.iterdir()} == stream_files | {"notes.md"}
+    assert {p.name for p in isa_compiled.write(tmp_path)} == isa_files
+    assert {p.name for p in tmp_path.iterdir()} == isa_files | {"notes.md"}
+    assert (tmp_path / "notes.md").read_text() == "mine"
