@@ -64,9 +64,11 @@ def test_strategies_cover_every_dsl_operation():
 
     seen = set()
 
-    # derandomize: a fixed sample of 200 programs, so the assertion is stable (a fresh
-    # random sample misses the rare MUL_FACTOR about once in 30 runs)
-    @settings(max_examples=200, suppress_health_check=list(HealthCheck), deadline=None, database=None, derandomize=True)
+    # derandomize: a fixed sample of 300 programs, so the assertion is stable (a fresh
+    # random sample misses the rare MUL_FACTOR about once in 30 runs; the fixed sample of
+    # 200 lost the double-hoisted ADD_EXT_Q under the thorough profile once the strategies
+    # checked their arguments, which changes how hypothesis walks its draws)
+    @settings(max_examples=300, suppress_health_check=list(HealthCheck), deadline=None, database=None, derandomize=True)
     @given(ft.programs(scheme="ckks", max_depth=3), ft.programs(scheme="bgv", max_depth=3))
     def collect(a, b):
         for p in (a, b):
