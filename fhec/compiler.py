@@ -19,7 +19,7 @@ from fhec.analysis.bounds import Bounds, lower_bounds
 from fhec.backends.streams import Streams
 from fhec.backends.target import Target
 from fhec.errors import InvalidArgumentError, TargetError
-from fhec.ir.he import HeProgram
+from fhec.ir.he import HeOp, HeProgram
 from fhec.ir.lowered import LoweredProgram
 from fhec.ir.schedule import DataSchedule
 from fhec.passes.he_order import bound_applies
@@ -56,7 +56,8 @@ def _run_compiled(compiled, inputs, seed, check: bool, execute) -> dict[str, Any
     check_run_methods(compiled.program, compiled.keyswitch)  # PrecisionError for a method left without precision
     if compiled.source is not None:
         # the streams compute a sparse bootstrap's SubSum, which would silently average the
-        # periods of a value that does not repeat: refuse it as fhec.evaluate does
+        # periods of a value that does not repeat: refuse it as fhec.evaluate does (nothing
+        # to check for a full bootstrap)
         check_bootstrap_inputs(compiled.source, inputs)
     if check:
         compiled.check()
@@ -84,8 +85,9 @@ class Compiled:
         keyswitch: the policy used to choose key-switching methods.
         hoisting: the compile option `hoisting` ("auto", "single", "none"), which
             `fhec.save` records so that `fhec.load` re-derives the same streams.
-        source: the program as traced, kept only when it has a sparse bootstrap
-            (`sparse_bootstrap_source`): `run` checks the inputs against it first.
+        source: the program as traced, kept only when it bootstraps (`bootstrap_source`):
+            `run` checks a sparse bootstrap's inputs against it, and `fhec.testing` takes
+            its reference from it.
     """
 
     program: HeProgram
@@ -301,17 +303,16 @@ def _compile_isa(program, options, *, verify, dump_after, dump_dir, progress, ke
         compile_passes=[r.as_dict() for r in done.records],
     )
     return IsaCompiled(annotated, lowered, machine, encoded, report, keyswitch_policy(annotated, keyswitch),
-                       sparse_bootstrap_source(program))
+                       bootstrap_source(program))
 
 
-def sparse_bootstrap_source(program) -> HeProgram | None:
-    """`program` as an HeProgram when it has a sparse bootstrap, else None: only then do
-    its inputs need a check that the expanded program can no longer make
-    (`fhec.reference.check_bootstrap_inputs`)."""
-    from fhec.reference import has_sparse_bootstrap
-
+def bootstrap_source(program) -> HeProgram | None:
+    """`program` as an HeProgram when it bootstraps, else None. Expansion replaces a
+    BOOTSTRAP by ModRaise and polynomials that have no plaintext meaning, so the compiled
+    program keeps the traced one: `fhec.reference` of it (`fhec.testing`), and the check
+    that a sparse bootstrap's inputs repeat (`fhec.reference.check_bootstrap_inputs`)."""
     he = as_he(program)
-    return he if has_sparse_bootstrap(he) else None
+    return he if any(n.op is HeOp.BOOTSTRAP for n in he.nodes) else None
 
 
 def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
@@ -402,7 +403,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     ).with_plot_data(PlotData(tgt, scheduled.streams, scheduled.data))
     policy_used = keyswitch_policy(annotated, keyswitch)
     return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used,
-                    options.hoisting, sparse_bootstrap_source(program))
+                    options.hoisting, bootstrap_source(program))
 
 
 def _pass_before(name: str, target) -> str:

@@ -395,7 +395,9 @@ def evaluate(program, inputs: Mapping[str, Any], seed=None) -> dict[str, np.ndar
     """
     check_bootstrap_inputs(program, inputs)
     prepared = prepare(program)
-    keys = make_keys(prepared, seed)
+    # the methods the program's key switches carry (a BootstrapConfig(keyswitch="bv") marks
+    # its own), as fhec.run and Compiled.run generate them
+    keys = make_keys(prepared, seed, keyswitch=keygen_method(prepared))
     cts = encrypt_inputs(prepared, keys, inputs, seed)
     return decrypt_outputs(keys, run_he(prepared, keys, cts, plain_inputs(prepared, inputs)), prepared)
 

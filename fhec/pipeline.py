@@ -213,10 +213,13 @@ def keyswitch_policy(program: HeProgram, keyswitch: str | None) -> str:
 
 def _choose_keyswitch(program: HeProgram, o: Options) -> HeProgram:
     """Pick BV or hybrid for every key switch (F1 §4.2 "algorithmic choice") and record it
-    as the node's ``keyswitch`` attribute. Preserves every value; only annotates."""
+    as the node's ``keyswitch`` attribute. A compile given no `keyswitch` keeps the method
+    a node already names (a BootstrapConfig's), as `fhec.evaluate` does, so the two stay
+    bit-identical; a `keyswitch` the compile is given decides for every node. Preserves
+    every value; only annotates."""
     from fhec.passes.keyswitch_choice import annotate_methods
 
-    return annotate_methods(program, keyswitch_policy(program, o.keyswitch))
+    return annotate_methods(program, keyswitch_policy(program, o.keyswitch), keep_marked=o.keyswitch is None)
 
 
 def _expand_key_switches(program: HeProgram, o: Options) -> HeProgram:

@@ -267,3 +267,44 @@ def test_fhec_stats_prints_the_stage_table(tmp_path):
     assert result.exit_code == 0, result.output
     assert "per bootstrap stage" in result.output
     assert all(stage in result.output for stage in FULL_STAGES)
+
+
+def test_a_bootstrap_config_method_is_kept_by_evaluate_and_compile_alike():
+    # BootstrapConfig(keyswitch="bv") marks the bootstrap's key switches: fhec.evaluate could
+    # not run it (its keys were the parameters' method) and compile re-chose them all hybrid,
+    # so the two could not be compared. min_precision_bits=None: BV is imprecise at this toy
+    # size, and the point here is that both compute the same bits.
+    import warnings
+    from collections import Counter
+
+    from fhec.passes.keyswitch_choice import annotated_methods
+
+    cfg = fhec.BootstrapConfig(cts_depth=2, stc_depth=2, hamming_weight=4, keyswitch="bv", evalmod=fhec.EvalModConfig(
+        K=4, degree=15, double_angle=2, arcsine_degree=3, message_ratio_bits=2))
+    params = fhec.CKKSParams(N=32, levels=cfg.depth(32) + 1, security=None, bootstrap=cfg, min_precision_bits=None)
+    p = fhec.Program("bv_boot", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    x = {"x": np.random.default_rng(0).uniform(-1, 1, params.slots)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = fhec.compile(p, target="tiny")
+        assert set(Counter(annotated_methods(compiled.program).values())) == {"bv"}
+        assert np.array_equal(fhec.evaluate(p, x, seed=1)["y"], compiled.run(x, seed=1)["y"])
+        # a method the compile is given still decides for every key switch
+        forced = fhec.compile(p, target="tiny", keyswitch="hybrid")
+    assert set(annotated_methods(forced.program).values()) == {"hybrid"}
+
+
+def test_assert_matches_reference_takes_a_compiled_bootstrap():
+    # the reference was taken of the expanded program, whose ModRaise has no plaintext
+    # meaning (InternalError); the compiled program keeps the traced one (Compiled.source)
+    from fhec.testing import assert_matches_reference
+
+    cfg = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(K=4, degree=15, double_angle=2,
+                                                                          arcsine_degree=3, message_ratio_bits=2))
+    params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
+    p = fhec.Program("boot", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    compiled = fhec.compile(p, "tiny")
+    assert compiled.source is not None
+    assert_matches_reference(compiled, {"x": np.random.default_rng(1).uniform(-1, 1, params.slots)}, seed=1)

@@ -49,10 +49,14 @@ def method_is_noise_neutral(params, node_type, method: str) -> bool:
     return nz.keyswitch_noise(params, node_type.level, method) <= node_type.noise + 1
 
 
-def choose_methods(program: HeProgram, policy: str = "auto", hint_weight: float = 4.0) -> dict[int, str]:
+def choose_methods(program: HeProgram, policy: str = "auto", hint_weight: float = 4.0,
+                   keep_marked: bool = False) -> dict[int, str]:
     """Node id -> "bv" | "hybrid" for every key-switching node.
 
     `policy`: "bv" or "hybrid" forces one method; "auto" applies the rule in the module doc.
+    `keep_marked`: a node that already names its method (a `BootstrapConfig(keyswitch=...)`
+    marks the bootstrap's own) keeps it, as the eager evaluator does; the policy chooses
+    for the rest. Without it (a policy the compile was given) the policy chooses for all.
     """
     out: dict[int, str] = {}
     params = program.params
@@ -61,6 +65,9 @@ def choose_methods(program: HeProgram, policy: str = "auto", hint_weight: float 
             continue
         if node.op in FIXED_METHODS:
             out[node.id] = FIXED_METHODS[node.op]
+            continue
+        if keep_marked and node.attr("keyswitch", None) is not None:
+            out[node.id] = node.attr("keyswitch")
             continue
         if policy in ("bv", "hybrid"):
             out[node.id] = policy
@@ -71,11 +78,12 @@ def choose_methods(program: HeProgram, policy: str = "auto", hint_weight: float 
     return out
 
 
-def annotate_methods(program: HeProgram, policy: str = "auto", hint_weight: float = 4.0) -> HeProgram:
+def annotate_methods(program: HeProgram, policy: str = "auto", hint_weight: float = 4.0,
+                     keep_marked: bool = False) -> HeProgram:
     """`choose_methods`, recorded in the IR: every key-switching node gets a ``keyswitch``
     attribute naming its method (which the type rules, the eager evaluator and the
     key-switch expansion read). Node ids are unchanged."""
-    chosen = choose_methods(program, policy, hint_weight)
+    chosen = choose_methods(program, policy, hint_weight, keep_marked)
 
     def rewrite(b, node, args):
         if node.id not in chosen:

@@ -103,7 +103,7 @@ def assert_matches_reference(
     from fhec.evaluate import as_he, compare_outputs, random_inputs
 
     compiled = program if isinstance(program, (Compiled, IsaCompiled)) else None
-    he = compiled.program if compiled is not None else as_he(program)
+    he = as_he(program) if compiled is None else compiled.program if compiled.source is None else compiled.source
     if compiled is not None and target is not None and target != compiled.target.name:
         raise InvalidArgumentError(
             f"target={target!r} but the program was compiled for {compiled.target.name!r}; pass target=None "
