@@ -190,4 +190,14 @@ def test_bench_suite_runs_from_an_installed_package_outside_a_checkout(tmp_path,
     r = CliRunner().invoke(main, ["bench", "--suite", "nope"])
     assert r.exit_code == 2 and "error: no suite 'nope'; choose one of f1, osiris" in r.output
     r = CliRunner().invoke(main, ["bench"])
-    assert r.exit_code == 2 and "error: no benchmarks/run.py here" in r.output
+    assert r.exit_code == 2 and "error: no fhec benchmarks/run.py here" in r.output
+    # --quick would be ignored by a suite (it used to start the full run silently)
+    r = CliRunner().invoke(main, ["bench", "--suite", "f1", "--quick"])
+    assert r.exit_code == 2 and "--quick does not apply to --suite" in r.output
+    # another project's benchmarks/run.py is not fhec's: the suite still comes from fhec.suites
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "run.py").write_text("raise SystemExit('not fhec')\n")
+    r = CliRunner().invoke(main, ["bench", "--suite", "f1"])
+    assert r.exit_code == 0 and "not a source checkout" in r.output, r.output
+    r = CliRunner().invoke(main, ["bench"])
+    assert r.exit_code == 2 and "error: no fhec benchmarks/run.py here" in r.output
