@@ -308,3 +308,31 @@ def test_assert_matches_reference_takes_a_compiled_bootstrap():
     compiled = fhec.compile(p, "tiny")
     assert compiled.source is not None
     assert_matches_reference(compiled, {"x": np.random.default_rng(1).uniform(-1, 1, params.slots)}, seed=1)
+
+
+def _toy_bootstrap_params(N: int, left: int):
+    cfg = fhec.BootstrapConfig(cts_depth=2, stc_depth=2, hamming_weight=4, evalmod=fhec.EvalModConfig(
+        K=4, degree=15, double_angle=2, arcsine_degree=3, message_ratio_bits=2))
+    return fhec.CKKSParams(N=N, levels=cfg.depth(N) + left, security=None, bootstrap=cfg)
+
+
+def test_stages_of_two_bootstraps_count_their_own_cycles():
+    # keyed by name only, each stage's span ran from the first bootstrap's to the second's:
+    # ModRaise (a handful of instructions) was half the program and the stages summed to 2.5x it
+    p = fhec.Program("two", _toy_bootstrap_params(32, 3))
+    y = p.input("x", level=1).bootstrap()
+    p.output("y", (y * y).level_down(1).bootstrap())
+    report = fhec.compile(p, "tiny").report
+    assert sum(s["cycles"] for s in report.stages.values()) <= report.cycles
+    assert report.stages["modraise"]["cycles"] < report.cycles / 10
+    assert set(report.binding_resources) == {"program", *report.stages}
+
+
+def test_stage_traffic_leaves_out_key_halves_generated_on_chip():
+    # on osiris the uniform half of every key is generated, not loaded: the stages counted it
+    p = fhec.Program("boot", _toy_bootstrap_params(32, 1))
+    p.output("y", p.input("x", level=1).bootstrap())
+    for target in ("osiris-tiny", "tiny"):
+        report = fhec.compile(p, target).report
+        assert sum(s["offchip_bytes"] for s in report.stages.values()) <= report.offchip_bytes["total"]
+    assert fhec.compile(p, "osiris-tiny").report.offchip_bytes.get("ksh_generated", 0) > 0

@@ -5,10 +5,14 @@ The bootstrap expansion (`fhec.ir.he_bootstrap`) tags every node it emits with i
 passes the tag on to the pieces, and every limb instruction names its HE node: so each
 instruction, stream entry and load or store has a stage. Per stage this module reports
 
-* ``cycles``: from the stage's first functional-unit entry to the end of its last (the
-  stages of one bootstrap run one after the other, so these spans barely overlap);
+* ``cycles``: with one bootstrap, from the stage's first functional-unit entry to the end
+  of its last (its stages run one after the other, so these spans barely overlap); with
+  several, whose stages of one name run at different times or interleave, the cycles in
+  which an entry of the stage occupies a unit (the union of its entries; `stage_windows`),
+  so that no stage is charged the time between two bootstraps;
 * ``offchip_bytes``: the loads and stores of the stage's data (a load is charged to the
   first computation that reads what it loaded, a store to the instruction that wrote it);
+  a key half the target generates on chip moves nothing off chip and is not counted;
 * ``modular_multiplies``: element multiplications mod a prime: N per MUL, MUL_CONST and
   BCONV term, (N/2)·log2 N per NTT or INTT (one per butterfly);
 * ``instructions``: limb instructions.
@@ -86,10 +90,47 @@ def _charge_memory_events(data: DataSchedule, instr_stage: np.ndarray) -> np.nda
     return stage
 
 
-def stage_costs(he_program, data: DataSchedule, streams: Streams, occupancy: np.ndarray) -> dict[str, dict[str, Any]]:
+def bootstrap_count(he_program) -> int:
+    """Bootstraps in an expanded program: one ModRaise each."""
+    from fhec.ir.he import HeOp
+
+    return sum(1 for n in he_program.nodes if n.op is HeOp.MOD_RAISE)
+
+
+def stage_windows(start: np.ndarray, end: np.ndarray, several: bool) -> list[tuple[int, int]]:
+    """The cycle windows a stage's entries ([start, end) each) occupy: one, from the first
+    start to the last end, or with `several` bootstraps the merged intervals of the entries."""
+    if len(start) == 0:
+        return []
+    if not several:
+        return [(int(start.min()), int(end.max()))]
+    order = np.argsort(start, kind="stable")
+    lo, hi = start[order], np.maximum.accumulate(end[order])
+    breaks = np.flatnonzero(lo[1:] > hi[:-1])
+    firsts = np.concatenate([[0], breaks + 1])
+    lasts = np.concatenate([breaks, [len(lo) - 1]])
+    return [(int(lo[a]), int(hi[b])) for a, b in zip(firsts, lasts)]
+
+
+def stage_entry_windows(he_program, limb, streams: Streams, occupancy: np.ndarray) -> tuple[tuple[str, ...], list]:
+    """(stage names, per stage its `stage_windows` over the stream's functional-unit entries)."""
+    names, instr_stage = instruction_stages(he_program, limb)
+    tag = np.asarray(streams.tag, dtype=np.int64)
+    fu = (np.asarray(streams.mod) >= 0) & (tag >= 0) & (tag < len(instr_stage))
+    fu_stage = np.full(len(tag), -1, dtype=np.int64)
+    fu_stage[fu] = instr_stage[tag[fu]]
+    start = np.asarray(streams.cycle, dtype=np.int64)
+    end = start + occupancy[np.asarray(streams.op)]
+    several = bootstrap_count(he_program) > 1
+    return names, [stage_windows(start[fu_stage == s], end[fu_stage == s], several) for s in range(len(names))]
+
+
+def stage_costs(he_program, data: DataSchedule, streams: Streams, occupancy: np.ndarray,
+                generated: np.ndarray | None = None) -> dict[str, dict[str, Any]]:
     """Stage name -> {cycles, offchip_bytes, modular_multiplies, instructions} (see the
     module docstring); empty when no node has a stage. `occupancy`: cycles each stream
-    op keeps its unit busy (`fhec.sim.timing.op_timing(...).occupancy`)."""
+    op keeps its unit busy (`fhec.sim.timing.op_timing(...).occupancy`); `generated`: per
+    rvec, whether the target generates it on chip (`Target.generated_rvecs`)."""
     limb = data.program
     names, instr_stage = instruction_stages(he_program, limb)
     if not names:
@@ -97,18 +138,16 @@ def stage_costs(he_program, data: DataSchedule, streams: Streams, occupancy: np.
     ops = np.asarray(limb.op, dtype=np.int64)
     mults = modular_multiplies_per_op(limb.N)[ops]
     event_stage = _charge_memory_events(data, instr_stage)
-    moved = np.asarray(data.kind) != Event.COMPUTE
-    tag = np.asarray(streams.tag, dtype=np.int64)
-    fu = (np.asarray(streams.mod) >= 0) & (tag >= 0) & (tag < len(instr_stage))
-    fu_stage = np.full(len(tag), -1, dtype=np.int64)
-    fu_stage[fu] = instr_stage[tag[fu]]
-    end = np.asarray(streams.cycle, dtype=np.int64) + occupancy[np.asarray(streams.op)]
+    kind = np.asarray(data.kind)
+    moved = kind != Event.COMPUTE
+    if generated is not None:
+        arg = np.asarray(data.arg, dtype=np.int64)
+        moved &= ~((kind == Event.LOAD) & generated[np.where(kind == Event.LOAD, arg, 0)])
+    _, windows = stage_entry_windows(he_program, limb, streams, occupancy)
     out: dict[str, dict[str, Any]] = {}
     for s, name in enumerate(names):
-        entries = fu_stage == s
-        span = int(end[entries].max() - np.asarray(streams.cycle)[entries].min()) if entries.any() else 0
         out[name] = {
-            "cycles": span,
+            "cycles": sum(hi - lo for lo, hi in windows[s]),
             "offchip_bytes": int(np.count_nonzero(moved & (event_stage == s))) * limb.rvec_bytes,
             "modular_multiplies": int(mults[instr_stage == s].sum()),
             "instructions": int(np.count_nonzero(instr_stage == s)),

@@ -84,5 +84,16 @@ def utilization_in(intervals: dict[str, tuple[np.ndarray, np.ndarray, int]], sta
 
 def binding_resource(intervals: dict[str, tuple[np.ndarray, np.ndarray, int]], start: int, end: int) -> str:
     """The resource class busiest over [start, end) (the first of equals, in class order)."""
-    util = utilization_in(intervals, start, end)
+    return binding_resource_over(intervals, [(start, end)])
+
+
+def binding_resource_over(intervals: dict[str, tuple[np.ndarray, np.ndarray, int]],
+                          windows: list[tuple[int, int]]) -> str:
+    """The resource class busiest over the disjoint `windows` together (busy cycles in them
+    over capacity times their total width; the first of equals, in class order)."""
+    width = max(sum(hi - lo for lo, hi in windows), 1)
+    util = {}
+    for name, (a, b, cap) in intervals.items():
+        busy = sum(np.clip(np.minimum(b, hi) - np.maximum(a, lo), 0, None).sum() for lo, hi in windows)
+        util[name] = float(busy) / (max(cap, 1) * width)
     return max(util, key=util.__getitem__) if util else ""

@@ -410,27 +410,18 @@ def make_report(
         compile_seconds=compile_seconds or {},
         compile_passes=compile_passes or [],
         stages={} if he_program is None else stage_costs(
-            he_program, data, streams, op_timing(target, streams.N).occupancy),
+            he_program, data, streams, op_timing(target, streams.N).occupancy, target.generated_rvecs(limb)),
     )
 
 
 def _stage_binding(he_program, limb, streams: Streams, target: Target, intervals) -> dict[str, str]:
-    """Bootstrap stage -> its binding resource, over the window from the stage's first
-    functional-unit entry to the end of its last."""
-    from fhec.analysis.stages import instruction_stages
-    from fhec.sim.resources import binding_resource
+    """Bootstrap stage -> its binding resource, over the stage's windows
+    (`fhec.analysis.stages.stage_entry_windows`: its span with one bootstrap)."""
+    from fhec.analysis.stages import stage_entry_windows
+    from fhec.sim.resources import binding_resource_over
 
-    names, stage = instruction_stages(he_program, limb)
-    fu = on_functional_units(streams.op)
-    tags = np.where(fu, streams.tag, 0)
-    st = np.where(fu, stage[tags], -1)
-    end = streams.cycle + op_timing(target, streams.N).occupancy[streams.op]
-    out = {}
-    for k, name in enumerate(names):
-        sel = st == k
-        if sel.any():
-            out[name] = binding_resource(intervals, int(streams.cycle[sel].min()), int(end[sel].max()))
-    return out
+    names, windows = stage_entry_windows(he_program, limb, streams, op_timing(target, streams.N).occupancy)
+    return {name: binding_resource_over(intervals, w) for name, w in zip(names, windows) if w}
 
 
 def load_report(path) -> "Report":
