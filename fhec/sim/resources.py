@@ -89,11 +89,22 @@ def binding_resource(intervals: dict[str, tuple[np.ndarray, np.ndarray, int]], s
 
 def binding_resource_over(intervals: dict[str, tuple[np.ndarray, np.ndarray, int]],
                           windows: list[tuple[int, int]]) -> str:
-    """The resource class busiest over the disjoint `windows` together (busy cycles in them
+    """The resource class busiest over the disjoint, ascending `windows` together (busy cycles in them
     over capacity times their total width; the first of equals, in class order)."""
-    width = max(sum(hi - lo for lo, hi in windows), 1)
+    lo = np.array([w[0] for w in windows], dtype=np.int64)
+    hi = np.array([w[1] for w in windows], dtype=np.int64)
+    before = np.concatenate([[0], np.cumsum(hi - lo)])  # window cycles before each window
+    width = max(int(before[-1]), 1)
+
+    def covered(x: np.ndarray) -> np.ndarray:
+        # window cycles below x: one binary search per interval end, not a pass per window
+        # (a program with many bootstraps has thousands of windows per stage)
+        k = np.searchsorted(lo, x, side="right") - 1
+        inside = np.clip(x - lo[k.clip(min=0)], 0, (hi - lo)[k.clip(min=0)])
+        return np.where(k >= 0, before[k.clip(min=0)] + inside, 0)
+
     util = {}
     for name, (a, b, cap) in intervals.items():
-        busy = sum(np.clip(np.minimum(b, hi) - np.maximum(a, lo), 0, None).sum() for lo, hi in windows)
+        busy = int((covered(np.asarray(b, dtype=np.int64)) - covered(np.asarray(a, dtype=np.int64))).sum()) if len(a) else 0
         util[name] = float(busy) / (max(cap, 1) * width)
     return max(util, key=util.__getitem__) if util else ""
