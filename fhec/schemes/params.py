@@ -516,7 +516,18 @@ class CKKSParams(_CommonParams):
         level_primes: list[int] = []
         scales = [scale]
         search = NearestPrimes(self.N, self.word_bits, used)
+        # Above 2^word_bits the scale only grows (every prime is smaller), so a scale past
+        # what q_0 can hold fails _check_bottom_scale anyway: refuse it here, before it
+        # overflows the float.
+        q0_limit = 2.0 ** (self.word_bits * self.base_limbs)
         for _ in range(self.levels):
+            if not scale < q0_limit:
+                raise ParameterError(
+                    f"the scale grows past 2^{math.log2(q0_limit):.0f} on the way down the {self.levels} levels: "
+                    f"the {self.word_bits}-bit primes lie below 2^{self.scale_bits}, so each rescale divides by "
+                    f"too little and no value would fit below q_0/2 at level 0. Lower scale_bits (now "
+                    f"{self.scale_bits}) below word_bits (now {self.word_bits}), or use fewer levels."
+                )
             q = search.take(scale * scale / target)
             level_primes.append(q)
             scale = scale * scale / q

@@ -111,3 +111,17 @@ def test_absurd_level_counts_are_refused_without_building_a_chain(scheme):
     for levels in (2**31, 2**63):
         with pytest.raises(fhec.ParameterError, match="more than fhec supports"):
             make(levels)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(N=2**14, levels=30, scale_bits=32, word_bits=32),
+    dict(N=2**12, levels=60, scale_bits=32, word_bits=32),
+])
+def test_a_scale_that_runs_away_upward_is_a_parameter_error(kwargs):
+    # scale_bits = word_bits: the level primes lie below 2^scale_bits, so each rescale
+    # divides by too little and the scale grows until the float overflowed (a raw
+    # OverflowError from the prime search instead of the fix).
+    with pytest.raises(fhec.ParameterError, match="Lower scale_bits"):
+        fhec.CKKSParams(**kwargs, security=None)
+    with pytest.raises(fhec.ParameterError):
+        fhec.CKKSParams.for_program(40, precision_bits=30)
