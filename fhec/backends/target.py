@@ -92,6 +92,7 @@ __all__ = [
 # (F1: 16 clusters, 512 KB register files, 64 MB scratchpad, 1 TB/s HBM, 1 GHz).
 MAX_N = 2**17  # fhec's largest ring degree
 MAX_CLOCK_GHZ = 100.0
+MIN_CLOCK_GHZ = 10.0**-3  # 1 MHz: slower is a unit typo (MHz for GHz), and its cycle counts overflow int64
 MAX_CLUSTERS = 4096
 MAX_UNITS = 1024
 MAX_LATENCY_CYCLES = 10**6
@@ -100,6 +101,7 @@ MAX_PORTS = 4096
 MAX_BYTES = 2**44  # 16 TiB of on-chip storage or bytes per cycle
 MAX_PORT_BYTES = 2**24
 MAX_BANDWIDTH_GB_S = 10.0**7  # 10 PB/s
+MIN_BANDWIDTH_GB_S = 10.0**-3  # 1 MB/s
 MAX_LATENCY_NS = 10.0**9  # one second
 MAX_PJ = 10.0**6
 MIN_RVECS = 3
@@ -145,7 +147,9 @@ class FunctionalUnit(_Frozen):
     kind: UnitKind
     count: int = Field(gt=0, le=MAX_UNITS, description="units of this kind per cluster")
     ops: tuple[LimbOp, ...] = Field(min_length=1, description="LimbOp names this unit executes")
-    latency: int = Field(ge=0, le=MAX_LATENCY_CYCLES, description="pipeline depth in cycles, excluding transpose buffering")
+    # at least 1: a result lands the cycle after its first input chunk is read at the earliest
+    # (with 0, a consumer issued in the producer's cycle was executed before it: wrong limbs)
+    latency: int = Field(ge=1, le=MAX_LATENCY_CYCLES, description="pipeline depth in cycles, excluding transpose buffering")
     transposes: int = Field(0, ge=0, le=MAX_TRANSPOSES, description="whole-vector transpose stages in the pipeline")
     throughput: int = Field(gt=0, le=MAX_N, description="elements per cycle per unit")
     pj_per_element: float | None = Field(None, ge=0, le=MAX_PJ, description="energy per element processed")
@@ -239,8 +243,9 @@ class Network(_Frozen):
 class OffChipMemory(_Frozen):
     """Main memory (HBM); always accessed through the scratchpad."""
 
-    bandwidth_gb_s: float = Field(gt=0, le=MAX_BANDWIDTH_GB_S)
-    latency_ns: float = Field(ge=0, le=MAX_LATENCY_NS, description="worst-case access latency")
+    bandwidth_gb_s: float = Field(ge=MIN_BANDWIDTH_GB_S, le=MAX_BANDWIDTH_GB_S)
+    # above 0: a load lands one cycle after it issues at the earliest (as a unit's `latency`)
+    latency_ns: float = Field(gt=0, le=MAX_LATENCY_NS, description="worst-case access latency")
 
 
 class Energy(_Frozen):
@@ -336,7 +341,7 @@ class Keys(_Frozen):
 
     uniform_half: Literal["loaded", "generated"] = "loaded"
     generator_words_per_cycle: int = Field(512, gt=0, le=MAX_N)
-    generator_latency: int = Field(16, ge=0, le=MAX_LATENCY_CYCLES)
+    generator_latency: int = Field(16, ge=1, le=MAX_LATENCY_CYCLES)  # ge=1: as a unit's `latency`
 
     @property
     def generated(self) -> bool:
@@ -404,7 +409,7 @@ class Target(_Frozen):
 
     name: str = Field(min_length=1)
     description: str = ""
-    clock_ghz: float = Field(gt=0, le=MAX_CLOCK_GHZ)
+    clock_ghz: float = Field(ge=MIN_CLOCK_GHZ, le=MAX_CLOCK_GHZ)
     word_bits: int = Field(ge=8, le=64)
     n_min: int = Field(ge=2, le=MAX_N, description="smallest supported ring degree N (power of two)")
     n_max: int = Field(ge=2, le=MAX_N, description="largest supported ring degree N (power of two)")

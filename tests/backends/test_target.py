@@ -119,7 +119,7 @@ def test_user_path_works(tmp_path):
             "capacity_bytes = 0",
             "field 'scratchpad.capacity_bytes': Input should be greater than 0",
         ),
-        ("latency = 1            # [derived]", "latency = -1           # [derived]", r"field 'cluster.units\[2\].latency': Input should be greater than or equal to 0"),
+        ("latency = 1            # [derived]", "latency = -1           # [derived]", r"field 'cluster.units\[2\].latency': Input should be greater than or equal to 1"),
         ('ops = ["AUT"]', 'ops = ["AUTO"]', r"field 'cluster.units\[1\].ops': unknown op 'AUTO'"),
         ('ops = ["MUL", "MUL_CONST", "BCONV"]', 'ops = ["MUL", "MUL_CONST"]', "field 'cluster': op BCONV is executed by no unit"),
         ('ops = ["ADD", "SUB", "NEG", "ADD_CONST"]', 'ops = ["ADD", "SUB", "NEG", "ADD_CONST", "MUL"]', r"op MUL is executed by several units \(mul, add\)"),
@@ -155,6 +155,28 @@ def test_bad_data_path_tables_name_the_file_and_field(tmp_path, old, new, messag
     with pytest.raises(TargetError, match=message) as info:
         load_target(path)
     assert str(info.value).startswith(f"{path}: ")
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        # zero latencies let a consumer issue in its producer's cycle, and the stream executor
+        # ran it first: `fhec run` found corrupt limbs (f1 with latency_ns = 0, a mul or add of latency 0)
+        ("latency = 1            # [derived]", "latency = 0            # [derived]",
+         r"field 'cluster.units\[2\].latency': Input should be greater than or equal to 1"),
+        ("latency_ns = 200.0", "latency_ns = 0.0", "field 'memory.latency_ns': Input should be greater than 0"),
+        ("[scratchpad]", "[keys]\ngenerator_latency = 0\n\n[scratchpad]",
+         "field 'keys.generator_latency': Input should be greater than or equal to 1"),
+        # a vanishing clock or bandwidth: an OverflowError out of the schedulers' int64 cycles
+        ("clock_ghz = 1.0", "clock_ghz = 1e-300", "field 'clock_ghz': Input should be greater than or equal to 0.001"),
+        ("bandwidth_gb_s = 1024.0", "bandwidth_gb_s = 1e-300",
+         "field 'memory.bandwidth_gb_s': Input should be greater than or equal to 0.001"),
+    ],
+)
+def test_zero_latencies_and_vanishing_rates_are_refused(tmp_path, old, new, message):
+    path = write(tmp_path, edited(old, new), "bad.toml")
+    with pytest.raises(TargetError, match=message):
+        load_target(path)
 
 
 def test_energy_table_and_unit_energies_go_together(tmp_path):
