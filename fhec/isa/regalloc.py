@@ -103,6 +103,7 @@ def allocate(
     where: dict[int, int] = {}  # virtual -> physical
     memory: dict[int, Any] = dict(homes)  # virtual -> where a copy is
     slot_of: dict[int, int] = {}
+    nu: dict[int, int] = {}  # held virtual register -> its next use (see `evict`)
     free_slots: list[int] = []
     slots_used = 0
     peak_slots = 0
@@ -111,19 +112,22 @@ def allocate(
 
     def evict(f: _File, now: int, keep: set[int]) -> int:
         nonlocal spills, slots_used, peak_slots
-        best, best_key = -1, None
+        # farthest next use, then a clean value (one with a copy in memory): the key
+        # next use * 2 + clean. `nu` is each held value's next use at or after `now`:
+        # nothing reads a held value between its last use or definition and `now`
+        best, best_key = -1, -1
         for phys, v in enumerate(f.holds):
             if v < 0 or phys in keep:
                 continue
-            key = (next_use(v, now - 1), v in memory)  # farthest next use; then a clean value
-            if best_key is None or key > best_key:
+            key = 2 * nu[v] + (v in memory)
+            if key > best_key:
                 best, best_key = phys, key
         if best < 0:
             raise TargetError(
                 f"an instruction needs more than the {f.count} registers of register file {f.cls}"
             )
         v = f.holds[best]
-        if v not in memory and best_key[0] < _NEVER:
+        if v not in memory and best_key // 2 < _NEVER:
             if free_slots:
                 slot = free_slots.pop()
             else:
@@ -166,6 +170,7 @@ def allocate(
                 phys = take(f, i, keep)
                 f.holds[phys] = v
                 where[v] = phys
+                nu[v] = i
                 out.append(make_load(f.cls, phys, memory[v]))
                 if v in slot_of:
                     reloads += 1
@@ -174,7 +179,8 @@ def allocate(
             keep.add(where[v])
             src_phys.append(where[v])
         for v in set(ins.src):
-            if next_use(v, i) == _NEVER:
+            nu[v] = next_use(v, i)
+            if nu[v] == _NEVER:
                 release(v)
         dst_phys = []
         for v in ins.dst:
@@ -182,10 +188,11 @@ def allocate(
             phys = take(f, i + 1, set(dst_phys))
             f.holds[phys] = v
             where[v] = phys
+            nu[v] = next_use(v, i)
             dst_phys.append(phys)
         out.append(Instr(ins.op, tuple(dst_phys), tuple(src_phys), ins.fields, ins.origin))
         for v in ins.dst:
-            if next_use(v, i) == _NEVER:
+            if nu[v] == _NEVER:
                 release(v)
     return Allocation(tuple(out), spills, reloads, home_loads, peak_slots)
 

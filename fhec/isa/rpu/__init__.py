@@ -88,8 +88,9 @@ class RpuBackend:
         out = []
         # Order on virtual registers first (after allocation, reused physical registers
         # add false dependences that keep independent work apart), once per window.
+        prepared = timing.prepare(selected.code, machine, N)  # the same code under every window
         for window in PRESCHEDULE_WINDOWS:
-            code = timing.schedule(selected.code, machine, N, window)
+            code = timing.schedule(selected.code, machine, N, window, prepared)
             a = allocate(code, selected.reg_class, files, selected.homes, make_load=_load, make_store=_store,
                          spill_base=spill_base, slot_words=VECTOR_LENGTH)
             out.append(Allocated(selected.lowered, a.code, layout.with_spills(spill_base, a.spill_slots * VECTOR_LENGTH),

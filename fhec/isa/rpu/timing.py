@@ -21,22 +21,24 @@ II, shuffle and load/store latency, HPLE and bank counts) re-run by editing it.
 
 `schedule` reorders the allocated code (a list scheduler over a window, keeping every
 register and memory dependence) to shorten the time this model computes; `time_code`
-computes it for a fixed order.
+computes it for a fixed order. Their loops run compiled (`fhec.isa.rpu.timing_kernels`).
 """
 
 from __future__ import annotations
 
-import bisect
+from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from math import ceil
 
 import numpy as np
 
 from fhec.backends.machine import IsaMachine
 from fhec.isa.code import Instr
+from fhec.isa.rpu import timing_kernels as kernels
 from fhec.isa.rpu.isa import CLASS_OF, OPERANDS, USES_MULTIPLIER, VECTOR_LENGTH, Mode, Op, RegFile
 
-__all__ = ["Costs", "time_code", "schedule", "WINDOW"]
+__all__ = ["Costs", "Prepared", "prepare", "time_code", "schedule", "WINDOW"]
 
 WINDOW = 48
 """Instructions ahead of the oldest unscheduled one the scheduler may pick from."""
@@ -94,47 +96,75 @@ def _regs(ins: Instr) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     return [(int(k), r) for k, r in zip(dst_k, ins.dst)], [(int(k), r) for k, r in zip(src_k, ins.src)]
 
 
-class _State:
-    """The front end, busyboard and pipelines while instructions issue in order."""
+@dataclass(frozen=True)
+class _Flat:
+    """Code as the kernels (`fhec.isa.rpu.timing_kernels`) read it: per instruction its
+    pipeline index, occupancy and latency, and its destination and source registers as
+    dense ids (CSR: ``dptr``/``dids``, ``sptr``/``sids``; ``rptr``/``rids`` both, the
+    busyboard bits `issue_at` checks)."""
 
-    def __init__(self, costs: Costs) -> None:
-        self.costs = costs
-        self.busy: dict[tuple[int, int], int] = {}
-        self.free = dict.fromkeys(PIPES, 0)
-        self.busy_cycles = dict.fromkeys(PIPES, 0)
-        self.last_issue = -1
-        self.end = 0
-        self.stall = 0
+    pipe: np.ndarray
+    occ: np.ndarray
+    lat: np.ndarray
+    dptr: np.ndarray
+    dids: np.ndarray
+    sptr: np.ndarray
+    sids: np.ndarray
+    rptr: np.ndarray
+    rids: np.ndarray
+    nregs: int
 
-    def issue_at(self, ins: Instr, regs) -> int:
-        dst, src = regs
-        ready = max((self.busy.get(r, 0) for r in (*dst, *src)), default=0)
-        return max(self.last_issue + 1, ready)
+    def kernel_args(self) -> tuple:
+        return (self.pipe, self.occ, self.lat, self.dptr, self.dids, self.sptr, self.sids, self.rptr, self.rids,
+                self.nregs, len(PIPES))
 
-    def commit(self, ins: Instr, regs) -> int:
-        dst, src = regs
-        t = self.issue_at(ins, regs)
-        self.stall += t - (self.last_issue + 1)
-        pipe, occ, lat = self.costs.of(ins)
-        start = max(t + 1, self.free[pipe])
-        self.free[pipe] = start + occ
-        self.busy_cycles[pipe] += occ
-        done = start + occ + lat
-        for r in src:
-            self.busy[r] = max(self.busy.get(r, 0), start + occ)
-        for r in dst:
-            self.busy[r] = max(self.busy.get(r, 0), done)
-        self.end = max(self.end, done)
-        self.last_issue = t
-        return t
+
+def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(x) for x in lists])
+    ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(ptr[-1]))
+    return ptr, ids
+
+
+_FILES = {int(op): (tuple(int(k) for k in d), tuple(int(k) for k in s)) for op, (d, s, _) in OPERANDS.items()}
+_GATHER_FILES = (int(RegFile.VECTOR),)  # an INDEXED VLOAD reads its index register (`_regs`)
+
+
+def _flatten(code: tuple[Instr, ...], costs: Costs) -> _Flat:
+    """`_Flat` of `code`: the same registers as `_regs` and costs as `Costs.of`, looked up
+    once per distinct (opcode, fields) and named by dense ids."""
+    pipe_index = {name: k for k, name in enumerate(PIPES)}
+    cost: dict[tuple, tuple[int, int, int]] = {}
+    ids: dict[int, int] = {}  # register file + 2 * number -> dense id (two files: vector, scalar)
+    n = len(code)
+    pipe, occ, lat = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    dst: list[list[int]] = []
+    src: list[list[int]] = []
+    for i, ins in enumerate(code):
+        key = (ins.op, ins.fields)
+        c = cost.get(key)
+        if c is None:
+            p, o, la = costs.of(ins)
+            c = cost[key] = (pipe_index[p], o, la)
+        pipe[i], occ[i], lat[i] = c
+        dk, sk = _FILES[ins.op]
+        if ins.op == Op.VLOAD and ins.src:
+            sk = _GATHER_FILES
+        dst.append([ids.setdefault(k + 2 * r, len(ids)) for k, r in zip(dk, ins.dst)])
+        src.append([ids.setdefault(k + 2 * r, len(ids)) for k, r in zip(sk, ins.src)])
+    dptr, dids = _csr(dst)
+    sptr, sids = _csr(src)
+    rptr, rids = _csr([d + s for d, s in zip(dst, src)])
+    return _Flat(pipe, occ, lat, dptr, dids, sptr, sids, rptr, rids, max(len(ids), 1))
 
 
 def time_code(code: tuple[Instr, ...], machine: IsaMachine) -> tuple[np.ndarray, int, dict[str, int], dict[str, int]]:
     """(issue cycle per instruction, total cycles, busy cycles per pipeline, stalls) of
-    `code` issued in order."""
-    st = _State(Costs(machine))
-    issue = np.array([st.commit(ins, _regs(ins)) for ins in code], dtype=np.int64)
-    return issue, st.end, dict(st.busy_cycles), {"busyboard": st.stall}
+    `code` issued in order: each instruction issues the cycle after the previous one or
+    when the busyboard frees its registers, whichever is later, then waits for its
+    pipeline (see the module docstring)."""
+    issue, end, busy, stall = kernels.issue_in_order(*_flatten(code, Costs(machine)).kernel_args())
+    return issue, int(end), {p: int(b) for p, b in zip(PIPES, busy)}, {"busyboard": int(stall)}
 
 
 def _footprint(ins: Instr, N: int) -> tuple[int, int] | None:
@@ -148,91 +178,66 @@ def _footprint(ins: Instr, N: int) -> tuple[int, int] | None:
     return base, base + span
 
 
-def _dependences(code: tuple[Instr, ...], N: int) -> list[list[int]]:
-    """Predecessors of each instruction: register RAW/WAR/WAW and overlapping memory
-    accesses of which one is a store, in the given order. ALOAD/MLOAD (the prologue)
-    precede everything after them."""
-    preds: list[list[int]] = [[] for _ in code]
-    writer: dict[tuple[int, int], int] = {}
-    readers: dict[tuple[int, int], list[int]] = {}
-    block = 1 << 9
-    mem_writer: dict[int, int] = {}
-    mem_readers: dict[int, list[int]] = {}
-    barrier = -1
-    for i, ins in enumerate(code):
-        p = preds[i]
-        if barrier >= 0:
-            p.append(barrier)
-        if ins.op in (Op.ALOAD, Op.MLOAD):
-            p.extend(range(barrier + 1, i))
-            barrier = i
-            continue
-        dst, src = _regs(ins)
-        for r in src:
-            if r in writer:
-                p.append(writer[r])
-        for r in dst:
-            if r in writer:
-                p.append(writer[r])
-            p.extend(readers.get(r, ()))
-        for r in src:
-            readers.setdefault(r, []).append(i)
-        for r in dst:
-            writer[r] = i
-            readers[r] = []
-        fp = _footprint(ins, N)
-        if fp is not None:
-            blocks = range(fp[0] // block, (fp[1] - 1) // block + 1)
-            if ins.op == Op.VSTORE:
-                for b in blocks:
-                    if b in mem_writer:
-                        p.append(mem_writer[b])
-                    p.extend(mem_readers.get(b, ()))
-                    mem_writer[b] = i
-                    mem_readers[b] = []
-            else:
-                for b in blocks:
-                    if b in mem_writer:
-                        p.append(mem_writer[b])
-                    mem_readers.setdefault(b, []).append(i)
-    return [sorted(set(x)) for x in preds]
+_BLOCK = 1 << 9
+"""Memory dependences are tracked per block of this many words."""
 
 
-def schedule(code: tuple[Instr, ...], machine: IsaMachine, N: int, window: int = WINDOW) -> tuple[Instr, ...]:
-    """A reordering of `code` that keeps every dependence (`_dependences`) and greedily
-    issues, among the ready instructions at most `window` past the oldest unscheduled
-    one, the one the timing model lets issue first (ties: the earlier one)."""
+def _dependence_csr(code: tuple[Instr, ...], flat: _Flat, N: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(predecessor count per instruction, successors in CSR form) of `code`: register
+    RAW/WAR/WAW and overlapping memory accesses of which one is a store, in the given
+    order. ALOAD/MLOAD (the prologue) come after everything before them and before
+    everything after them."""
     n = len(code)
-    preds = _dependences(code, N)
-    waiting = [len(p) for p in preds]
-    succs: list[list[int]] = [[] for _ in code]
-    for i, p in enumerate(preds):
-        for j in p:
-            succs[j].append(i)
-    regs = [_regs(ins) for ins in code]
-    st = _State(Costs(machine))
-    ready = [i for i in range(n) if waiting[i] == 0]  # sorted
-    done = [False] * n
-    oldest = 0
-    order: list[int] = []
-    while len(order) < n:
-        while done[oldest]:
-            oldest += 1
-        best, best_t = -1, None
-        for i in ready:
-            if i >= oldest + window:
-                break
-            t = st.issue_at(code[i], regs[i])
-            if best_t is None or t < best_t:
-                best, best_t = i, t
-                if t <= st.last_issue + 1:
-                    break
-        del ready[bisect.bisect_left(ready, best)]
-        st.commit(code[best], regs[best])
-        done[best] = True
-        order.append(best)
-        for s in succs[best]:
-            waiting[s] -= 1
-            if waiting[s] == 0:
-                bisect.insort(ready, s)
-    return tuple(code[i] for i in order)
+    barrier = np.array([ins.op in (Op.ALOAD, Op.MLOAD) for ins in code], dtype=np.bool_)
+    kind = np.zeros(n, dtype=np.int64)
+    blocks: list[range] = []
+    for i, ins in enumerate(code):
+        fp = _footprint(ins, N)
+        if fp is None:
+            blocks.append(range(0))
+        else:
+            kind[i] = 2 if ins.op == Op.VSTORE else 1
+            blocks.append(range(fp[0] // _BLOCK, (fp[1] - 1) // _BLOCK + 1))
+    bptr, raw = _csr(blocks)
+    names, bids = np.unique(raw, return_inverse=True)
+    pred, succ = kernels.dependence_edges(barrier, flat.dptr, flat.dids, flat.sptr, flat.sids, flat.nregs, kind, bptr,
+                                          bids.astype(np.int64), max(len(names), 1))
+    edges = np.unique(succ * n + pred)  # each distinct predecessor once
+    succ, pred = edges // n, edges % n
+    waiting = np.bincount(succ, minlength=n).astype(np.int64)
+    order = np.argsort(pred, kind="stable")
+    succ_ptr = np.zeros(n + 1, dtype=np.int64)
+    succ_ptr[1:] = np.cumsum(np.bincount(pred, minlength=n))
+    return waiting, succ_ptr, succ[order].astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What `schedule` needs of one piece of code, whatever the window: its `_Flat` form
+    and dependences (`_dependence_csr`). Build it once with `prepare` to schedule the same
+    code with several windows."""
+
+    code: tuple[Instr, ...]
+    flat: _Flat
+    waiting: np.ndarray
+    succ_ptr: np.ndarray
+    succ_ids: np.ndarray
+
+
+def prepare(code: tuple[Instr, ...], machine: IsaMachine, N: int) -> Prepared:
+    """`code` flattened and its dependences found, for `schedule`."""
+    flat = _flatten(code, Costs(machine))
+    return Prepared(tuple(code), flat, *_dependence_csr(code, flat, N))
+
+
+def schedule(code: tuple[Instr, ...], machine: IsaMachine, N: int, window: int = WINDOW,
+             prepared: Prepared | None = None) -> tuple[Instr, ...]:
+    """A reordering of `code` that keeps every dependence (`_dependence_csr`) and greedily
+    issues, among the ready instructions at most `window` past the oldest unscheduled
+    one, the one the timing model lets issue first (ties: the earlier one). `prepared`:
+    `prepare(code, machine, N)`, when the caller schedules the same code more than once."""
+    if not code:
+        return ()
+    pre = prepared if prepared is not None else prepare(code, machine, N)
+    order = kernels.list_schedule(*pre.flat.kernel_args(), pre.waiting, pre.succ_ptr, pre.succ_ids, window)
+    return tuple(code[i] for i in order.tolist())
