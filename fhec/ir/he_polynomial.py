@@ -366,10 +366,18 @@ class _Emitter:
         with `scale`: the scale the sum must have after its rescale instead of the canonical
         one (`giant_product`: a quotient whose giant step meets it by dropping limbs).
         Falls back to `scaled` per term when the unrescaled sum could exceed Q_low / 2 or
-        nothing is left to rescale."""
+        nothing is left to rescale. Integer terms below every non-integer one stay out of
+        the sum (`scaled`, at their own level: exact, no rescale)."""
         b = self.b
         if not b.ckks or all(exact_integer(c) is not None for _, c in items) or not items:
             return [self.scaled(v, c) for v, c in items]
+        # An integer term below every non-integer one costs no level where it is: summed
+        # with them it would be rescaled once more than the plan counts (`_leaf_depth`).
+        fractional = min(b.type_of(v).level for v, c in items if exact_integer(c) is None)
+        deep = [(v, c) for v, c in items if b.type_of(v).level < fractional]
+        if deep:
+            rest = [(v, c) for v, c in items if b.type_of(v).level >= fractional]
+            return self.fused(rest, land, scale) + [self.scaled(v, c) for v, c in deep]
         if len(items) == 1 and scale is None and (land is None or land + b.step >= b.type_of(items[0][0]).level):
             return [self.scaled(v, c) for v, c in items]
         params = b.params

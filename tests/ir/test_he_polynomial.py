@@ -366,3 +366,25 @@ def test_bgv_leaves_fold_factor_alignments_into_their_coefficients(d):
     assert np.array_equal(fhec.reference(p, {"x": xs})["y"], expected)
     assert np.array_equal(fhec.evaluate(p, {"x": xs}, seed=0)["y"], expected)
     run_checked(p, {"x": xs}, seed=0)  # every limb of the compiled run equals the evaluator's
+
+
+@pytest.mark.parametrize("coeffs", [
+    [0.5] * 7 + [1],
+    [0.5] * 15 + [1],
+    [0.25, 0.5, 0.75, 2],
+    [0.5, 0, 0, 0, 0, 0, 0, -1],
+], ids=str)
+def test_integer_terms_deeper_than_the_fractional_ones_keep_the_planned_depth(coeffs):
+    # A leaf's non-integer terms are summed before one rescale at their lowest level; an
+    # integer term below that level (0.5 + ... + 1·x^7's x^7, in the leaf 0.5 + 0.5x + 0.5x² + x³)
+    # was dragged into that sum and rescaled too: one level more than plan_polynomial (and
+    # the documented ceil(log2(d+1))) promised, and a LevelExhaustedError saying "needs 3
+    # level(s) but its operand is at level 3".
+    depth = plan_polynomial(tuple(coeffs), "power").depth
+    assert depth <= math.ceil(math.log2(len(coeffs)))
+    p, x, y = traced(DEEP, coeffs)
+    assert x.level - y.level == depth
+    tight = fhec.CKKSParams(N=2**10, levels=depth, scale_bits=30, word_bits=32, base_limbs=2, security=None)
+    p, x, y = traced(tight, coeffs, bound=0.25)
+    xs = np.random.default_rng(0).uniform(-0.25, 0.25, tight.slots)
+    ft.assert_matches_reference(p, {"x": xs}, seed=1)
