@@ -301,9 +301,14 @@ def bounds_table(lowered, target: str):
     from rich.table import Table
 
     from fhec.analysis.bounds import lower_bounds
+    from fhec.backends.machine import IsaMachine
     from fhec.backends.target import load_target
 
     tgt = load_target(target)
+    if isinstance(tgt, IsaMachine):  # its cycles come from its own scheduler and simulator (fhec.isa)
+        raise InvalidArgumentError(f"--target {target}: {tgt.name!r} is an ISA machine; the lower bounds are for stream "
+                                   f"targets (f1, tiny, or a target TOML without an `isa` key). `fhec compile "
+                                   f"--target {target}` reports its cycles.")
     tgt.check_ring_degree(lowered.limb.N)
     b = lower_bounds(lowered.limb, tgt)
     table = Table(title=f"lower bounds on {tgt.name} (cycles)")
@@ -504,6 +509,7 @@ def explore_command(program: str, target: str, vary: tuple[str, ...], scheduler:
     from fhec.explore import explore
 
     try:
+        plot_format = _plot_format(plot_file)  # before the sweep, which may take hours
         result = explore(load_program(program), target, list(vary), scheduler=scheduler, workers=workers,
                          keyswitch=keyswitch)
         console = Console()
@@ -511,12 +517,30 @@ def explore_command(program: str, target: str, vary: tuple[str, ...], scheduler:
         if out_file:
             console.print(f"wrote {result.write(out_file)}")
         if plot_file:
-            result.plot_pareto().savefig(plot_file, dpi=120)
+            result.plot_pareto().savefig(plot_file, dpi=120, format=plot_format)
             console.print(f"wrote {plot_file}")
     except FhecError as e:
         _fail(e)
     except OSError as e:
         _fail(FhecError(f"cannot write {plot_file}: {e.strerror or e}"))
+
+
+def _plot_format(path: str | None) -> str | None:
+    """The format matplotlib writes `path` in: its suffix's, PNG without one (given
+    explicitly, so that the file is `path`, not `path`.png); `InvalidArgumentError` if
+    matplotlib cannot write that suffix."""
+    if not path or "." not in os.path.basename(path):
+        return "png"
+    suffix = os.path.basename(path).rsplit(".", 1)[1].lower()
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:  # plot_pareto names the missing extra
+        return None
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in formats:
+        raise InvalidArgumentError(f"--plot {path}: matplotlib cannot write .{suffix} files; give a path ending in "
+                                   f".png (or {', '.join('.' + f for f in sorted(formats) if f != 'png')})")
+    return suffix
 
 
 @main.command(name="passes")

@@ -44,3 +44,11 @@ def test_stats_with_an_unknown_target_is_a_clean_error(tmp_path):
     f.write_text(PROGRAM)
     out = CliRunner().invoke(main, ["stats", str(f), "--target", "nosuch"])
     assert out.exit_code != 0 and "error:" in out.output and "Traceback" not in out.output
+
+
+def test_stats_with_an_isa_machine_says_the_bounds_are_for_stream_targets(tmp_path):
+    f = tmp_path / "prog.py"
+    f.write_text(PROGRAM)
+    out = CliRunner().invoke(main, ["stats", str(f), "--target", "rpu"])  # was AttributeError: no total_units
+    assert out.exit_code == 2 and not isinstance(out.exception, Exception), out.exception
+    assert "error: --target rpu: 'rpu' is an ISA machine; the lower bounds are for stream targets" in out.output

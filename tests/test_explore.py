@@ -128,6 +128,19 @@ def test_cli_explore(tmp_path):
     assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.output
 
 
+def test_cli_explore_plot_formats(tmp_path):
+    pytest.importorskip("matplotlib")
+    prog = tmp_path / "swept.py"
+    prog.write_text(PROGRAM_FILE)
+    args = ["explore", str(prog), "--vary", "memory.bandwidth_gb_s=512,1024", "--scheduler", "serial", "--plot"]
+    res = CliRunner().invoke(main, [*args, str(tmp_path / "pareto.txt")])  # was matplotlib's ValueError, after the sweep
+    assert res.exit_code == 2 and "error: --plot" in res.output and "cannot write .txt files" in res.output
+    assert not isinstance(res.exception, Exception), res.exception
+    res = CliRunner().invoke(main, [*args, str(tmp_path / "pareto")])  # no suffix: PNG, at that path (not pareto.png)
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "pareto").read_bytes().startswith(b"\x89PNG") and not (tmp_path / "pareto.png").exists()
+
+
 def test_isa_machines_are_not_swept():
     with pytest.raises(ExploreError, match="ISA machine"):
         explore(_program(), "rpu", {"clock_ghz": [1.0, 2.0]}, scheduler="serial")
