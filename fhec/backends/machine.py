@@ -37,6 +37,7 @@ MAX_N = 2**17
 MAX_COUNT = 1 << 20
 MAX_WORDS = 1 << 40
 MAX_CYCLES = 10**6
+MIN_GHZ_OR_GB_S = 10.0**-3  # 1 MHz, 1 MB/s: below, the cycle counts overflow int64 (and it is a unit typo)
 
 
 class _Frozen(BaseModel):
@@ -88,7 +89,7 @@ class IssueRules(_Frozen):
 class OffChip(_Frozen):
     """Off-chip memory (HBM) feeding the machine's data memory (reports only)."""
 
-    bandwidth_gb_s: float = Field(gt=0, le=1e7)
+    bandwidth_gb_s: float = Field(ge=MIN_GHZ_OR_GB_S, le=1e7)
     latency_ns: float = Field(0.0, ge=0, le=1e9)
 
 
@@ -103,7 +104,7 @@ class IsaMachine(_Frozen):
     isa: str = Field(min_length=1, description="the ISA backend (fhec.isa.backend.BACKENDS key)")
     name: str = Field(min_length=1)
     description: str = ""
-    clock_ghz: float = Field(gt=0, le=100.0)
+    clock_ghz: float = Field(ge=MIN_GHZ_OR_GB_S, le=100.0)
     word_bits: int = Field(ge=8, le=64)
     n_min: int = Field(ge=2, le=MAX_N)
     n_max: int = Field(ge=2, le=MAX_N)
@@ -113,6 +114,15 @@ class IsaMachine(_Frozen):
     issue: IssueRules = IssueRules()
     params: dict[str, int | float | bool | str] = Field(default_factory=dict)
     memory: OffChip | None = None
+
+    @field_validator("params")
+    @classmethod
+    def _plausible_params(cls, params: dict) -> dict:
+        # backend numbers are counts and cycles: one beyond 2^40 is a typo, and overflowed int64 in the schedulers
+        for key, value in params.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > MAX_WORDS:
+                raise ValueError(f"[params] {key} = {value} is out of range: at most {MAX_WORDS:,} in magnitude")
+        return params
 
     @field_validator("n_min", "n_max")
     @classmethod

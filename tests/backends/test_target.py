@@ -245,3 +245,21 @@ def test_f1_64k_is_f1_with_a_larger_ring():
     # an N = 64K op occupies an E = 128 unit for 512 cycles; a 64K RVec is 256 KB, 256 fit on chip
     assert big.occupancy_cycles(LimbOp.MUL, 65536) == 512
     assert (big.rvec_bytes(65536), big.scratchpad_rvecs(65536)) == (256 * 1024, 256)
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        # each overflowed int64 in the presto scheduler: OverflowError
+        ("bandwidth_gb_s = 3.2", "bandwidth_gb_s = 1e-300",
+         "field 'memory.bandwidth_gb_s': Input should be greater than or equal to 0.001"),
+        ("dispatch_cycles = 1 ", "dispatch_cycles = 1180591620717411303424 ",
+         r"field 'params': \[params\] dispatch_cycles = 1180591620717411303424 is out of range"),
+        ("clock_ghz = 1.0", "clock_ghz = 1e-300", "field 'clock_ghz': Input should be greater than or equal to 0.001"),
+    ],
+)
+def test_isa_machine_rates_and_params_beyond_any_machine_are_refused(tmp_path, old, new, message):
+    text = (Path(fhec.backends.__file__).parent / "targets" / "presto.toml").read_text()
+    path = write(tmp_path, edited(old, new, text), "bad.toml")
+    with pytest.raises(TargetError, match=message):
+        load_target(path)
