@@ -93,21 +93,26 @@ def rotation_counts(program: HeProgram) -> Counter:
     return Counter(n.attr("step") % row for n in program.nodes_of(HeOp.ROTATE))
 
 
-def choose_keys(counts: Counter, row: int, max_keys: int, method: str = "naf", where: str | None = None) -> tuple[set[int], str]:
+def choose_keys(counts: Counter, row: int, max_keys: int, method: str = "naf", where: str | None = None,
+                fixed: frozenset[int] = frozenset()) -> tuple[set[int], str]:
     """The kept rotation steps (at most `max_keys`) and the decomposition method.
+    `fixed`: steps that must keep their own key (rotations that are not decomposed).
 
     Raises `ProgramError` when even the power-of-two basis does not fit.
     """
     order = (method,) + tuple(m for m in METHODS if m != method)
     for m in order:
-        basis = {d % row for s in counts for d in decompose(s, row, m)}
+        basis = {d % row for s in counts for d in decompose(s, row, m)} | fixed
         if len(basis) <= max_keys:
             break
     else:
-        need = min(len({d % row for s in counts for d in decompose(s, row, m)}) for m in METHODS)
+        # the fewest keys that work: a decomposition, or every step keeping its own key
+        need = min(len({d % row for s in counts for d in decompose(s, row, m)} | fixed) for m in METHODS)
+        need = min(need, len(set(counts) | fixed))
         raise ProgramError(
-            f"max_rotation_keys={max_keys} is too small: decomposing this program's {len(counts)} rotation "
-            f"steps into powers of two still needs {need} keys; allow at least {need}.",
+            f"max_rotation_keys={max_keys} is too small: this program rotates by {len(set(counts) | fixed)} "
+            f"distinct steps, and decomposing them into powers of two does not bring its keys down to "
+            f"{max_keys}; allow at least {need}.",
             where,
         )
     # Spend what is left of the budget on the steps whose decomposition costs the most.
@@ -133,10 +138,26 @@ def plan_rotations(program, max_keys: int | None = None, method: str = "naf") ->
     program = expand(as_he(program))
     cap = program.options.max_rotation_keys if max_keys is None else max_keys
     counts = rotation_counts(program)
-    if cap is None or len(counts) <= cap:
+    # rotations this pass cannot decompose (a double-hoisted transform's ROTATE_EXT, kept
+    # over Q·P): their steps keep their own keys and count against the cap
+    fixed = {}
+    for n in program.nodes:
+        if n.op is not HeOp.ROTATE:
+            for k in n.type.keys:
+                if k.kind is KeyKind.ROTATION:
+                    fixed.setdefault(k.step, n)
+    if cap is None or len(set(counts) | set(fixed)) <= cap:
         return program
+    if len(fixed) > cap:
+        first = next(iter(fixed.values()))
+        raise ProgramError(
+            f"max_rotation_keys={cap} is too small for the {len(fixed)} rotation steps of a double-hoisted "
+            f"linear transform ({first.op.value}), which keep one key each: their rotations are not decomposed. "
+            f"Allow at least {len(fixed)} keys, or use linear_transform(..., hoisting='single').",
+            first.loc or program.loc,
+        )
     row = row_length(program.params)
-    kept, m = choose_keys(counts, row, cap, method, program.loc)
+    kept, m = choose_keys(counts, row, cap, method, program.loc, frozenset(fixed))
 
     def rewrite(b: HeBuilder, node: HeNode, args: tuple[int, ...]) -> int:
         step = node.attr("step", 0) % row if node.op is HeOp.ROTATE else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -101,3 +103,36 @@ def test_cap_applies_inside_high_level_ops():
     p.output("y", x.linear_transform(m))
     assert len(key_requirements(prepare(p)).rotations) <= 4
     assert_matches_reference(p, seed=0)
+
+
+def test_too_small_cap_names_the_fewest_keys_that_work():
+    """Keeping the program's own steps can need fewer keys than any decomposition:
+    steps 3 and 5 fit in 2 keys, their powers of two need 3."""
+    with pytest.raises(ProgramError, match="allow at least 2"):
+        plan_rotations(_rotations_program([3, 5], cap=1))
+    assert key_requirements(plan_rotations(_rotations_program([3, 5], cap=2))).rotations == (3, 5)
+
+
+def _double_hoisted_program(cap):
+    p = fhec.Program("lt2", PARAMS, max_rotation_keys=cap)
+    x = p.input("x")
+    y = x.linear_transform({0: 0.25, 1: 0.5, 2: -0.25}, hoisting="double")
+    p.output("y", y + x.rotate(3) + x.rotate(7))
+    return p
+
+
+def test_double_hoisted_rotations_count_against_the_cap():
+    """A double-hoisted transform's rotations (ROTATE_EXT) are not decomposed: their keys
+    are kept and counted, the other rotations decomposed around them."""
+    p = _double_hoisted_program(cap=3)
+    planned = plan_rotations(p)
+    assert len(key_requirements(planned).rotations) <= 3  # 5 keys were generated for a cap of 3
+    assert_matches_reference(p, seed=0)
+    p = fhec.Program("lt2", PARAMS, max_rotation_keys=1)
+    x = p.input("x")
+    line = sys._getframe().f_lineno + 1
+    y = x.linear_transform({0: 0.25, 1: 0.5, 2: -0.25}, hoisting="double")
+    p.output("y", y)
+    with pytest.raises(ProgramError, match="double-hoisted") as e:
+        prepare(p)
+    assert e.value.where.endswith(f"test_he_rotations.py:{line}")
