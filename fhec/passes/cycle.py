@@ -49,7 +49,7 @@ from fhec._jit import announce_compile
 from fhec.backends.streams import (GENERATOR_KIND, MEMORY_KIND, OpTiming, Streams, StreamOp, needed_directions,
                                    op_timing, unit_directions, unit_layout)
 from fhec.backends.target import Target, UnitKind
-from fhec.errors import TargetError
+from fhec.errors import InvalidArgumentError, TargetError
 from fhec.ir.limb import LimbProgram
 from fhec.ir.schedule import DataSchedule, Event
 
@@ -237,8 +237,12 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
     Returns the per-unit `Streams`; ``total_cycles`` is when the last result
     (including the last store) is complete. `data` must have been scheduled for
     this target (same scratchpad slots). Raises TargetError if the target does not
-    support the program's ring degree.
+    support the program's ring degree, InvalidArgumentError if `data` is not a
+    `DataSchedule`.
     """
+    if not isinstance(data, DataSchedule):
+        raise InvalidArgumentError(f"schedule_cycles takes the DataSchedule schedule_offchip returns, not a "
+                                   f"{type(data).__name__}.")
     program = data.program
     N = program.N
     target.check_ring_degree(N)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import fhec
 from fhec.backends.target import load_target
-from fhec.errors import TargetError
+from fhec.errors import InvalidArgumentError, TargetError
 from fhec.ir.limb import LimbOp, LimbProgramBuilder, RVecClass
 from fhec.ir.limb_ops import ARITY, IS_LOADED
 from fhec.passes.lower_ops import LimbEmitter
@@ -221,7 +221,7 @@ def test_priorities_order_the_schedule():
 
 def test_errors():
     prog = he_program(N=2**10, L=2, method="bv", ops=("add",))
-    with pytest.raises(ValueError, match="policy"):
+    with pytest.raises(InvalidArgumentError, match="policy"):
         schedule_offchip(prog, TINY, policy="fifo")
     with pytest.raises(TargetError, match="at least 3"):
         schedule_offchip(prog, TINY, capacity_bytes=2 * prog.rvec_bytes)
@@ -292,9 +292,22 @@ def test_a_reserve_per_instruction_gives_valid_schedules_and_a_uniform_one_the_f
 
 def test_a_reserve_per_instruction_is_checked():
     prog = he_program(N=2**10, L=2, method="bv", ops=("add",))
-    with pytest.raises(ValueError, match="one per instruction"):
+    with pytest.raises(InvalidArgumentError, match="one per instruction"):
         schedule_offchip(prog, TINY, prefetch_reserve=np.zeros(len(prog) + 1))
-    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+    with pytest.raises(InvalidArgumentError, match=r"\[0, 1\)"):
         schedule_offchip(prog, TINY, prefetch_reserve=np.full(len(prog), 1.0))
-    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+    with pytest.raises(InvalidArgumentError, match=r"\[0, 1\)"):
         schedule_offchip(prog, TINY, prefetch_reserve=-0.1)
+
+
+def test_the_schedulers_name_what_they_take():
+    import fhec
+    from fhec.passes.cycle import schedule_cycles
+
+    p = fhec.Program("a", fhec.CKKSParams(N=2**10, levels=1, security=None))
+    x = p.input("x")
+    p.output("y", x + x)
+    with pytest.raises(InvalidArgumentError, match=r"fhec.lower\(p\).limb"):
+        schedule_offchip(fhec.lower(p), TINY)
+    with pytest.raises(InvalidArgumentError, match="DataSchedule"):
+        schedule_cycles(fhec.lower(p).limb, TINY)

@@ -8,7 +8,7 @@ import numpy as np
 
 from fhec.analysis.traffic import classify_traffic
 from fhec.backends.target import Target, UnitKind
-from fhec.errors import InternalError, TargetError
+from fhec.errors import InternalError, InvalidArgumentError, TargetError
 from fhec.ir.limb import LimbProgram, verify_limb_program
 from fhec.ir.limb_ops import IS_LOADED, RVecClass
 from fhec.ir.schedule import DataSchedule, Event
@@ -133,16 +133,20 @@ def schedule_offchip(
     Returns a `DataSchedule` whose events issue every instruction once and store
     every OUTPUT once. Raises TargetError if the target does not support the
     program's N or word size, or if the capacity holds fewer than `MIN_SLOTS`
-    RVecs; ValueError for an unknown policy; InternalError for an invalid program.
+    RVecs; InvalidArgumentError for something other than a limb program, an unknown
+    policy or a reserve out of range; InternalError for an invalid program.
     """
+    if not isinstance(program, LimbProgram):
+        raise InvalidArgumentError(f"schedule_offchip takes a LimbProgram, not a {type(program).__name__}; "
+                                   f"pass fhec.lower(p).limb for a Program p.")
     if policy not in POLICIES:
-        raise ValueError(f"unknown eviction policy {policy!r}; choose one of {POLICIES}")
+        raise InvalidArgumentError(f"unknown eviction policy {policy!r}; choose one of {POLICIES}")
     fractions = np.asarray(prefetch_reserve, dtype=np.float64)
     if fractions.ndim > 1 or (fractions.ndim == 1 and len(fractions) != len(program)):
-        raise ValueError(f"prefetch_reserve: one fraction, or one per instruction ({len(program)}); "
+        raise InvalidArgumentError(f"prefetch_reserve: one fraction, or one per instruction ({len(program)}); "
                          f"got shape {fractions.shape}")
     if fractions.size and not (np.all(fractions >= 0.0) and np.all(fractions < 1.0)):
-        raise ValueError(f"prefetch_reserve={prefetch_reserve!r} must be in [0, 1)")
+        raise InvalidArgumentError(f"prefetch_reserve={prefetch_reserve!r} must be in [0, 1)")
     if verify:
         verify_limb_program(program)
     check_fits_target(program, target)
