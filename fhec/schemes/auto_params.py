@@ -134,7 +134,11 @@ def ckks_for_program(
                 return params
             if best_effort is None or reached > best_effort[0]:
                 best_effort = (reached, scale_bits)
-    reach = f"; the best reached was {best_effort[0]:.1f} bits" if best_effort else ""
+    reach = ""
+    if best_effort and best_effort[0] >= 0:
+        reach = f"; the best reached was {best_effort[0]:.1f} bits"
+    elif best_effort:  # the estimated error outgrows the values themselves
+        reach = f"; none kept a single bit (at best the error is 2^{-best_effort[0]:.1f} times the values)"
     raise ParameterError(
         f"no CKKS parameter set with {word_bits}-bit words reaches {precision_bits:g} bits of precision at depth "
         f"{depth}{' within ' + str(security) + '-bit security' if security else ''} up to N = 2^17{reach}. Ask for "

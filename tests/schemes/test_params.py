@@ -125,3 +125,11 @@ def test_a_scale_that_runs_away_upward_is_a_parameter_error(kwargs):
         fhec.CKKSParams(**kwargs, security=None)
     with pytest.raises(fhec.ParameterError):
         fhec.CKKSParams.for_program(40, precision_bits=30)
+
+
+def test_for_program_says_when_no_choice_keeps_a_bit():
+    # depth 40 in 32-bit words: every candidate's estimated error outgrows the values, so
+    # "the best reached was -44.3 bits" read as a precision; it now says none kept a bit
+    with pytest.raises(fhec.ParameterError, match="none kept a single bit") as info:
+        fhec.CKKSParams.for_program(40, precision_bits=30)
+    assert "reached was -" not in str(info.value)
