@@ -93,6 +93,10 @@ def _set_path(data: dict, path: str, value: Any) -> None:
                 raise ExploreError(f"--vary {path}: name a field of the {key} unit, such as {path}.count.")
             node = match[0]
             continue
+        if node is None:  # an optional table the target leaves out (model_dump gives None)
+            where = ".".join(keys[:i])
+            raise ExploreError(f"--vary {path}: the target has no [{where}] table (it is optional); write a target "
+                               f"file with one to vary its fields (docs/targets.md).")
         if not isinstance(node, dict) or key not in node:
             fields = ", ".join(sorted(node)) if isinstance(node, dict) else "none"
             where = ".".join(keys[:i]) or "the target"

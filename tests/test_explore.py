@@ -69,6 +69,9 @@ def test_variants_are_the_cartesian_product_and_validated():
         variants(f1, {"scratchpad.capacity_bytes": "16MiB"})
     with pytest.raises(ExploreError, match="names a table"):
         variants(f1, {"cluster.units": [1]})
+    # an optional table f1 leaves out (was: "register_file has no field 'capacity_bytes' (it has: none)")
+    with pytest.raises(ExploreError, match=r"the target has no \[register_file\] table \(it is optional\)"):
+        variants(f1, {"register_file.capacity_bytes": [2**19]})
 
 
 def test_pareto_front():
