@@ -667,6 +667,15 @@ def target_from_dict(data: dict, source: str) -> Target | IsaMachine:
     `source` and the field if invalid."""
     # a top-level `isa = "..."` key makes the file an ISA machine (fhec.backends.machine)
     model = IsaMachine if isinstance(data, dict) and "isa" in data else Target
+    machine_tables = sorted({"registers", "memories", "pipelines"} & set(data)) if isinstance(data, dict) else []
+    if model is Target and machine_tables and "cluster" not in data:
+        # without this, a machine file that lost its `isa` key was told every field of it is extra
+        from fhec.isa.backend import BACKENDS
+
+        keys = " or ".join('isa = "%s"' % k for k in sorted(BACKENDS))
+        raise TargetError(
+            f"{source}: [{'], ['.join(machine_tables)}] make this an ISA machine file, but it has no top-level `isa` "
+            f"key; add one naming its backend ({keys}) before the first table (docs/targets.md)")
     try:
         return model.model_validate(data)
     except ValidationError as e:

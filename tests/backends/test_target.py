@@ -263,3 +263,12 @@ def test_isa_machine_rates_and_params_beyond_any_machine_are_refused(tmp_path, o
     path = write(tmp_path, edited(old, new, text), "bad.toml")
     with pytest.raises(TargetError, match=message):
         load_target(path)
+
+
+def test_a_machine_file_without_its_isa_key_is_told_to_add_it(tmp_path):
+    # it was read as a stream target: "field 'cluster': Field required; field 'registers': Extra inputs ..."
+    text = (Path(fhec.backends.__file__).parent / "targets" / "rpu.toml").read_text()
+    path = write(tmp_path, edited('isa = "rpu"\n', "", text), "mine.toml")
+    with pytest.raises(TargetError, match=r"mine.toml: \[memories\], \[pipelines\], \[registers\] make this an ISA "
+                                          r"machine file, but it has no top-level `isa` key; add one .*isa = \"rpu\""):
+        load_target(path)
