@@ -64,6 +64,7 @@ def allocate(
     spill_base: int,
     slot_words: int,
     pinned: Mapping[int, int] | None = None,
+    file_names: Mapping[int, str] | None = None,
 ) -> Allocation:
     """Allocate `code` onto `registers` (file -> count).
 
@@ -76,6 +77,8 @@ def allocate(
             addresses).
         spill_base, slot_words: spill slot s is at ``spill_base + s * slot_words``.
         pinned: physical registers each file keeps out of allocation (reserved).
+        file_names: how the machine file names each register file (for errors), e.g.
+            ``"[registers.vector]"``.
 
     Raises `TargetError` when one instruction needs more registers of a file than it
     has, `InternalError` when a register is read before any value reaches it.
@@ -123,8 +126,10 @@ def allocate(
             if key > best_key:
                 best, best_key = phys, key
         if best < 0:
+            name = (file_names or {}).get(f.cls, f"register file {f.cls}")
             raise TargetError(
-                f"an instruction needs more than the {f.count} registers of register file {f.cls}"
+                f"an instruction needs more than the {f.count} allocatable registers of {name} at once "
+                f"({len(keep) + 1} or more); raise its count"
             )
         v = f.holds[best]
         if v not in memory and best_key // 2 < _NEVER:

@@ -14,8 +14,8 @@ import fhec.testing as ft
 from fhec.backends.machine import IsaMachine
 from fhec.backends.target import load_target
 from fhec.bundled_examples import examples_dir
-from fhec.cli import main
-from fhec.errors import MachineCodeError
+from fhec.cli import load_program, main
+from fhec.errors import MachineCodeError, TargetError
 from fhec.evaluate import run_he
 from fhec.isa.presto.asm import assemble
 from fhec.isa.presto.backend import presto_machine
@@ -222,3 +222,25 @@ def test_memory_packs_words_as_the_backend_lays_them_out(word_bits):
     np.testing.assert_array_equal(mem.read_words(0x2000, 7, wb), words)
     np.testing.assert_array_equal(mem.read_words(0x2000 + 3 * wb, 4, wb), words[3:])
     assert not mem.read(0x2000 + 7 * wb, 8).any()
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda d: d["params"].update(queue_depth=0), r"\[params\] queue_depth = 0 must be at least 1"),
+    (lambda d: d["params"].update(wide_word_factor=-1), r"wide_word_factor = -1"),
+    (lambda d: d["issue"].update(in_order=True), r"\[issue\] \{'in_order': True\} is not what the Presto model does"),
+    (lambda d: d["registers"]["scalar"].update(count=1), r"RISC-V core's x0..x31"),
+])
+def test_machine_numbers_the_model_would_ignore_or_crash_on_are_refused(change, match):
+    # queue_depth 0 raised IndexError in the timing model; a wide_word_factor below 1 gave
+    # fewer cycles; [issue] and the scalar register count were silently ignored
+    data = load_target("presto").model_dump()
+    change(data)
+    with pytest.raises(TargetError, match=match):
+        presto_machine(IsaMachine.model_validate(data))
+
+
+def test_a_data_memory_too_small_for_the_program_is_refused():
+    data = load_target("presto").model_dump()
+    data["memories"]["dram"]["words"] = 4096
+    with pytest.raises(TargetError, match=r"\[memories.dram\]"):
+        fhec.compile(load_program(str(EXAMPLES / "rpu_matvec.py")), target=IsaMachine.model_validate(data))

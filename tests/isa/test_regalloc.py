@@ -99,5 +99,5 @@ def test_any_program_reads_the_values_it_named(pairs, regs):
 
 def test_too_few_registers_for_one_instruction_is_a_target_error():
     homes = {0: 1, 1: 2, 2: 3}
-    with pytest.raises(TargetError, match="more than the 2 registers"):
+    with pytest.raises(TargetError, match="more than the 2 allocatable registers of register file 0"):
         _run([Instr(T.USE, (), (0, 1, 2))], homes, 2, 3)

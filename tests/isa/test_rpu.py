@@ -269,3 +269,17 @@ def test_cli_compile_writes_assembly_binary_and_report(tmp_path):
     r = CliRunner().invoke(main, ["run", str(src), "--target", "rpu", "--seed", "1"])
     assert r.exit_code == 0, r.output
     assert "OK" in r.output
+
+
+def test_issue_rules_the_model_does_not_implement_are_refused():
+    # the busyboard model issues one instruction per cycle in order: `in_order = false` or
+    # `width = 2` compiled to the same cycles as the paper's machine, without a word
+    for change in (dict(in_order=False), dict(width=2), dict(busyboard=False)):
+        machine = RPU.model_copy(update={"issue": RPU.issue.model_copy(update=change)})
+        with pytest.raises(TargetError, match=r"\[issue\].*not what the RPU model does"):
+            fhec.compile(_small_program(), target=machine)
+
+
+def test_too_few_registers_names_the_register_file_table():
+    with pytest.raises(TargetError, match=r"\[registers.vector\].*raise its count"):
+        fhec.compile(_small_program(), target=_machine(vector_registers=2))

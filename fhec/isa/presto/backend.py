@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from fhec.backends.machine import IsaMachine
+from fhec.errors import TargetError
 from fhec.ir.limb import RVecClass, word_bytes_for
 from fhec.ir.lowered import LoweredProgram
 from fhec.isa.code import Allocated, Encoded, Instr, MemoryLayout, Selected, Timed
@@ -35,7 +36,7 @@ VECTOR_FILE = 0
 
 def presto_machine(machine: IsaMachine) -> PrestoMachine:
     """The Presto numbers of an `IsaMachine` whose ``isa`` is "presto"."""
-    return PrestoMachine.from_description(machine.model_dump())
+    return PrestoMachine.from_description(machine.model_dump(), tuple(machine.issue.model_fields_set))
 
 
 def _pool(layout: MemoryLayout, lowered: LoweredProgram) -> Pool:
@@ -86,6 +87,13 @@ class PrestoBackend:
         used = dict(layout.words_used)
         used[layout.data_memory] = max(used.get(layout.data_memory, 0), end // word_bytes_for(lowered.limb.word_bits))
         layout = dataclasses.replace(layout, spill_words=a.spill_slots * slot_bytes, words_used=used)
+        have = machine.memory_spec(layout.data_memory).words
+        if used[layout.data_memory] > have:
+            raise TargetError(
+                f"the program needs {used[layout.data_memory]:,} words of [memories.{layout.data_memory}] (inputs, "
+                f"keys, outputs, constants, spills) but {machine.name} has {have:,}; use a smaller N or fewer levels, "
+                f"or a larger [memories.{layout.data_memory}] words"
+            )
         return Allocated(lowered, code, layout, a.spills, a.reloads, a.home_loads)
 
     def schedule(self, allocated: Allocated, machine: IsaMachine) -> Timed:

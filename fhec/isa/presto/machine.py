@@ -26,6 +26,9 @@ TIMING_PIPELINES = ("add", "mul", "ntt", "aut", "config")
 """The ``[pipelines.*]`` tables the Presto backend reads (lanes per PE and latency)."""
 
 
+_MODELED_ISSUE = {"width": 1, "in_order": False, "busyboard": False}
+"""The [issue] rules the Presto timing model implements (the shipped presto.toml's)."""
+
 @dataclass(frozen=True)
 class PrestoMachine:
     """The Presto numbers, read from a machine description (`from_description`)."""
@@ -48,9 +51,12 @@ class PrestoMachine:
     memory_latency_cycles: int
 
     @classmethod
-    def from_description(cls, d: dict[str, Any]) -> PrestoMachine:
+    def from_description(cls, d: dict[str, Any], issue_set: tuple[str, ...] | None = None) -> PrestoMachine:
         """From the TOML's data (an ``IsaMachine.model_dump()`` or the parsed file).
-        Raises `TargetError` naming a table or field the Presto backend needs."""
+        `issue_set`: the [issue] rules the file itself sets (default: every one in `d`).
+        Raises `TargetError` naming a table or field the Presto backend needs, or one it
+        would not model."""
+        issue_set = tuple(d.get("issue") or ()) if issue_set is None else issue_set
         where = f"ISA machine {d.get('name', '?')!r} (presto)"
 
         def need(table: str, key: str) -> Any:
@@ -92,6 +98,23 @@ class PrestoMachine:
             )
         if machine.modulus_registers > 32 or vector["count"] > 64:
             raise TargetError(f"{where}: the encoding has 5-bit modulus and 6-bit vector register fields")
+        for key in ("pe_count", "pe_vectors", "queue_depth", "dispatch_cycles", "wide_word_factor"):
+            if getattr(machine, key) < 1:
+                raise TargetError(f"{where}: [params] {key} = {getattr(machine, key)} must be at least 1")
+        # the timing model dispatches one instruction at a time into an out-of-order queue
+        # (`fhec.isa.presto.sim.Timing`); other issue rules would be ignored, not modeled.
+        # Only the rules the file sets are compared (`issue_set`: an IsaMachine's defaults
+        # describe an in-order machine)
+        issue = d.get("issue") or {}
+        wrong = {k: issue[k] for k in issue_set if k in issue and issue[k] != _MODELED_ISSUE[k]}
+        if wrong:
+            raise TargetError(f"{where}: [issue] {wrong} is not what the Presto model does: it dispatches one "
+                              f"instruction per dispatch_cycles into an out-of-order queue of queue_depth entries. "
+                              f"Set [issue] to {_MODELED_ISSUE} (or leave it out) and change those [params]")
+        scalar = (d.get("registers") or {}).get("scalar")
+        if scalar is not None and scalar.get("count") != 32:
+            raise TargetError(f"{where}: [registers.scalar] count = {scalar.get('count')}: the scalar registers are "
+                              f"the RISC-V core's x0..x31, so count must be 32")
         return machine
 
     @property

@@ -53,6 +53,12 @@ def _store(cls: int, phys: int, address: int) -> Instr:
     return Instr(Op.VSTORE, (), (phys,), (field, int(Mode.CONTIGUOUS), 0, arf))
 
 
+_MODELED_ISSUE = {"width": 1, "in_order": True, "busyboard": True}
+"""The [issue] rules `fhec.isa.rpu.timing` implements (paper §IV-A)."""
+
+_FILE_TABLES = {RegFile.VECTOR: "[registers.vector]", RegFile.SCALAR: "[registers.scalar]"}
+
+
 def _refuse_vdm(need: int, vdm: int, machine: IsaMachine) -> None:
     raise TargetError(
         f"the program needs {need:,} words of vector data memory (inputs, keys, outputs, twiddles, spills) "
@@ -69,6 +75,11 @@ class RpuBackend:
         vlen = machine.register_file("vector").elements
         if vlen != VECTOR_LENGTH:
             raise TargetError(f"{machine.name}: B512 vectors have 512 elements, not {vlen} ([registers.vector])")
+        issue = machine.issue.model_dump()
+        if issue != _MODELED_ISSUE:  # the timing model would ignore other rules, not model them
+            raise TargetError(f"{machine.name}: [issue] {issue} is not what the RPU model does: its front end "
+                              f"issues one instruction per cycle, in order, and stalls on a busy register "
+                              f"(paper §IV-A). Set [issue] to {_MODELED_ISSUE} or leave it out")
         for name in ("vector", "scalar", "address", "modulus"):
             count = machine.register_file(name).count
             if count > 64:
@@ -92,7 +103,7 @@ class RpuBackend:
         for window in PRESCHEDULE_WINDOWS:
             code = timing.schedule(selected.code, machine, N, window, prepared)
             a = allocate(code, selected.reg_class, files, selected.homes, make_load=_load, make_store=_store,
-                         spill_base=spill_base, slot_words=VECTOR_LENGTH)
+                         spill_base=spill_base, slot_words=VECTOR_LENGTH, file_names=_FILE_TABLES)
             out.append(Allocated(selected.lowered, a.code, layout.with_spills(spill_base, a.spill_slots * VECTOR_LENGTH),
                                  a.spills, a.reloads, a.home_loads))
         fits = [a for a in out if a.layout.words_used["vdm"] <= vdm]
