@@ -121,6 +121,13 @@ class ProgramError(FhecError):
     operation that does not exist on this kind of value."""
 
 
+class UnhashableProgramError(ProgramError, TypeError):
+    """A `Program`, mutable while it is traced, is used as a dict key or set member. Also
+    a `TypeError`, what Python raises for any unhashable object, so that code probing
+    hashability (``try: hash(x) except TypeError``, as hypothesis's ``st.just`` does)
+    keeps working."""
+
+
 class UnsetOutputError(ProgramError):
     """A program has no outputs, or an output was given no value (e.g. None)."""
 

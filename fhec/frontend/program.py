@@ -27,6 +27,7 @@ from fhec.errors import (
     ParametersChangedWarning,
     PrecisionWarning,
     ProgramError,
+    UnhashableProgramError,
     UnsetOutputError,
     warn_at,
 )
@@ -72,7 +73,7 @@ class Program:
     """
 
     def __hash__(self):  # mutable while tracing; equality is structural
-        raise ProgramError(
+        raise UnhashableProgramError(
             f"a Program is mutable while it is traced, so it cannot be a dict key or set member; key by its name "
             f"({self.name!r}) or use id(program)."
         )

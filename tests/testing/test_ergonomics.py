@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 import fhec
 import fhec.testing as ft
@@ -124,6 +125,17 @@ def test_programs_fit_a_given_parameter_set_with_little_headroom(program):
     # unused plain input (an input at level 0 plus the plain: bound 2) used to raise
     # ValueOverflowError inside the strategy after about 20 draws
     assert program.params.base_limbs == 1
+
+
+@ft.settings(max_examples=3)
+@given(ft.programs(max_depth=1, max_ops=2).flatmap(lambda p: st.tuples(st.just(p), ft.inputs_for(p))))
+def test_a_drawn_program_can_be_wrapped_in_just(case):
+    # hypothesis probes st.just's value with hash() and catches TypeError; the Program's
+    # refusal to hash raised a bare ProgramError, which crashed the strategy
+    program, inputs = case
+    assert set(inputs) == set(program.ir.inputs) | set(program.ir.plain_inputs)
+    with pytest.raises(fhec.ProgramError, match="dict key"):
+        hash(program)
 
 
 def test_the_documented_example_runs_verbatim():
