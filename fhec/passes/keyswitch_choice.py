@@ -15,12 +15,14 @@ d·(L+α) pairs, error divided by P). `choose_methods` picks one per key-switchi
 
 Preserves: program semantics (it only annotates). `annotate_methods` records the choice
 as each node's ``keyswitch`` attribute, which the type rules (noise), the eager
-evaluator and the key-switch expansion read.
+evaluator and the key-switch expansion read, and raises a recipe's ``noise`` hint by
+what the chosen methods add upstream of it.
 """
 
 from __future__ import annotations
 
 from fhec.ir.he import HeOp, HeProgram
+from fhec.ir.he_build import infer_type
 from fhec.passes.he_rewrite import copy_node, rebuild
 from fhec.analysis.counts import bv_keyswitch_counts, hybrid_keyswitch_counts
 from fhec.schemes import noise as nz
@@ -87,11 +89,33 @@ def annotate_methods(program: HeProgram, policy: str = "auto", hint_weight: floa
 
     def rewrite(b, node, args):
         if node.id not in chosen:
+            if node.attr("noise", None) is not None:
+                return _rehint(b, node, args)
             return copy_node(b, node, args)
         attrs = tuple((k, v) for k, v in node.attrs if k != "keyswitch") + (("keyswitch", chosen[node.id]),)
         return b.emit(node.op, args, attrs, node.loc)
 
     return rebuild(program, rewrite)
+
+
+def _rehint(b, node, args) -> int:
+    """Copy a node whose ``noise`` attribute states a recipe's error estimate (a
+    polynomial's, a linear transform's sums): the recipe computed it for the key-switching
+    methods in force when it was traced, so where the methods chosen here make its
+    operands noisier (BV relinearizations inside a polynomial), the estimate grows by as
+    many bits as the generic rules' estimate of the node does. Without it the hint kept
+    the hybrid error, and a compile with keyswitch="bv" promised bits its output lacks."""
+    old_types = tuple(b.source.node(a).type for a in node.args)
+    new_types = tuple(b.type_of(a) for a in args)
+    if old_types == new_types:
+        return copy_node(b, node, args)
+    bare = {k: v for k, v in node.attrs if k != "noise"}
+    grew = (infer_type(b.params, node.op, bare, new_types, node.loc).noise
+            - infer_type(b.params, node.op, bare, old_types, node.loc).noise)
+    if not grew > 0:
+        return copy_node(b, node, args)
+    attrs = tuple((k, v) for k, v in node.attrs if k != "noise") + (("noise", float(node.attr("noise") + grew)),)
+    return b.emit(node.op, args, attrs, node.loc)
 
 
 def annotated_methods(program: HeProgram) -> dict[int, str]:

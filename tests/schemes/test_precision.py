@@ -9,6 +9,7 @@ import pytest
 
 import fhec
 from fhec.errors import ParameterError, PrecisionError, PrecisionWarning
+from fhec.testing import assert_matches_reference
 
 # 32-bit words, 2^30 scale: a BV rotation's error (~2^44) swamps the value.
 PARAMS = fhec.CKKSParams(N=2**8, levels=2, security=None)
@@ -98,3 +99,14 @@ def test_an_output_whose_error_swamps_it_warns_at_its_line():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         quiet.output("y", quiet.input("x").rotate(1))
+
+
+def test_a_polynomial_compiled_with_bv_relinearizations_states_their_error():
+    """A polynomial's error estimate (its noise hint) is computed when it is traced, for the
+    parameters' method (hybrid); compiled with keyswitch="bv", its relinearizations' larger
+    error must reach the estimate, which otherwise promised ~2 bits the run lacked."""
+    params = fhec.CKKSParams(N=2**10, levels=5, scale_bits=30, word_bits=32, base_limbs=2, security=None)
+    p = fhec.Program("pow", params)
+    p.output("y", p.input("x") ** 31)
+    compiled = fhec.compile(p, target="tiny", keyswitch="bv")
+    assert_matches_reference(compiled, seed=0)
