@@ -670,9 +670,8 @@ def target_from_dict(data: dict, source: str) -> Target | IsaMachine:
     machine_tables = sorted({"registers", "memories", "pipelines"} & set(data)) if isinstance(data, dict) else []
     if model is Target and machine_tables and "cluster" not in data:
         # without this, a machine file that lost its `isa` key was told every field of it is extra
-        from fhec.isa.backend import BACKENDS
-
-        keys = " or ".join('isa = "%s"' % k for k in sorted(BACKENDS))
+        # the shipped machines' ISAs (this layer may not import fhec.isa, whose BACKENDS is the full list)
+        keys = " or ".join('isa = "%s"' % k for k in sorted({m.isa for m in list_machines()}))
         raise TargetError(
             f"{source}: [{'], ['.join(machine_tables)}] make this an ISA machine file, but it has no top-level `isa` "
             f"key; add one naming its backend ({keys}) before the first table (docs/targets.md)")
