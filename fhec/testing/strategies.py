@@ -48,6 +48,9 @@ MIN_BITS = {"ckks": 11.0, "bgv": 16.0}
 BGV_PLAIN_MODULI = (257, 7681, 12289, 65537)
 """Primes t with t ≡ 1 mod 2N for small N (257: N <= 128; 7681: N <= 256; 12289: N <= 2048)."""
 
+BGV_MAX_LOG_N = max((t - 1 & 1 - t).bit_length() - 2 for t in BGV_PLAIN_MODULI)
+"""log2 of the largest N one of `BGV_PLAIN_MODULI` fits (65537: N <= 2^15)."""
+
 _SKIPPED = (LevelExhaustedError, LevelMismatchError, ScaleMismatchError, ScaleOverflowError, ValueOverflowError)
 """DSL errors that drop a drawn operation. ValueOverflowError is among them because a
 parameter set the user passes may have less headroom than the generator's bounds assume."""
@@ -90,15 +93,21 @@ def params(
         _check_int("base_limbs", base_limbs, 1)
     if keyswitch not in (None, "hybrid", "bv"):
         raise InvalidArgumentError(f"keyswitch = {keyswitch!r:.40} must be None (drawn), 'hybrid' or 'bv'.")
-    return _params(scheme, min_levels, max_levels, log_n, base_limbs, keyswitch, target)
+    word = 32
+    if target is not None:  # an unknown target is refused here, not inside a test
+        log_n, word = _target_ring(target, log_n)
+    if scheme == "bgv" and log_n[1] > BGV_MAX_LOG_N:
+        raise InvalidArgumentError(
+            f"log_n = {log_n!r}: the BGV plaintext moduli drawn ({', '.join(map(str, BGV_PLAIN_MODULI))}) need "
+            f"t ≡ 1 mod 2N, which holds up to N = 2^{BGV_MAX_LOG_N}; draw log_n up to {BGV_MAX_LOG_N}, or pass "
+            f"your own BGVParams to programs(params=...)."
+        )
+    return _params(scheme, min_levels, max_levels, log_n, base_limbs, keyswitch, word)
 
 
 @st.composite
-def _params(draw, scheme, min_levels, max_levels, log_n, base_limbs, keyswitch, target):
-    word, scale = 32, 30
-    if target is not None:
-        log_n, word = _target_ring(target, log_n)
-        scale = min(scale, word - 2)
+def _params(draw, scheme, min_levels, max_levels, log_n, base_limbs, keyswitch, word):
+    scale = min(30, word - 2)
     N = 2 ** draw(st.integers(*log_n))
     levels = draw(st.integers(min_levels, max_levels))
     ks = keyswitch or draw(st.sampled_from(["hybrid", "bv"]))
@@ -135,14 +144,21 @@ def _check_int(name: str, value, least: int) -> None:
 
 def _target_ring(target, log_n: tuple[int, int]) -> tuple[tuple[int, int], int]:
     """(`log_n` moved into the target's ring degrees, the word size to draw primes of)."""
-    from fhec.backends.target import Target, load_target
     from fhec.ring.primes import MIN_WORD_BITS
 
-    t = target if isinstance(target, Target) else load_target(target)
+    t = _target(target)
     least, most = t.n_min.bit_length() - 1, t.n_max.bit_length() - 1
     lo = min(max(log_n[0], least), most)
     hi = min(max(log_n[1], lo), most)
     return (lo, hi), max(MIN_WORD_BITS, min(32, t.word_bits))
+
+
+def _target(target):
+    """`target` as a `Target` or `IsaMachine` (a name or TOML path is loaded)."""
+    from fhec.backends.machine import IsaMachine
+    from fhec.backends.target import Target, load_target
+
+    return target if isinstance(target, (Target, IsaMachine)) else load_target(target)
 
 
 def _headroom(p) -> float:
@@ -394,7 +410,8 @@ def programs(
         max_ops: number of DSL operations attempted.
         rescale: "auto", "manual" or None (drawn).
         target: draw parameters this target accepts (see `params`), e.g. "f1", so that
-            the programs compile for it.
+            the programs compile for it; with `params`, a target whose ring degrees
+            exclude params' N is refused (`TargetError`) when the strategy is built.
     """
     if params is not None and not isinstance(params, (CKKSParams, BGVParams)):
         raise InvalidArgumentError(f"params = {params!r:.60} must be a CKKSParams or BGVParams (or None: drawn).")
@@ -407,6 +424,8 @@ def programs(
     _check_int("max_ops", max_ops, 1)
     if rescale not in (None, "auto", "manual"):
         raise InvalidArgumentError(f"rescale = {rescale!r:.40} must be None (drawn), 'auto' or 'manual'.")
+    if params is not None and target is not None:  # the target would draw nothing: check the two agree
+        _target(target).check_ring_degree(params.N)
     return _programs(scheme or "ckks", max_depth, params, max_ops, rescale, target)
 
 

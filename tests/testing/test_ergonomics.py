@@ -50,11 +50,12 @@ def test_settings_have_no_deadline_and_take_overrides():
     assert s.deadline is None and s.max_examples == 3
 
 
-@pytest.mark.parametrize("target", ["f1", "tiny"])
+@pytest.mark.parametrize("target", ["f1", "tiny", load_target("rpu")])
 @ft.settings(max_examples=10)
 @given(data=__import__("hypothesis").strategies.data())
 def test_programs_for_a_target_draw_parameters_it_accepts(target, data):
-    t = load_target(target)
+    # a loaded IsaMachine was refused ("pass ... or a fhec Target"), though fhec.compile takes one
+    t = load_target(target) if isinstance(target, str) else target
     scheme = data.draw(__import__("hypothesis").strategies.sampled_from(["ckks", "bgv"]))
     p = data.draw(ft.programs(scheme=scheme, max_depth=2, target=target))
     assert t.supports(p.params.N) and all(q < 2**t.word_bits for q in p.params.moduli + p.params.special_moduli)
@@ -110,11 +111,26 @@ def test_bad_arguments_are_fhec_errors(kwargs, message):
     (lambda: ft.programs(rescale="sometimes"), "rescale = 'sometimes'"),
     (lambda: ft.programs(params="abc"), "must be a CKKSParams or BGVParams"),
     (lambda: ft.programs(scheme="bgv", params=_program().params), "params is a CKKS parameter set"),
+    (lambda: ft.params("bgv", log_n=(16, 16)), r"t ≡ 1 mod 2N, which holds up to N = 2\^15"),
+    (lambda: ft.params("bgv", target="rpu", log_n=(12, 16)), r"log_n = \(12, 16\)"),
 ])
 def test_strategy_arguments_are_checked_when_built(build, message):
     # they used to be accepted (an unknown scheme drew BGV, a negative depth drew programs)
-    # or to fail inside hypothesis while drawing
+    # or to fail inside hypothesis while drawing (BGV at N = 2^16: "Cannot sample from a
+    # length-zero sequence")
     with pytest.raises(fhec.InvalidArgumentError, match=message):
+        build()
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: ft.params("ckks", target="nope"), "unknown target 'nope'"),
+    (lambda: ft.programs(target="f1", params=fhec.CKKSParams(N=32, levels=1, security=None)),
+     "target 'f1' supports ring degrees N = 1024..16384"),
+])
+def test_strategy_targets_are_checked_when_built(build, message):
+    # an unknown target raised inside the test, at the first draw; a target beside params
+    # was ignored, and the programs drawn did not compile for it
+    with pytest.raises(fhec.TargetError, match=message):
         build()
 
 
