@@ -39,11 +39,15 @@ def settings(**overrides):
     """Hypothesis settings for properties of encrypted programs: no deadline (one
     encrypted execution takes far longer than hypothesis's 200 ms default, and numba
     compiles its kernels on the first one) and the too-slow and large-data health
-    checks off. Keyword arguments (``max_examples=10``...) are passed on to
+    checks off (a ``suppress_health_check`` given adds to them). Keyword arguments
+    (``max_examples=10``...) are passed on to
     ``hypothesis.settings``; the rest comes from the active profile. Use as a decorator:
     ``@ft.settings(max_examples=10)``."""
     hypothesis = _hypothesis()
     quiet = [hypothesis.HealthCheck.too_slow, hypothesis.HealthCheck.data_too_large]
+    # health checks the caller suppresses come on top of these (hypothesis checks each one)
+    extra = overrides.pop("suppress_health_check", ())
+    quiet += [c for c in (extra if isinstance(extra, (list, tuple, set, frozenset)) else [extra]) if c not in quiet]
     return hypothesis.settings(**{"deadline": None, "suppress_health_check": quiet, **overrides})
 
 
@@ -96,7 +100,8 @@ def assert_matches_reference(
     Raises AssertionError naming each failing output, the bits reached versus required,
     and the expected and actual values of its worst slots; `CompiledMismatchError`
     naming the first differing (output, part, limb) and the limb instruction that wrote
-    it; `InvalidArgumentError` for an `expected` that does not name every output, or a
+    it; `InvalidArgumentError` for an `expected` that does not name every output, names
+    another or gives an empty vector, or a
     `target` that contradicts a `Compiled`.
     """
     from fhec.compiler import Compiled, IsaCompiled
@@ -162,10 +167,19 @@ def _expected_values(he, inputs, expected: Expected | None) -> dict[str, np.ndar
             f"expected= has no values for output(s) {missing}; give every output of the program "
             f"({sorted(he.outputs)})."
         )
+    unknown = sorted(map(repr, set(values) - set(he.outputs)))
+    if unknown:  # a misspelt name would check nothing it names
+        raise InvalidArgumentError(
+            f"expected= names {', '.join(unknown)}, which the program does not output; its outputs are "
+            f"{sorted(he.outputs)}."
+        )
     out = {}
     for name in he.outputs:
         full = vector(he.params, values[name], None, f"expected[{name!r}]")  # checked, converted, padded
         out[name] = full[: np.asarray(values[name]).size]
+        if not out[name].size:
+            raise InvalidArgumentError(f"expected[{name!r}] is empty, so nothing of it would be compared; give "
+                                       f"the values of its first slots at least.")
     return out
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 import fhec
@@ -48,6 +48,9 @@ def test_import_without_hypothesis_names_the_extra():
 def test_settings_have_no_deadline_and_take_overrides():
     s = ft.settings(max_examples=3)
     assert s.deadline is None and s.max_examples == 3
+    # health checks suppressed by the caller add to the too-slow one, which they used to replace
+    s = ft.settings(suppress_health_check=[HealthCheck.filter_too_much])
+    assert {HealthCheck.too_slow, HealthCheck.filter_too_much} <= set(s.suppress_health_check)
 
 
 @pytest.mark.parametrize("target", ["f1", "tiny", load_target("rpu")])
@@ -94,6 +97,9 @@ def test_bgv_mismatch_prints_expected_and_actual():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"expected": {"z": [1.0]}}, r"no values for output\(s\) \['y'\]"),
+    # these passed, checking nothing of what they named
+    ({"expected": {"y": [1.25], "y2": [1.0]}}, r"names 'y2', which the program does not output"),
+    ({"expected": {"y": []}}, r"expected\['y'\] is empty"),
     ({"target": "tiny"}, "compiled for 'f1'"),
 ])
 def test_bad_arguments_are_fhec_errors(kwargs, message):
