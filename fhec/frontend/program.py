@@ -302,10 +302,19 @@ class Program:
             return
         bits = value.estimated_bits
         if bits < 1.0:
+            # the estimate is absolute (fhec's precision assumes values about 1): for an output
+            # proven to reach far beyond 1, say what that error is against its largest values
+            bound = value.bound
+            relative = bits + math.log2(bound) if bound is not None and bound > 2.0 else None
+            if relative is not None and relative >= 1.0:
+                what = (f"an estimated worst-slot error of 2^{-bits:.1f} ({bits:.1f} bits of precision); its values "
+                        f"may reach {bound:.3g}, and against those that is {relative:.1f} bits, but a slot whose "
+                        f"value lies below about 2^{-bits:.1f} is swamped")
+            else:
+                what = f"an estimated worst-slot precision of {bits:.1f} bits: its error may swamp the value"
             warnings.warn(
-                f"{where + ': ' if where else ''}output {name!r} has an estimated worst-slot precision of "
-                f"{bits:.1f} bits: its error may swamp the value. Use more precise parameters (a larger scale, "
-                f"hybrid key switching, fewer operations between rescales) or check the run against "
+                f"{where + ': ' if where else ''}output {name!r} has {what}. Use more precise parameters (a larger "
+                f"scale, hybrid key switching, fewer operations between rescales) or check the run against "
                 f"fhec.reference.", PrecisionWarning, stacklevel=3)
 
     # -- views --------------------------------------------------------------------------------

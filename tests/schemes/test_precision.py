@@ -101,6 +101,14 @@ def test_an_output_whose_error_swamps_it_warns_at_its_line():
         quiet.output("y", quiet.input("x").rotate(1))
 
 
+def test_a_large_output_warns_with_its_error_against_its_bound():
+    """The estimate is absolute: x * 123456789 (|x| <= 1) has an error near 2^6.4, 20 bits
+    below its largest values, and the warning said only "its error may swamp the value"."""
+    p = fhec.Program("big", fhec.CKKSParams(N=2**10, levels=2, security=None))
+    with pytest.warns(fhec.PrecisionWarning, match=r"may reach 1.23e\+08, and against those that is 2\d\.\d bits"):
+        p.output("y", p.input("x") * 123456789)
+
+
 def test_a_polynomial_compiled_with_bv_relinearizations_states_their_error():
     """A polynomial's error estimate (its noise hint) is computed when it is traced, for the
     parameters' method (hybrid); compiled with keyswitch="bv", its relinearizations' larger
