@@ -13,6 +13,7 @@ rotations). The result is a sorted tuple of (step, swap, Const).
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -53,6 +54,7 @@ def _matrix_diagonals(params: Params, matrix: np.ndarray, where) -> dict[tuple[i
 def _dict_diagonals(params: Params, diagonals: dict, where) -> dict[tuple[int, bool], np.ndarray]:
     row = row_length(params)
     out: dict[tuple[int, bool], np.ndarray] = {}
+    key_of: dict[tuple[int, bool], Any] = {}  # the key that gave each step, to name both of a clash
     for key, vec in diagonals.items():
         if isinstance(key, tuple) and len(key) == 2 and key[0] == "swap" and params.scheme == "bgv":
             step, swap = key[1], True
@@ -66,7 +68,9 @@ def _dict_diagonals(params: Params, diagonals: dict, where) -> dict[tuple[int, b
             )
         k = (int(step) % row, swap)
         if k in out:
-            raise ProgramError(f"linear_transform diagonals {key!r} and another key are the same rotation step.", where)
+            raise ProgramError(f"linear_transform diagonals {key_of[k]!r} and {key!r} are the same rotation step "
+                               f"({k[0]} mod the row length {row}); merge them into one diagonal.", where)
+        key_of[k] = key
         if isinstance(vec, numbers.Number) and not isinstance(vec, bool):  # {k: c}: c in every slot
             vec = np.full(params.slots, vec)
         out[k] = constants.vector(params, vec, where, "diagonal")

@@ -435,3 +435,11 @@ def test_a_chebyshev_operand_beyond_the_domain_is_named_as_the_cause():
     with pytest.raises(fhec.ValueOverflowError, match=r"\|x\| = 1\.2 .*beyond the interval \[-1, 1\].*widen the domain"):
         x.polynomial(series)
     p.output("y", p.input("y", bound=1.0).polynomial(series))  # within the domain it fits
+
+
+def test_two_diagonal_keys_of_one_step_are_both_named(ckks):
+    # 3 and 3 + slots are one rotation: the error named only the second key
+    x = fhec.Program("dup", ckks).input("x")
+    with pytest.raises(ProgramError, match=rf"diagonals 3 and {3 + ckks.slots} are the same rotation step") as e:
+        line = here(); x.linear_transform({3: 1.0, 3 + ckks.slots: 2.0})  # noqa: E702
+    names_line(e, line)
