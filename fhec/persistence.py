@@ -390,14 +390,23 @@ def _read_compiled(header, arrays, params, path):
                                or set(source.outputs) != set(program.outputs)):
         raise PersistenceFormatError(f"{path}: the stored source program is not the bootstrapping program "
                                      f"this one was compiled from.")
-    try:
-        done = run_passes(back_end, program, options)
-    except FhecError as e:  # a stored target the program does not fit, say
-        raise PersistenceFormatError(f"{path}: re-deriving the streams failed: {e}") from None
-    lowered, scheduled = done[LOWERED], done[COMPILED]
     units = _field(header, "units", int, path)
     stored = [_array(arrays, f"stream{u}", path).tobytes() for u in range(units)]
-    rebuilt = [encode_stream(scheduled.streams, u) for u in range(len(scheduled.streams.units))]
+
+    def derive(options):
+        try:
+            done = run_passes(back_end, program, options)
+        except FhecError as e:  # a stored target the program does not fit, say
+            raise PersistenceFormatError(f"{path}: re-deriving the streams failed: {e}") from None
+        streams = done[COMPILED].streams
+        return done, [encode_stream(streams, u) for u in range(len(streams.units))]
+
+    done, rebuilt = derive(options)
+    if stored != rebuilt and options.prefetch_reserve is not None:
+        # a compile that searched the reserves may have kept a variant (key-switch pairing) at a
+        # reserve it climbed to, where the plain program was never scheduled: re-run that search
+        done, rebuilt = derive(dataclasses.replace(options, prefetch_reserve=None))
+    lowered, scheduled = done[LOWERED], done[COMPILED]
     if stored != rebuilt:
         raise PersistenceFormatError(
             f"{path}: re-deriving the program's streams does not reproduce the stored ones (written by fhec "

@@ -118,6 +118,23 @@ def test_compiled_programs_round_trip(tmp_path, target):
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.parametrize("reserve", [None, 0.5])
+def test_a_compile_that_climbed_past_the_default_reserves_round_trips(tmp_path, reserve):
+    # BGV on osiris-tiny: the key-switch-paired variant climbs to reserve 0.5, where the plain
+    # program, never scheduled there by the search, schedules faster; re-deriving at the stored
+    # reserve alone kept the plain one, and load refused the file ("does not reproduce")
+    p = fhec.Program("climb", BGV)
+    x, w = p.input("x"), p.plain("w")
+    p.output("y", (x * x + w).rotate(1))
+    p.output("z", (x * w).sum_slots(4))
+    compiled = fhec.compile(p, target="osiris-tiny", prefetch_reserve=reserve)
+    assert compiled.report.prefetch_reserve == 0.5
+    loaded = fhec.load(fhec.save(compiled, tmp_path / "c.fhec"))
+    units = range(len(compiled.streams.units))
+    assert [encode_stream(loaded.streams, u) for u in units] == [encode_stream(compiled.streams, u) for u in units]
+    assert loaded.report == compiled.report
+
+
 def test_a_compile_with_stage_reserves_round_trips_its_report(tmp_path):
     # the re-derived report of a bootstrap whose stages got their own reserves (docs/scheduling.md)
     from fhec.backends.target import load_target
