@@ -277,6 +277,9 @@ def _read_keyset(header, arrays, params, path):
             raise PersistenceFormatError(f"{path}: secret_ntt is not the NTT form of secret_coeffs: the file is "
                                          f"corrupt.")
     rotations = tuple(_field(header, "rotations", list, path))
+    if not all(isinstance(k, int) and not isinstance(k, bool) for k in rotations):
+        raise PersistenceFormatError(f"{path}: header field 'rotations' = {list(rotations)!r:.40} is not a list of "
+                                     f"integer slot offsets.")
     return KeySet(params, _field(header, "key_id", int, path), secret_coeffs, secret_ntt, public, switching,
                   rotations, tuple(methods))
 
@@ -468,11 +471,17 @@ def save(obj, path, *, include_secret: bool = False) -> Path:
 
     if not isinstance(include_secret, bool):
         raise InvalidArgumentError(f"include_secret = {include_secret!r:.40} must be True or False.")
+    path = _as_path(path, "save")
     kind = _kinds().get(type(obj))
     if kind is None:
+        from fhec.compiler import IsaCompiled
+
+        hint = "" if not isinstance(obj, IsaCompiled) else (
+            f" A program compiled for an ISA machine ({obj.target.name}) is not one: write its machine code and "
+            f"report with compiled.write(out_dir), or save the program's inputs and compile it again.")
         raise InvalidArgumentError(
             f"fhec.save cannot write a {type(obj).__name__}; it writes parameter sets, KeySets, Ciphertexts, "
-            f"Plaintexts and Compiled programs."
+            f"Plaintexts and Compiled programs (for stream targets such as f1).{hint}"
         )
     params = obj if kind.name == "params" else obj.program.params if kind.name == "compiled" else obj.params
     fields, arrays = kind.write(obj, {"include_secret": include_secret})
@@ -481,7 +490,17 @@ def save(obj, path, *, include_secret: bool = False) -> Path:
     buffer = io.BytesIO()
     np.savez(buffer, **{HEADER: np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}, **arrays)
     secret = kind.name == "keyset" and header["secret"]
-    return _write_atomically(Path(path), buffer.getvalue(), SECRET_FILE_MODE if secret else None)
+    return _write_atomically(path, buffer.getvalue(), SECRET_FILE_MODE if secret else None)
+
+
+def _as_path(path, function: str) -> Path:
+    """`path` (a str, bytes or os.PathLike naming a file) as a Path; InvalidArgumentError otherwise."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+        raise InvalidArgumentError(f"fhec.{function}(..., path): path = {path!r:.40} ({type(path).__name__}) must "
+                                   f"be a file name, a str or a pathlib.Path (open files are not taken).")
+    return Path(path)
 
 
 def _write_atomically(path: Path, data: bytes, mode: int | None) -> Path:
@@ -537,10 +556,10 @@ def load(path, *, params=None):
             f"CKKSParams or BGVParams (e.g. keys.params), or None to rebuild it from the file; got "
             f"{type(params).__name__}."
         )
-    header, arrays = _read_archive(Path(path))
+    header, arrays = _read_archive(_as_path(path, "load"))
     kind = header.get("kind")
     readers = {k.name: k.read for k in _kinds().values()}
-    if kind not in readers:
+    if not isinstance(kind, str) or kind not in readers:  # (a list is no dict key)
         raise PersistenceFormatError(f"{path}: unknown kind {kind!r:.40}; fhec files hold one of {', '.join(KINDS)}.")
     resolved = _params_from_header(header, path, params)
     return readers[kind](header, arrays, resolved, path)
@@ -555,7 +574,9 @@ def _read_archive(path: Path) -> tuple[dict, dict]:
             arrays = {name: archive[name] for name in archive.files}
     except FileNotFoundError:
         raise PersistenceFormatError(f"no such file: {path}") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError) as e:
+        # NotImplementedError, RuntimeError: zipfile's for a member compressed by an unknown
+        # method or encrypted (a flipped bit in its header can say either)
         # numpy's reason here suggests loading pickles (allow_pickle=True), which fhec never does
         reason = str(e) if "pickle" not in str(e) else (
             "a member holds pickled Python objects, which fhec never loads" if zipfile.is_zipfile(path)

@@ -175,6 +175,7 @@ def _rewrite(path, change) -> None:
 @pytest.mark.parametrize("corrupt, message", [
     (lambda h, a: h.update(format="fhec.save/99"), "this fhec reads"),
     (lambda h, a: h.update(kind="wallet"), "unknown kind"),
+    (lambda h, a: h.update(kind=["ciphertext"]), r"unknown kind \['ciphertext'\]"),  # raised TypeError: unhashable
     (lambda h, a: h.update(level="2"), "level"),
     (lambda h, a: h["params"].update(levels=3), "derives other primes"),
     (lambda h, a: h["params"].update(N="big"), "parameter literal is not valid"),
@@ -218,6 +219,7 @@ def _flip_secret_ntt(arrays) -> None:
     # an NTT form that is not the coefficients' used to decrypt to garbage, silently
     (lambda h, a: _flip_secret_ntt(a), "secret_ntt is not the NTT form of secret_coeffs"),
     (lambda h, a: h.update(methods=["foo"]), r"'methods' = \['foo'\] is not a non-empty list"),
+    (lambda h, a: h.update(rotations=["x"]), r"'rotations' = \['x'\] is not a list of integer slot offsets"),
     (lambda h, a: h.update(methods=[]), r"'methods' = \[\] is not a non-empty list"),  # Evaluator takes methods[0]
     (lambda h, a: h.update(methods=["bv", "bv"]), "distinct key-switching methods"),
     (lambda h, a: h.update(methods="bv"), "'methods' = 'bv' is missing or of the wrong type"),
@@ -280,6 +282,17 @@ def test_pickles_and_foreign_files_are_refused(tmp_path):
         assert "allow_pickle" not in str(e.value)  # numpy's advice to load pickles unsafely does not reach the user
 
 
+def test_a_member_header_claiming_an_unknown_compression_is_refused(tmp_path):
+    # one flipped bit in a zip member's compression method raised zipfile's NotImplementedError
+    path = fhec.save(CKKS, tmp_path / "p.fhec")
+    data = bytearray(path.read_bytes())
+    entry = data.index(b"PK\x01\x02")  # the first central directory entry
+    data[entry + 10] ^= 0x40  # its compression method: 0 (stored) -> 64
+    path.write_bytes(bytes(data))
+    with pytest.raises(fhec.PersistenceFormatError, match="compression method"):
+        fhec.load(path)
+
+
 def test_unsupported_objects_and_options_are_refused(tmp_path):
     with pytest.raises(fhec.InvalidArgumentError, match="cannot write a dict"):
         fhec.save({"x": 1}, tmp_path / "d.fhec")
@@ -287,6 +300,17 @@ def test_unsupported_objects_and_options_are_refused(tmp_path):
         fhec.save(CKKS, tmp_path / "p.fhec", include_secret="yes")
     with pytest.raises(fhec.PersistenceFormatError, match="cannot write"):
         fhec.save(CKKS, tmp_path / "no" / "such" / "dir.fhec")
+    p = fhec.Program("sq", CKKS)
+    p.output("y", p.input("x") * 2)
+    with pytest.raises(fhec.InvalidArgumentError, match=r"ISA machine \(rpu\) .* compiled.write\(out_dir\)"):
+        fhec.save(fhec.compile(p, target="rpu"), tmp_path / "isa.fhec")
+    # paths that are not file names raised a bare TypeError from pathlib; bytes names are file names
+    for path in (None, 3, io.BytesIO()):
+        with pytest.raises(fhec.InvalidArgumentError, match=r"path = .* must be a file name"):
+            fhec.save(CKKS, path)
+        with pytest.raises(fhec.InvalidArgumentError, match=r"path = .* must be a file name"):
+            fhec.load(path)
+    assert fhec.load(os.fsencode(fhec.save(CKKS, os.fsencode(tmp_path / "b.fhec")))) == CKKS
 
 
 @pytest.mark.parametrize("params", ["abc", 5, fhec.keygen(CKKS, seed=1)], ids=["str", "int", "KeySet"])
