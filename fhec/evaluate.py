@@ -73,7 +73,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from fhec.errors import InternalError, NoiseBudgetExhaustedError
+from fhec.errors import FhecError, InternalError, NoiseBudgetExhaustedError
 from fhec.ir.he import KEY_SWITCHING_OPS, Const, HeNode, HeOp, HeProgram, HeType
 from fhec.ir.he_types import const_bound, declared_bound, estimated_bits, is_int_scalar
 from fhec.passes.he_rotations import key_requirements
@@ -105,16 +105,21 @@ def keygen_method(program: HeProgram, default: str | None = None) -> str:
     """The key-switching method(s) to generate keys for: "bv", "hybrid" or "both", from
     the ``keyswitch`` attributes `fhec.pipeline`'s ``choose_keyswitch`` recorded; a
     program without key switches gets `default` (the parameters' method if None;
-    "hybrid" for "auto")."""
-    from fhec.passes.keyswitch_choice import annotated_methods
+    "hybrid" for "auto"), and so does a program some of whose key switches carry no
+    attribute (run with the evaluator's default: a ``y * y`` after a
+    ``BootstrapConfig(keyswitch="bv")`` bootstrap is relinearized with the parameters'
+    method, so its keys are needed too)."""
+    from fhec.passes.keyswitch_choice import FIXED_METHODS, KEY_SWITCH_OPS, annotated_methods
 
-    used = set(annotated_methods(program).values())
+    default = default or program.params.keyswitch
+    default = "hybrid" if default == "auto" else default
+    annotated = annotated_methods(program)
+    used = set(annotated.values())
+    used.update(FIXED_METHODS.get(n.op, default) for n in program.nodes
+                if n.op in KEY_SWITCH_OPS and n.id not in annotated)
     if len(used) == 2:
         return "both"
-    if used:
-        return used.pop()
-    default = default or program.params.keyswitch
-    return "hybrid" if default == "auto" else default
+    return used.pop() if used else default
 
 
 def make_keys(program, seed=None, keyswitch: str | None = None) -> KeySet:
@@ -345,7 +350,12 @@ def execute_nodes(
         elif n.op is HeOp.PLAIN_INPUT:
             values[n.id] = plains[n.attr("name")]
         else:
-            values[n.id] = EXECUTORS[n.op](ev, n, [values[a] for a in n.args], _keyswitch_kwargs(n, methods))
+            try:
+                values[n.id] = EXECUTORS[n.op](ev, n, [values[a] for a in n.args], _keyswitch_kwargs(n, methods))
+            except FhecError as e:  # the evaluator's errors (a BV key switch without precision) name the node's line
+                if e.where is None and n.loc:
+                    e.where, e.args = n.loc, (f"{n.loc}: {e.bare_message}",)
+                raise
             hint = n.attr("noise", None)  # a recipe's error estimate (`he_types.with_noise_hint`)
             if hint is not None and isinstance(values[n.id], (Ciphertext, ExtendedCiphertext)):
                 values[n.id] = replace(values[n.id], noise=float(hint))

@@ -336,3 +336,41 @@ def test_stage_traffic_leaves_out_key_halves_generated_on_chip():
         report = fhec.compile(p, target).report
         assert sum(s["offchip_bytes"] for s in report.stages.values()) <= report.offchip_bytes["total"]
     assert fhec.compile(p, "osiris-tiny").report.offchip_bytes.get("ksh_generated", 0) > 0
+
+
+def test_a_product_after_a_bv_bootstrap_runs_the_same_in_evaluate_and_compiled():
+    # fhec.evaluate generated BV keys only (every annotated key switch was the bootstrap's),
+    # so y * y after the bootstrap was relinearized with BV where the compile used the
+    # parameters' hybrid: the two runs differed on every output
+    import warnings
+
+    p = fhec.Program("bv_then_square", fhec.CKKSParams(
+        N=32, levels=TINY_CONFIG.depth(32) + 2, security=None, min_precision_bits=None,
+        bootstrap=TINY_CONFIG.model_copy(update={"keyswitch": "bv"})))
+    y = p.input("x", level=1).bootstrap()
+    p.output("y", y * y)
+    x = {"x": np.random.default_rng(0).uniform(-1, 1, 16)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # BV at 32-bit words leaves no precision: the bits are what is compared
+        assert np.array_equal(fhec.evaluate(p, x, seed=1)["y"], fhec.compile(p, "tiny").run(x, seed=1)["y"])
+
+
+def test_evaluate_names_the_line_of_a_bv_key_switch_without_precision():
+    p = fhec.Program("bv", fhec.CKKSParams(N=32, levels=TINY_CONFIG.depth(32) + 2, security=None,
+                                           bootstrap=TINY_CONFIG.model_copy(update={"keyswitch": "bv"})))
+    with pytest.warns(fhec.PrecisionWarning):
+        p.output("y", p.input("x", level=1).bootstrap())
+    with pytest.raises(fhec.PrecisionError, match="keyswitch='bv'") as e:
+        fhec.evaluate(p, {"x": np.zeros(16)}, seed=1)
+    assert "test_bootstrap.py" in (e.value.where or "")
+
+
+def test_the_estimate_counts_evalmod_s_approximation_error():
+    # at N = 2^5 a degree-15 series is what limits the result (~13 bits for the worst slot);
+    # the estimate counted the roundings only (16.4 bits), so the default tolerance of
+    # assert_matches_reference failed a correct run
+    from fhec.testing import assert_matches_reference
+
+    p = fhec.Program("boot", TINY)
+    p.output("y", p.input("x", level=1).bootstrap())
+    assert_matches_reference(p, seed=1)

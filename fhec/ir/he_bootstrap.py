@@ -242,8 +242,9 @@ def output_noise(
     q_0/(2πΔ) and sums over n coefficients per slot (√n; n = N/2 unless sparse), for
     both halves (√2; one half for a single real slot). With composite scaling, the
     rescale back to the one-prime scale `exit_scale` adds one rounding to m/q_0 (to
-    sin 2πu without the arcsine). The sine's own error, or the arcsine's truncation
-    (`_sine_error`), adds at u ≈ 2^-R/√n·0.6."""
+    sin 2πu without the arcsine). EvalMod's own error in exact arithmetic (the series'
+    approximation, amplified by the double angles, and the sine's or the arcsine's
+    truncation: `_evalmod_error`) adds at u ≈ 2^-R/√n·0.6."""
     n = cfg.slot_count(params.N)
     q0 = math.prod(params.moduli_at(0))
     e = cfg.evalmod
@@ -255,8 +256,32 @@ def output_noise(
     halves = 1 if cfg.halves(params.N) == "real" else 2
     noise_rel = math.sqrt(halves * n) * (q0 / delta) * sigma_u
     u = 0.6 * delta / q0 / math.sqrt(n)
-    sine = _sine_error(e.arcsine_degree, u) * (q0 / delta) * math.sqrt(n)
+    sine = _evalmod_error(cfg, params.N, u) * (q0 / delta) * math.sqrt(n)
     return math.log2(math.hypot(noise_rel, sine, input_rel) * out_scale)
+
+
+@functools.lru_cache(maxsize=64)
+def _evalmod_error(cfg: BootstrapConfig, N: int, u: float) -> float:
+    """The error in m/q_0 of EvalMod in exact arithmetic, at |m/q_0| <= u: the Chebyshev
+    series' approximation of the scaled cosine (or sine), multiplied by 4 per double
+    angle, plus the sine's or the arcsine's truncation (`_sine_error`, the floor). The
+    series' part is an rms over the integer overflows I (|I| < K, weighted as a Gaussian
+    of std √((h + 1)/12)), since SlotsToCoeffs sums it over coefficients with different
+    I. It does not shrink with N as the rounding errors do: at N = 2^5 a degree-15 series
+    on K = 4 is what limits the result (13 bits measured where the roundings alone allow
+    18)."""
+    e = cfg.evalmod
+    h = cfg.hamming_weight if cfg.hamming_weight is not None else N
+    overflow = np.arange(1 - e.K, e.K)
+    weight = np.exp(-(overflow**2) / (2 * (h + 1) / 12))
+    m = np.linspace(-u, u, 65)
+    c = np.polynomial.chebyshev.chebval((overflow[:, None] + m[None, :]) / e.K, np.array(_evalmod_series(cfg)))
+    for _ in range(e.double_angle):
+        c = 2 * c * c - 1
+    v = np.polynomial.polynomial.polyval(c, np.array(arcsine_series(e.arcsine_degree))) if e.arcsine_degree \
+        else c / (2 * math.pi)
+    rms = math.sqrt(float(np.sum(weight[:, None] * (v - m) ** 2)) / (m.size * float(np.sum(weight))))
+    return max(rms, _sine_error(e.arcsine_degree, u))
 
 
 def _sine_error(arcsine_degree: int, u: float) -> float:
