@@ -472,23 +472,32 @@ def _plain_user(p, plain_id, name):
 
 
 def inputs_for(program, *, full: bool = False):
-    """A strategy of input dicts for `program`: CKKS floats in [-1, 1], BGV integers in
-    [0, t), for every encrypted and plain input; vectors of 1..slots values (all slots
-    when `full`)."""
+    """A strategy of input dicts for `program`: CKKS floats within each input's declared
+    bound (``p.input(name, bound=b)``; [-1, 1] by default), BGV integers in [0, t), for
+    every encrypted and plain input; vectors of 1..slots values (all slots when `full`).
+    A program with a sparse bootstrap (`BootstrapConfig(slots=n)`) gets vectors that
+    repeat with period n in every slot, the only values such a bootstrap refreshes."""
     from fhec.frontend.program import as_he_program
+    from fhec.ir.he_types import declared_bound
+    from fhec.reference import has_sparse_bootstrap
 
     program = as_he_program(program)
     p = program.params
-    names = list(program.inputs) + list(program.plain_inputs)
-    if p.scheme == "ckks":
-        elements = st.floats(-1.0, 1.0, allow_nan=False, width=64)
-        dtype = np.float64
-    else:
-        elements = st.integers(0, p.plain_modulus - 1)
-        dtype = np.int64
-    sizes = st.just(p.slots) if full else st.integers(1, p.slots)
-    vector = sizes.flatmap(lambda n: hnp.arrays(dtype, n, elements=elements))
-    return st.fixed_dictionaries({n: vector for n in names})
+    nodes = {**program.inputs, **program.plain_inputs}
+    period = p.bootstrap.slot_count(p.N) if has_sparse_bootstrap(program) else None
+
+    def vector(node):
+        if p.scheme == "ckks":
+            b = declared_bound(node.attr_dict)
+            elements, dtype = st.floats(-b, b, allow_nan=False, width=64), np.float64
+        else:
+            elements, dtype = st.integers(0, p.plain_modulus - 1), np.int64
+        if period is not None:  # one period, repeated over every slot
+            return hnp.arrays(dtype, period, elements=elements).map(lambda v: np.tile(v, p.slots // period))
+        sizes = st.just(p.slots) if full else st.integers(1, p.slots)
+        return sizes.flatmap(lambda n: hnp.arrays(dtype, n, elements=elements))
+
+    return st.fixed_dictionaries({name: vector(node) for name, node in nodes.items()})
 
 
 def with_inputs(program):

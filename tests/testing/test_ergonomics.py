@@ -172,3 +172,29 @@ def test_the_documented_example_runs_verbatim():
         assert tests, block
         for test in tests:
             test()
+
+
+def test_inputs_for_draws_within_declared_bounds_and_sparse_periods():
+    """inputs_for drew every CKKS input from [-1, 1] whatever its declared bound, so a
+    program with p.input("x", bound=0.25) failed every draw with ValueOverflowError; and a
+    program with a sparse bootstrap got values it refuses (not periodic)."""
+    from hypothesis import find
+
+    from fhec.reference import check_bootstrap_inputs
+
+    p = fhec.Program("bounded", fhec.CKKSParams(N=2**10, levels=2, security=None))
+    x, w = p.input("x", bound=0.25), p.plain("w", bound=3.0)
+    p.output("y", x * x + w)
+    big = find(ft.inputs_for(p, full=True), lambda d: np.abs(d["w"]).max() > 2.0)
+    assert np.abs(big["x"]).max() <= 0.25 and np.abs(big["w"]).max() <= 3.0
+    ft.assert_matches_reference(p, big)
+
+    cfg = fhec.BootstrapConfig(slots=4, hamming_weight=8,
+                               evalmod=fhec.EvalModConfig(K=6, message_ratio_bits=4, arcsine_degree=7, double_angle=2))
+    params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 2, scale_bits=30, word_bits=32, security=None,
+                             bootstrap=cfg)
+    q = fhec.Program("sparse", params)
+    q.output("y", q.input("x", level=1).bootstrap())
+    drawn = find(ft.inputs_for(q), lambda d: np.abs(d["x"]).max() > 0.5)
+    assert np.array_equal(drawn["x"], np.tile(drawn["x"][:4], params.slots // 4))
+    check_bootstrap_inputs(q, drawn)
