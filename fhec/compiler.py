@@ -56,8 +56,8 @@ def _run_compiled(compiled, inputs, seed, check: bool, execute) -> dict[str, Any
     check_run_methods(compiled.program, compiled.keyswitch)  # PrecisionError for a method left without precision
     if compiled.source is not None:
         # the streams compute a sparse bootstrap's SubSum, which would silently average the
-        # periods of a value that does not repeat: refuse it as fhec.evaluate does (nothing
-        # to check for a full bootstrap)
+        # periods of a value that does not repeat, and EvalMod, which is far off for a value
+        # whose coefficients near q_0/4: refuse them as fhec.evaluate does
         check_bootstrap_inputs(compiled.source, inputs)
     if check:
         compiled.check()

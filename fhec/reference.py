@@ -14,6 +14,7 @@ Polynomial / Chebyshev series (BGV: the Chebyshev three-term recurrence mod t).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -194,7 +195,39 @@ def _bootstrap(p: Params, n: HeNode, a: list, env: dict) -> np.ndarray:
                 f"(np.tile(v, {p.slots // slots}) for an input) or use slots=None (full packing).",
                 n.loc,
             )
+    if cfg is not None:
+        _check_message_range(p, n, x)
     return x
+
+
+def _check_message_range(p: Params, n: HeNode, x: np.ndarray) -> None:
+    """Refuse a value whose largest coefficient (a constant coefficient is the slots'
+    mean) brings m/q_0 = coefficient·2^-R so close to 1/4 that EvalMod's sine or arcsine
+    truncation alone exceeds the error the bootstrap's result promises (its estimated
+    worst-slot precision): the encrypted result would be silently wrong (a constant 0.99
+    at R = 2 came back with 2.5 bits)."""
+    from fhec.ir.he_bootstrap import message_error
+    from fhec.schemes.encoding import ckks_encode
+    from fhec.schemes.noise import precision_bits
+
+    cfg = p.bootstrap
+    R = cfg.evalmod.message_ratio_bits
+    coeff = float(np.max(np.abs(ckks_encode(x, p.N, 2.0**40)))) / 2.0**40
+    u = min(coeff * 2.0**-R, 0.5)
+    error = message_error(cfg, u) * 2.0**R  # in slot units: SlotsToCoeffs multiplies by q_0/Δ
+    promised = precision_bits(p, n.type.scale, n.type.noise)
+    if error > 2.0**-promised:
+        bits = -math.log2(error)
+        raise BootstrapError(
+            f"bootstrap() gets a value whose largest coefficient is {coeff:.3g} (a constant coefficient is the "
+            f"slots' mean; this value's mean is {float(np.mean(x)):.3g}): with message_ratio_bits={R} that is "
+            f"m/q_0 = {u:.3g}, too close to 1/4 for EvalMod"
+            + (f" (its degree-{cfg.evalmod.arcsine_degree} arcsine)" if cfg.evalmod.arcsine_degree else "")
+            + f": the result would keep {bits:.1f} bits where the bootstrap promises {promised:.1f}. Bootstrap a "
+            f"scaled-down value (x * 0.25, multiplied back after the bootstrap), or raise "
+            f"BootstrapConfig.evalmod.message_ratio_bits (to {R + 2}) or arcsine_degree.",
+            n.loc,
+        )
 
 
 SEMANTICS: dict[HeOp, Semantics] = {
@@ -256,22 +289,30 @@ def reference_values(program: HeProgram, inputs: Mapping[str, Any]) -> dict[int,
 
 
 def check_bootstrap_inputs(program, inputs: Mapping[str, Any]) -> None:
-    """Raise `BootstrapError` (naming the line) when a sparse bootstrap of `program` (a
-    `fhec.Program` or an unexpanded `HeProgram`) would get a value on `inputs` that does
-    not repeat with its period, by evaluating the program in plaintext; nothing to do
-    without one. `fhec.evaluate` and `fhec.run` call it before encrypting."""
+    """Raise `BootstrapError` (naming the line) when a bootstrap of `program` (a
+    `fhec.Program` or an unexpanded `HeProgram`) would get a value on `inputs` that a
+    sparse bootstrap cannot refresh (it does not repeat with its period) or whose
+    coefficients are too large for EvalMod (`_check_message_range`), by evaluating the
+    program in plaintext; nothing to do without a bootstrap. `fhec.evaluate` and `fhec.run` call it before encrypting."""
     program = as_he(program)
-    if has_sparse_bootstrap(program):
+    if has_bootstrap(program):
         reference_values(program, inputs)
 
 
 def has_sparse_bootstrap(program: HeProgram) -> bool:
     """Whether `program` (unexpanded) bootstraps with fewer slots than the ring has
-    (`BootstrapConfig(slots=n)`), the case `check_bootstrap_inputs` checks."""
+    (`BootstrapConfig(slots=n)`): its values must repeat with period n."""
     cfg = getattr(program.params, "bootstrap", None)  # BGV parameters have none
     if cfg is None or cfg.slot_count(program.params.N) == program.params.slots:
         return False
     return any(n.op is HeOp.BOOTSTRAP for n in program.nodes)
+
+
+def has_bootstrap(program: HeProgram) -> bool:
+    """Whether `program` (unexpanded) bootstraps: `check_bootstrap_inputs` checks the
+    range of every bootstrapped value (`_check_message_range`)."""
+    return getattr(program.params, "bootstrap", None) is not None and any(
+        n.op is HeOp.BOOTSTRAP for n in program.nodes)
 
 
 def reference(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:

@@ -374,3 +374,31 @@ def test_the_estimate_counts_evalmod_s_approximation_error():
     p = fhec.Program("boot", TINY)
     p.output("y", p.input("x", level=1).bootstrap())
     assert_matches_reference(p, seed=1)
+
+
+def test_a_value_too_large_for_evalmod_is_refused_not_returned_wrong():
+    # a constant 0.99 (|x| <= 1, the declared bound) puts m/q_0 = 0.2475 at R = 2, where the
+    # degree-7 arcsine is far off: fhec.evaluate returned 2.5 bits without a word
+    p = fhec.Program("boot", TINY)
+    p.output("y", p.input("x", level=1).bootstrap())
+    for run in (fhec.reference, lambda p, x: fhec.evaluate(p, x, seed=1)):
+        with pytest.raises(BootstrapError, match=r"m/q_0 = 0.247.*message_ratio_bits \(to 4\)") as e:
+            run(p, {"x": np.full(16, 0.99)})
+        assert "test_bootstrap.py" in e.value.where
+    x = {"x": np.full(16, 0.99)}
+    bigger = TINY_CONFIG.model_copy(update={"evalmod": TINY_CONFIG.evalmod.model_copy(update={"message_ratio_bits": 4})})
+    q = fhec.Program("boot", fhec.CKKSParams(N=32, levels=TINY.levels, security=None, bootstrap=bigger))
+    q.output("y", q.input("x", level=1).bootstrap())
+    assert _mean_bits(fhec.evaluate(q, x, seed=1)["y"], x["x"]) >= 10  # the fix the message names
+
+
+def test_message_ratio_bits_out_of_range_name_the_fix():
+    # R = 1 never fit (ScaleOverflowError telling to rescale products); R = 31 failed with
+    # ScaleMismatchError "rescale the operand first"
+    with pytest.raises(fhec.ParameterError, match="message_ratio_bits"):
+        fhec.EvalModConfig(message_ratio_bits=1)
+    cfg = TINY_CONFIG.model_copy(update={"evalmod": TINY_CONFIG.evalmod.model_copy(update={"message_ratio_bits": 31})})
+    p = fhec.Program("boot", fhec.CKKSParams(N=32, levels=TINY.levels, security=None, bootstrap=cfg))
+    with pytest.raises(BootstrapError, match="message_ratio_bits from 2 to 4") as e:
+        p.input("x", level=1).bootstrap()
+    assert "test_bootstrap.py" in e.value.where

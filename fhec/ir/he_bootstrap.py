@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from fhec.errors import BootstrapError
+from fhec.errors import BootstrapError, ScaleMismatchError
 from fhec.ir.he import Const, HeOp, attrs_of
 from fhec.ir.he_polynomial import polynomial_recipe
 from fhec.ir import he_types as ht
@@ -206,7 +206,15 @@ def _to_level_zero(b, x: int, cfg: BootstrapConfig, loc) -> tuple[int, float]:
     R = cfg.evalmod.message_ratio_bits
     t = b.type_of(x)
     if t.level > 0:
-        x = b.level_down(x, 0, q0 / 2**R, loc)
+        try:
+            x = b.level_down(x, 0, q0 / 2**R, loc)
+        except ScaleMismatchError:
+            raise BootstrapError(
+                f"BootstrapConfig.evalmod.message_ratio_bits={R} brings the input to level 0 at scale q_0/2^{R} = "
+                f"2^{math.log2(q0) - R:.1f}, far below its scale 2^{math.log2(t.scale):.1f}: too small to hold the "
+                f"message. Use message_ratio_bits from 2 to 4 (docs/bootstrapping.md, \"Message ratio\").",
+                loc,
+            ) from None
         return x, float(b.type_of(x).scale)
     c = int(q0 / (t.scale * 2**R))
     if c < 1:
@@ -282,6 +290,20 @@ def _evalmod_error(cfg: BootstrapConfig, N: int, u: float) -> float:
         else c / (2 * math.pi)
     rms = math.sqrt(float(np.sum(weight[:, None] * (v - m) ** 2)) / (m.size * float(np.sum(weight))))
     return max(rms, _sine_error(e.arcsine_degree, u))
+
+
+def message_error(cfg: BootstrapConfig, u: float) -> float:
+    """|EvalMod's result − u| in exact arithmetic at m/q_0 = u (I = 0), in m/q_0 units:
+    what a coefficient of that size loses to the series and to the sine's or the
+    arcsine's truncation. It grows quickly as |u| nears 1/4, where sin(2πu) is flat and
+    arcsin's Taylor series converges slowly (`fhec.reference` refuses such values)."""
+    e = cfg.evalmod
+    c = float(np.polynomial.chebyshev.chebval(u / e.K, np.array(_evalmod_series(cfg))))
+    for _ in range(e.double_angle):
+        c = 2 * c * c - 1
+    v = float(np.polynomial.polynomial.polyval(c, np.array(arcsine_series(e.arcsine_degree)))) if e.arcsine_degree \
+        else c / (2 * math.pi)
+    return abs(v - u)
 
 
 def _sine_error(arcsine_degree: int, u: float) -> float:

@@ -88,7 +88,10 @@ class EvalModConfig(_Literal):
     K: int = Field(default=12, ge=1, le=1024)
     double_angle: int = Field(default=3, ge=0, le=8)
     arcsine_degree: int = Field(default=7, ge=0, le=15)
-    message_ratio_bits: int = Field(default=2, ge=1, le=40)
+    # R = 1 puts the level-0 scale at q_0/2, where not even |x| = 1 fits (and m/q_0 reaches 1/2,
+    # beyond the arcsine's 1/4): it never bootstrapped, it failed with a ScaleOverflowError
+    # that told to rescale products
+    message_ratio_bits: int = Field(default=2, ge=2, le=40)
     scale_primes: int = Field(default=1, ge=1, le=2)
 
     @model_validator(mode="after")
