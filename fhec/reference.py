@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from fhec.errors import BootstrapError, InternalError, InvalidPlaintextError, MissingInputError
+from fhec.errors import BootstrapError, InternalError, InvalidPlaintextError, MissingInputError, PrecisionError
 from fhec.validate import as_1d_array, as_mapping
 from fhec.frontend import constants
 from fhec.ir.he import Const, HeNode, HeOp, HeProgram
@@ -200,12 +200,19 @@ def _bootstrap(p: Params, n: HeNode, a: list, env: dict) -> np.ndarray:
     return x
 
 
+_RANGE_MARGIN_BITS = 2.0
+"""How far below the bootstrap's estimated precision EvalMod's truncation at a value's
+largest coefficient may take it before `_check_message_range` refuses the value: the
+estimate assumes a typical coefficient, and a small N's largest one (a uniform input at
+N = 2^5 with a degree-3 arcsine) costs a bit or so without making the result wrong."""
+
+
 def _check_message_range(p: Params, n: HeNode, x: np.ndarray) -> None:
     """Refuse a value whose largest coefficient (a constant coefficient is the slots'
     mean) brings m/q_0 = coefficient·2^-R so close to 1/4 that EvalMod's sine or arcsine
     truncation alone exceeds the error the bootstrap's result promises (its estimated
-    worst-slot precision): the encrypted result would be silently wrong (a constant 0.99
-    at R = 2 came back with 2.5 bits)."""
+    worst-slot precision) by more than `_RANGE_MARGIN_BITS`: the encrypted result would
+    be silently wrong (a constant 0.99 at R = 2 came back with 2.5 bits)."""
     from fhec.ir.he_bootstrap import message_error
     from fhec.schemes.encoding import ckks_encode
     from fhec.schemes.noise import precision_bits
@@ -216,7 +223,7 @@ def _check_message_range(p: Params, n: HeNode, x: np.ndarray) -> None:
     u = min(coeff * 2.0**-R, 0.5)
     error = message_error(cfg, u) * 2.0**R  # in slot units: SlotsToCoeffs multiplies by q_0/Δ
     promised = precision_bits(p, n.type.scale, n.type.noise)
-    if error > 2.0**-promised:
+    if error > 2.0 ** -(promised - _RANGE_MARGIN_BITS):
         bits = -math.log2(error)
         raise BootstrapError(
             f"bootstrap() gets a value whose largest coefficient is {coeff:.3g} (a constant coefficient is the "
@@ -293,9 +300,17 @@ def check_bootstrap_inputs(program, inputs: Mapping[str, Any]) -> None:
     `fhec.Program` or an unexpanded `HeProgram`) would get a value on `inputs` that a
     sparse bootstrap cannot refresh (it does not repeat with its period) or whose
     coefficients are too large for EvalMod (`_check_message_range`), by evaluating the
-    program in plaintext; nothing to do without a bootstrap. `fhec.evaluate` and `fhec.run` call it before encrypting."""
+    program in plaintext; nothing to do without a bootstrap. `PrecisionError` when the
+    parameters cannot bootstrap correctly whatever the input (`fhec.ir.he_bootstrap.execution_problem`:
+    K too small for the secret, or a scale-down constant that rounds away). `fhec.evaluate` and `fhec.run` call it before encrypting."""
+    from fhec.ir.he_bootstrap import execution_problem
+
     program = as_he(program)
     if has_bootstrap(program):
+        problem = execution_problem(program.params)
+        if problem is not None:
+            loc = next(n.loc for n in program.nodes if n.op is HeOp.BOOTSTRAP)
+            raise PrecisionError(problem, loc)
         reference_values(program, inputs)
 
 

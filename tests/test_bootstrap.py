@@ -402,3 +402,34 @@ def test_message_ratio_bits_out_of_range_name_the_fix():
     with pytest.raises(BootstrapError, match="message_ratio_bits from 2 to 4") as e:
         p.input("x", level=1).bootstrap()
     assert "test_bootstrap.py" in e.value.where
+
+
+def test_a_q0_too_large_for_the_scale_down_warns_and_does_not_run():
+    # two 32-bit base primes against a 30-bit scale: the scale-down integer round(2^-7) is 0,
+    # and fhec.evaluate returned zeros (0 bits) without a word
+    import warnings
+
+    p = fhec.Program("boot", fhec.CKKSParams(N=32, levels=TINY.levels, base_limbs=2, security=None,
+                                             bootstrap=TINY_CONFIG))
+    with pytest.warns(fhec.PrecisionWarning, match="base_limbs=1"):
+        p.output("y", p.input("x", level=1).bootstrap())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for run in (lambda: fhec.evaluate(p, {"x": np.zeros(16)}, seed=1),
+                    lambda: fhec.compile(p, "tiny").run({"x": np.zeros(16)}, seed=1)):
+            with pytest.raises(fhec.PrecisionError, match="scale-down") as e:
+                run()
+            assert "test_bootstrap.py" in e.value.where
+
+
+def test_a_k_too_small_for_the_secret_warns_and_does_not_run():
+    # a dense secret at N = 2^10 with K = 16 (|I| has std 7.5) came back with errors of 2^66
+    # and an estimate of 5 bits; here the same at N = 2^5 (about 21 nonzero, std 1.35) with K = 2
+    cfg = TINY_CONFIG.model_copy(update={"hamming_weight": None,
+                                         "evalmod": TINY_CONFIG.evalmod.model_copy(update={"K": 2})})
+    p = fhec.Program("boot", fhec.CKKSParams(N=32, levels=cfg.depth(32) + 2, security=None, bootstrap=cfg))
+    with pytest.warns(fhec.PrecisionWarning, match="K >= 6"):
+        p.output("y", p.input("x", level=1).bootstrap())
+    with pytest.raises(fhec.PrecisionError, match=r"EvalModConfig\(K=2\) is too small for a dense secret") as e:
+        fhec.evaluate(p, {"x": np.zeros(16)}, seed=1)
+    assert "test_bootstrap.py" in e.value.where

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from fhec.errors import BootstrapError, ScaleMismatchError
+from fhec.errors import BootstrapError, PrecisionWarning, ScaleMismatchError, warn_at
 from fhec.ir.he import Const, HeOp, attrs_of
 from fhec.ir.he_polynomial import polynomial_recipe
 from fhec.ir import he_types as ht
@@ -183,6 +183,70 @@ def _scaled(b, x: int, c: float, levels: int, loc) -> int:
     ratio = b.canonical_scale(t.level - levels) / params.scale_at(t.level - levels)
     noise = math.log2(math.sqrt(4.0**rounding + ratio**2 * (4.0**rounding + 4.0**switched)))
     return b.emit(HeOp.RESCALE, (m,), attrs_of(bound=1.0, noise=noise), loc)
+
+
+_MIN_SCALE_DOWN = 8.0
+"""The smallest integer the scale-down may multiply by: below it the rounding of
+round(c·ps) is a systematic relative error above 1/16 in y (0: y = 0, a result of
+zeros)."""
+
+
+def scale_down_problem(params) -> str | None:
+    """Why the bootstrap of `params` cannot scale down, or None. The scale-down multiplies
+    by the integer round(c·ps), c = S/(2·q_0·K·g), ps ≈ q_l···S_{l−down}/S_l (`_scaled`),
+    about S·S_{l-down}·q_l···/(2·q_0·K·g·S_l), which is below 1 when q_0 is several primes (two
+    32-bit base primes against a 30-bit scale: 2^-7, so y = 0 and the result was zeros)."""
+    cfg = params.bootstrap
+    N = params.N
+    q0 = math.prod(params.moduli_at(0))
+    level = params.top_level - cfg.dft_levels(N, "cts")
+    down = cfg.scale_down_levels(N)
+    primes = math.prod(float(rules.rescale_prime(params, level - i)) for i in range(down))
+    target = float(params.scale_at(level - down))
+    if cfg.evalmod.scale_primes == 2:  # the composite scale there is about one prime more
+        target *= float(rules.rescale_prime(params, level - down))
+    g = N // (2 * cfg.slot_count(N))
+    S = float(params.scale_at(params.top_level))  # the raised value's scale
+    k = S / (2 * q0 * cfg.evalmod.K * g) * target * primes / float(params.scale_at(level))
+    if k >= _MIN_SCALE_DOWN:
+        return None
+    return (
+        f"this bootstrap's scale-down by S/(2·q_0·K) is the integer {round(k)} (exactly {k:.3g}): q_0 = "
+        f"2^{math.log2(q0):.0f} ({params.base_limbs} base primes) is too large against the scale 2^"
+        f"{math.log2(params.scale_at(level)):.0f}, so its result would be wrong. Use base_limbs=1 (q_0 of one word), "
+        f"a larger scale_bits, or EvalModConfig(scale_primes=2)."
+    )
+
+
+def overflow_problem(params) -> str | None:
+    """Why EvalMod's interval [−K, K] cannot hold the ModRaise overflow I, or None. I is a
+    sum of h + 1 terms uniform in [−1/2, 1/2] (h: the secret's nonzero coefficients, about
+    2N/3 for a dense secret): |I| <= (h + 1)/2, std σ = √((h + 1)/12). With K below both
+    (h + 1)/2 and 3σ + 1, more than ~0.3% of the coefficients fall outside the series'
+    interval, where it diverges: a dense secret at N = 2^10 with K = 16 (σ = 7.5) came back
+    with errors of 2^66."""
+    cfg = params.bootstrap
+    h = cfg.hamming_weight if cfg.hamming_weight is not None else 2 * params.N // 3
+    sigma = math.sqrt((h + 1) / 12)
+    need = min(3 * sigma + 1, (h + 1) / 2)
+    K = cfg.evalmod.K
+    if K >= need:
+        return None
+    secret = f"hamming_weight={h}" if cfg.hamming_weight is not None else f"a dense secret (about {h} nonzero)"
+    return (
+        f"EvalModConfig(K={K}) is too small for {secret}: the ModRaise overflow |I| has std √((h + 1)/12) = "
+        f"{sigma:.2g}, so many coefficients fall outside [−K, K] and the bootstrap's result would be wrong. Use "
+        f"K >= {math.ceil(need)} (docs/bootstrapping.md: K ≥ 6σ + 1 for a failure probability below ~10^-5) or a "
+        f"sparser secret."
+    )
+
+
+def execution_problem(params) -> str | None:
+    """Why a bootstrap of `params` would compute a wrong result whatever its input
+    (`overflow_problem`, `scale_down_problem`), or None. Tracing and compiling warn (a cost
+    study still compiles); executions raise `PrecisionError`
+    (`fhec.reference.check_bootstrap_inputs`)."""
+    return overflow_problem(params) or scale_down_problem(params)
 
 
 def _subsum(b, w: int, n: int, loc) -> int:
@@ -367,6 +431,9 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     if params.scheme != "ckks" or cfg is None:
         raise BootstrapError("bootstrap needs CKKS parameters with bootstrap=fhec.BootstrapConfig(...)", loc)
     cts, stc, series = _plan(params.N, cfg)
+    problem = execution_problem(params)
+    if problem is not None:  # a cost study still compiles; executions refuse (check_bootstrap_inputs)
+        warn_at(problem + " Running this program will raise PrecisionError.", PrecisionWarning, loc)
     top = params.top_level
     q0 = math.prod(params.moduli_at(0))
     x_bound = b.type_of(x).bound
