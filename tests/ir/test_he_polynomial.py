@@ -228,8 +228,8 @@ def chebyshev_cases(draw):
     hi = lo + draw(st.sampled_from([0.5, 1.0, 2.0, 16.0]))
     series = (Chebyshev if basis == "chebyshev" else Polynomial)(coeffs, domain=[lo, hi])
     p, _, _ = traced(DEEP, series)
-    xs = lo + (hi - lo) * (draw(ft.inputs_for(p, full=True))["x"] + 1) / 2
-    return p, {"x": xs}
+    t = np.array(draw(st.lists(unit, min_size=p.params.slots, max_size=p.params.slots)), dtype=np.float64)
+    return p, {"x": lo + (hi - lo) * (t + 1) / 2}  # t in [-1, 1] onto the domain
 
 
 @given(chebyshev_cases())
