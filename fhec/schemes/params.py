@@ -36,6 +36,8 @@ without correction).
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import functools
 import math
 from dataclasses import dataclass, field
@@ -432,6 +434,34 @@ class _CommonParams:
         return tuple(primes[self.special_primes:])
 
 
+def _known_keywords(cls):
+    """`cls` (a parameter dataclass) whose constructor refuses an unknown keyword with a
+    `ParameterError` naming the closest parameter, instead of the dataclass's raw
+    `TypeError` (``CKKSParams(levle=3)``, or ``BGVParams(bootstrap=...)``)."""
+    init = cls.__init__
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        unknown = [k for k in kwargs if k not in names]
+        if unknown:
+            k = unknown[0]
+            close = difflib.get_close_matches(k, names, n=1)
+            other = {"CKKSParams": "BGVParams", "BGVParams": "CKKSParams"}[cls.__name__]
+            hint = (f"did you mean {close[0]!r}?" if close else
+                    f"it is a {other} parameter" if k in _FIELDS_OF[other] else f"its parameters are {', '.join(names)}")
+            raise ParameterError(f"{cls.__name__} has no parameter {k!r}: {hint}")
+        init(self, *args, **kwargs)
+
+    cls.__init__ = __init__
+    _FIELDS_OF[cls.__name__] = {f.name for f in dataclasses.fields(cls) if f.init}
+    return cls
+
+
+_FIELDS_OF: dict[str, set[str]] = {}
+
+
+@_known_keywords
 @dataclass(frozen=True)
 class CKKSParams(_CommonParams):
     """CKKS parameters (approximate arithmetic on N/2 complex slots; fhec takes and returns reals).
@@ -658,6 +688,7 @@ class CKKSParams(_CommonParams):
         return self.scales[self.levels]
 
 
+@_known_keywords
 @dataclass(frozen=True)
 class BGVParams(_CommonParams):
     """BGV parameters (exact arithmetic mod a prime t on N slots, a 2 × N/2 hypercube).

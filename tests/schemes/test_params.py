@@ -133,3 +133,12 @@ def test_for_program_says_when_no_choice_keeps_a_bit():
     with pytest.raises(fhec.ParameterError, match="none kept a single bit") as info:
         fhec.CKKSParams.for_program(40, precision_bits=30)
     assert "reached was -" not in str(info.value)
+
+
+def test_an_unknown_parameter_name_is_a_parameter_error_naming_the_closest():
+    # a typo raised the dataclass's raw TypeError ("unexpected keyword argument")
+    with pytest.raises(fhec.ParameterError, match="no parameter 'levle': did you mean 'levels'"):
+        fhec.CKKSParams(N=2**10, levle=3, security=None)
+    with pytest.raises(fhec.ParameterError, match="BGVParams has no parameter 'bootstrap': it is a CKKSParams"):
+        fhec.BGVParams(N=2**10, levels=3, security=None, bootstrap=None)
+    assert fhec.CKKSParams(N=2**10, levels=3, security=None).levels == 3
