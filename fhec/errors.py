@@ -136,6 +136,12 @@ class PlaintextOperandError(ProgramError):
     """A plaintext (or a constant) was used where a ciphertext is needed."""
 
 
+class PlainAttributeError(PlaintextOperandError, AttributeError):
+    """A ciphertext's method or property asked of a plain input (``w.bootstrap()``). Also
+    an `AttributeError`, what Python raises for a missing attribute, so that ``hasattr``
+    and ``getattr(x, name, default)`` keep working on plain inputs."""
+
+
 class MixedProgramsError(ProgramError):
     """Values of two different programs were combined in one operation."""
 

@@ -22,6 +22,7 @@ from fhec.errors import (
     LevelExhaustedError,
     MixedProgramsError,
     ParameterError,
+    PlainAttributeError,
     PlaintextOperandError,
     ProgramError,
     SchemeMismatchError,
@@ -670,6 +671,18 @@ class Plain(_Handle):
 
     def __repr__(self) -> str:
         return f"<Plain {self._name!r} of {self._program.name!r}>"
+
+    def __getattr__(self, attr: str):
+        # only missing attributes get here: a ciphertext method on a plain input
+        # (w.rotate(1), w.bootstrap()) was a bare AttributeError
+        if not attr.startswith("_") and hasattr(Cipher, attr):
+            raise PlainAttributeError(
+                f"{attr} applies to encrypted values, but {self._name!r} (declared at {self.loc}) is a plain input, "
+                f"only an operand of + - * with a ciphertext; declare it with p.input(...) to encrypt it, or "
+                f"transform the plain data before the program.",
+                caller_location(),
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     def _with_cipher(self, other, reflected: Callable[[Cipher, "Plain"], Cipher]):
         if isinstance(other, Cipher):

@@ -443,3 +443,17 @@ def test_two_diagonal_keys_of_one_step_are_both_named(ckks):
     with pytest.raises(ProgramError, match=rf"diagonals 3 and {3 + ckks.slots} are the same rotation step") as e:
         line = here(); x.linear_transform({3: 1.0, 3 + ckks.slots: 2.0})  # noqa: E702
     names_line(e, line)
+
+
+def test_a_ciphertext_method_on_a_plain_input_names_it_and_the_fix(ckks):
+    # w.bootstrap() was a bare AttributeError; hasattr must still answer False
+    from fhec.errors import PlainAttributeError
+
+    p = fhec.Program("plainattr", ckks)
+    w = p.plain("w")
+    with pytest.raises(PlainAttributeError, match=r"bootstrap applies to encrypted values.*p.input") as e:
+        line = here(); w.bootstrap()  # noqa: E702
+    names_line(e, line)
+    assert isinstance(e.value, AttributeError) and not hasattr(w, "level")
+    with pytest.raises(AttributeError):
+        w.no_such_thing
