@@ -88,6 +88,17 @@ def test_errors_name_the_line_and_fix():
     assert "test_bootstrap.py" in e.value.where
 
 
+
+def test_levels_equal_to_the_bootstraps_depth_are_refused_with_the_fix():
+    # levels == depth(N) was accepted, then every bootstrap failed with an overflow of an
+    # internal EvalMod value at level 1
+    cfg = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.EvalModConfig(K=4, degree=15, double_angle=2,
+                                                                           arcsine_degree=7, message_ratio_bits=2))
+    need = cfg.depth(2**5)
+    with pytest.raises(fhec.ParameterError, match=rf"uses {need} levels .* use levels={need + 1} or more"):
+        fhec.CKKSParams(N=2**5, levels=need, security=None, bootstrap=cfg)
+    assert fhec.CKKSParams(N=2**5, levels=need + 1, security=None, bootstrap=cfg).levels == need + 1
+
 @pytest.mark.slow
 def test_limb_run_is_bit_identical_small():
     from fhec.testing import assert_matches_reference

@@ -254,11 +254,12 @@ def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> B
     if config.hamming_weight is not None and config.hamming_weight > N:
         raise ParameterError(f"BootstrapConfig(hamming_weight={config.hamming_weight}) exceeds N = {N}.")
     need = config.depth(N)
-    if need > levels:
+    if need >= levels:  # levels == need left the result no level: EvalMod overflowed at level 1
         raise ParameterError(
             f"a bootstrap with this BootstrapConfig uses {need} levels (CtS "
             f"{config.dft_levels(N, 'cts') + config.scale_down_levels(N)}, "
-            f"EvalMod {config.evalmod_depth}, StC {config.dft_levels(N, 'stc')}), but the parameters have "
-            f"levels={levels}; use levels={need + 3} or more (3 usable after each bootstrap)."
+            f"EvalMod {config.evalmod_depth}, StC {config.dft_levels(N, 'stc')}) and needs one more above them, but "
+            f"the parameters have levels={levels}; use levels={need + 1} or more ({need + 3}: 3 usable after each "
+            f"bootstrap)."
         )
     return config
