@@ -476,6 +476,15 @@ class Target(_Frozen):
             raise ValueError(
                 "the on-chip data path is modeled as a whole: give [register_file], [network] and the "
                 "scratchpad's banks and port_bytes_per_cycle together, or none of them (docs/targets.md)")
+        if self.register_file is not None:
+            # the data-path scheduler books neither a key generator nor directed NTT units
+            # (fhec.passes.cycle refuses them at compile; say so when the file is read)
+            if self.keys.generated:
+                raise ValueError("the on-chip data path ([register_file], [network]) and on-chip key generation "
+                                 "([keys] uniform_half = \"generated\") are not scheduled together: drop one of them")
+            if any(u.directions is not None and any(d != "both" for d in u.directions) for u in self.cluster.units):
+                raise ValueError("the on-chip data path ([register_file], [network]) and NTT units with directions "
+                                 "are not scheduled together: drop [network] or the directions")
         if self.register_file is not None and (self.energy is None) != (self.register_file.pj_per_byte is None):
             raise ValueError("register_file.pj_per_byte is given exactly when the [energy] table is")
         rf = self.register_file

@@ -272,3 +272,11 @@ def test_a_machine_file_without_its_isa_key_is_told_to_add_it(tmp_path):
     with pytest.raises(TargetError, match=r"mine.toml: \[memories\], \[pipelines\], \[registers\] make this an ISA "
                                           r"machine file, but it has no top-level `isa` key; add one .*isa = \"rpu\""):
         load_target(path)
+
+
+def test_the_data_path_with_generated_keys_is_refused_when_the_file_is_read(tmp_path):
+    # `fhec targets FILE` accepted it; only the compile refused it
+    path = tmp_path / "dp-gen.toml"
+    path.write_text(F1_DATAPATH_TEXT + '\n[keys]\nuniform_half = "generated"\n')
+    with pytest.raises(TargetError, match="on-chip key generation .* are not scheduled together"):
+        load_target(path)
