@@ -182,26 +182,41 @@ _BLOCK = 1 << 9
 """Memory dependences are tracked per block of this many words."""
 
 
+def _concat_csr(ptr_a: np.ndarray, ids_a: np.ndarray, ptr_b: np.ndarray, ids_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, row a's ids then row b's (two CSR tables of the same rows)."""
+    la, lb = np.diff(ptr_a), np.diff(ptr_b)
+    rows = np.arange(len(la))
+    ptr = np.zeros(len(la) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum(la + lb)
+    ids = np.empty(int(ptr[-1]), dtype=np.int64)
+    own_a, own_b = np.repeat(rows, la), np.repeat(rows, lb)
+    ids[ptr[own_a] + np.arange(len(ids_a)) - ptr_a[own_a]] = ids_a
+    ids[ptr[own_b] + la[own_b] + np.arange(len(ids_b)) - ptr_b[own_b]] = ids_b
+    return ptr, ids
+
+
 def _dependence_csr(code: tuple[Instr, ...], flat: _Flat, N: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(predecessor count per instruction, successors in CSR form) of `code`: register
     RAW/WAR/WAW and overlapping memory accesses of which one is a store, in the given
     order. ALOAD/MLOAD (the prologue) come after everything before them and before
-    everything after them."""
+    everything after them. A memory block is one more location for the kernel: a load
+    reads it and a store writes it, so it takes the registers' rules."""
     n = len(code)
     barrier = np.array([ins.op in (Op.ALOAD, Op.MLOAD) for ins in code], dtype=np.bool_)
-    kind = np.zeros(n, dtype=np.int64)
-    blocks: list[range] = []
-    for i, ins in enumerate(code):
+    read: list[range] = []
+    written: list[range] = []
+    for ins in code:
         fp = _footprint(ins, N)
-        if fp is None:
-            blocks.append(range(0))
-        else:
-            kind[i] = 2 if ins.op == Op.VSTORE else 1
-            blocks.append(range(fp[0] // _BLOCK, (fp[1] - 1) // _BLOCK + 1))
-    bptr, raw = _csr(blocks)
-    names, bids = np.unique(raw, return_inverse=True)
-    pred, succ = kernels.dependence_edges(barrier, flat.dptr, flat.dids, flat.sptr, flat.sids, flat.nregs, kind, bptr,
-                                          bids.astype(np.int64), max(len(names), 1))
+        blocks = range(0) if fp is None else range(fp[0] // _BLOCK, (fp[1] - 1) // _BLOCK + 1)
+        read.append(blocks if ins.op != Op.VSTORE else range(0))
+        written.append(blocks if ins.op == Op.VSTORE else range(0))
+    rptr, rraw = _csr(read)
+    wptr, wraw = _csr(written)
+    names, dense = np.unique(np.concatenate([rraw, wraw]), return_inverse=True)
+    block = dense.astype(np.int64) + flat.nregs  # block ids after the register ids
+    dptr, dids = _concat_csr(flat.dptr, flat.dids, wptr, block[len(rraw):])
+    sptr, sids = _concat_csr(flat.sptr, flat.sids, rptr, block[:len(rraw)])
+    pred, succ = kernels.dependence_edges(barrier, dptr, dids, sptr, sids, flat.nregs + len(names))
     edges = np.unique(succ * n + pred)  # each distinct predecessor once
     succ, pred = edges // n, edges % n
     waiting = np.bincount(succ, minlength=n).astype(np.int64)

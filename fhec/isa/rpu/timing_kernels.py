@@ -30,82 +30,55 @@ def _grow(a, n):
 
 
 @njit(cache=True)
-def dependence_edges(barrier_op, dptr, dids, sptr, sids, nregs, mem_kind, bptr, bids, nblocks):
-    """(pred, succ) pairs, possibly repeated: register RAW, WAW and WAR, memory blocks
-    written by a store and touched by another access (`mem_kind` 1 = load, 2 = store,
-    0 = none), and a barrier (`barrier_op`: ALOAD/MLOAD) after everything before it and
-    before everything after it."""
+def _edge(pred, succ, m, p, i):
+    pred, succ = _grow(pred, m), _grow(succ, m)
+    pred[m], succ[m] = p, i
+    return pred, succ, m + 1
+
+
+@njit(cache=True)
+def dependence_edges(barrier_op, dptr, dids, sptr, sids, nlocs):
+    """(pred, succ) pairs, possibly repeated, over locations (registers, memory blocks)
+    each instruction reads (``sptr``/``sids``) and writes (``dptr``/``dids``): RAW, WAW and
+    WAR; and a barrier (`barrier_op`: ALOAD/MLOAD) after everything before it and before
+    everything after it."""
     n = len(barrier_op)
     pred = np.empty(4 * n + 16, dtype=np.int64)
     succ = np.empty(4 * n + 16, dtype=np.int64)
     m = 0
-    writer = np.full(nregs, -1, dtype=np.int64)
-    head = np.full(nregs, -1, dtype=np.int64)  # readers since the last write: a linked list
-    mwriter = np.full(nblocks, -1, dtype=np.int64)
-    mhead = np.full(nblocks, -1, dtype=np.int64)
+    writer = np.full(nlocs, -1, dtype=np.int64)
+    head = np.full(nlocs, -1, dtype=np.int64)  # readers since the last write: a linked list
     node_i = np.empty(2 * n + 16, dtype=np.int64)
     node_next = np.empty(2 * n + 16, dtype=np.int64)
     nodes = 0
     barrier = -1
     for i in range(n):
         if barrier >= 0:
-            pred, succ = _grow(pred, m), _grow(succ, m)
-            pred[m], succ[m] = barrier, i
-            m += 1
+            pred, succ, m = _edge(pred, succ, m, barrier, i)
         if barrier_op[i]:
             for j in range(barrier + 1, i):
-                pred, succ = _grow(pred, m), _grow(succ, m)
-                pred[m], succ[m] = j, i
-                m += 1
+                pred, succ, m = _edge(pred, succ, m, j, i)
             barrier = i
             continue
         for k in range(sptr[i], sptr[i + 1]):
-            r = sids[k]
-            if writer[r] >= 0:
-                pred, succ = _grow(pred, m), _grow(succ, m)
-                pred[m], succ[m] = writer[r], i
-                m += 1
+            if writer[sids[k]] >= 0:
+                pred, succ, m = _edge(pred, succ, m, writer[sids[k]], i)
         for k in range(dptr[i], dptr[i + 1]):
             r = dids[k]
             if writer[r] >= 0:
-                pred, succ = _grow(pred, m), _grow(succ, m)
-                pred[m], succ[m] = writer[r], i
-                m += 1
+                pred, succ, m = _edge(pred, succ, m, writer[r], i)
             q = head[r]
             while q >= 0:
-                pred, succ = _grow(pred, m), _grow(succ, m)
-                pred[m], succ[m] = node_i[q], i
-                m += 1
+                pred, succ, m = _edge(pred, succ, m, node_i[q], i)
                 q = node_next[q]
         for k in range(sptr[i], sptr[i + 1]):
-            r = sids[k]
             node_i, node_next = _grow(node_i, nodes), _grow(node_next, nodes)
-            node_i[nodes], node_next[nodes] = i, head[r]
-            head[r] = nodes
+            node_i[nodes], node_next[nodes] = i, head[sids[k]]
+            head[sids[k]] = nodes
             nodes += 1
         for k in range(dptr[i], dptr[i + 1]):
             writer[dids[k]] = i
             head[dids[k]] = -1
-        for k in range(bptr[i], bptr[i + 1]):
-            b = bids[k]
-            if mwriter[b] >= 0:
-                pred, succ = _grow(pred, m), _grow(succ, m)
-                pred[m], succ[m] = mwriter[b], i
-                m += 1
-            if mem_kind[i] == 2:
-                q = mhead[b]
-                while q >= 0:
-                    pred, succ = _grow(pred, m), _grow(succ, m)
-                    pred[m], succ[m] = node_i[q], i
-                    m += 1
-                    q = node_next[q]
-                mwriter[b] = i
-                mhead[b] = -1
-            else:
-                node_i, node_next = _grow(node_i, nodes), _grow(node_next, nodes)
-                node_i[nodes], node_next[nodes] = i, mhead[b]
-                mhead[b] = nodes
-                nodes += 1
     return pred[:m].copy(), succ[:m].copy()
 
 
