@@ -347,11 +347,7 @@ def _evalmod_error(cfg: BootstrapConfig, N: int, u: float) -> float:
     overflow = np.arange(1 - e.K, e.K)
     weight = np.exp(-(overflow**2) / (2 * (h + 1) / 12))
     m = np.linspace(-u, u, 65)
-    c = np.polynomial.chebyshev.chebval((overflow[:, None] + m[None, :]) / e.K, np.array(_evalmod_series(cfg)))
-    for _ in range(e.double_angle):
-        c = 2 * c * c - 1
-    v = np.polynomial.polynomial.polyval(c, np.array(arcsine_series(e.arcsine_degree))) if e.arcsine_degree \
-        else c / (2 * math.pi)
+    v = _evalmod_exact(cfg, overflow[:, None] + m[None, :])
     rms = math.sqrt(float(np.sum(weight[:, None] * (v - m) ** 2)) / (m.size * float(np.sum(weight))))
     return max(rms, _sine_error(e.arcsine_degree, u))
 
@@ -361,13 +357,20 @@ def message_error(cfg: BootstrapConfig, u: float) -> float:
     what a coefficient of that size loses to the series and to the sine's or the
     arcsine's truncation. It grows quickly as |u| nears 1/4, where sin(2πu) is flat and
     arcsin's Taylor series converges slowly (`fhec.reference` refuses such values)."""
+    return abs(float(_evalmod_exact(cfg, np.asarray(u))) - u)
+
+
+def _evalmod_exact(cfg: BootstrapConfig, t: np.ndarray) -> np.ndarray:
+    """EvalMod in exact arithmetic at t = I + m/q_0: the Chebyshev series of the scaled
+    cosine (or sine) on [−K, K], the double angles, then the arcsine (or the division
+    by 2π); m/q_0 where everything is exact."""
     e = cfg.evalmod
-    c = float(np.polynomial.chebyshev.chebval(u / e.K, np.array(_evalmod_series(cfg))))
+    c = np.polynomial.chebyshev.chebval(t / e.K, np.array(_evalmod_series(cfg)))
     for _ in range(e.double_angle):
         c = 2 * c * c - 1
-    v = float(np.polynomial.polynomial.polyval(c, np.array(arcsine_series(e.arcsine_degree)))) if e.arcsine_degree \
-        else c / (2 * math.pi)
-    return abs(v - u)
+    if e.arcsine_degree:
+        return np.polynomial.polynomial.polyval(c, np.array(arcsine_series(e.arcsine_degree)))
+    return c / (2 * math.pi)
 
 
 def _sine_error(arcsine_degree: int, u: float) -> float:
