@@ -19,7 +19,7 @@ from fhec.analysis.bounds import Bounds, lower_bounds
 from fhec.backends.streams import Streams
 from fhec.backends.target import Target
 from fhec.errors import InvalidArgumentError, TargetError
-from fhec.ir.he import HeOp, HeProgram
+from fhec.ir.he import HeProgram
 from fhec.ir.lowered import LoweredProgram
 from fhec.ir.schedule import DataSchedule
 from fhec.passes.he_order import bound_applies
@@ -311,8 +311,10 @@ def bootstrap_source(program) -> HeProgram | None:
     BOOTSTRAP by ModRaise and polynomials that have no plaintext meaning, so the compiled
     program keeps the traced one: `fhec.reference` of it (`fhec.testing`), and the check
     that a sparse bootstrap's inputs repeat (`fhec.reference.check_bootstrap_inputs`)."""
+    from fhec.reference import has_bootstrap
+
     he = as_he(program)
-    return he if any(n.op is HeOp.BOOTSTRAP for n in he.nodes) else None
+    return he if has_bootstrap(he) else None
 
 
 def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
