@@ -369,7 +369,7 @@ def _read_compiled(header, arrays, params, path):
     from fhec.backends.stream_files import encode_stream
     from fhec.backends.target import Target
     from fhec.compiler import Compiled
-    from fhec.ir.he import HeOp
+    from fhec.reference import has_bootstrap
     from fhec.ir.he_json import program_from_json
     from fhec.pipeline import COMPILED, HE_DONE, LOWERED, PASS_NAMES, PIPELINE, options_for, run_passes
     from fhec.sim.timing import Report
@@ -389,8 +389,7 @@ def _read_compiled(header, arrays, params, path):
         raise PersistenceFormatError(f"{path}: the stored program's parameters differ from the file's header.")
     options = options_for(target, **_back_end_options(header, report, path))
     back_end = PIPELINE[PASS_NAMES.index(HE_DONE) + 1:]
-    if source is not None and (not any(n.op is HeOp.BOOTSTRAP for n in source.nodes)
-                               or set(source.outputs) != set(program.outputs)):
+    if source is not None and (not has_bootstrap(source) or set(source.outputs) != set(program.outputs)):
         raise PersistenceFormatError(f"{path}: the stored source program is not the bootstrapping program "
                                      f"this one was compiled from.")
     units = _field(header, "units", int, path)

@@ -448,17 +448,14 @@ def _known_keywords(cls):
             k = unknown[0]
             close = difflib.get_close_matches(k, names, n=1)
             other = {"CKKSParams": "BGVParams", "BGVParams": "CKKSParams"}[cls.__name__]
+            theirs = {f.name for f in dataclasses.fields(globals()[other])}  # both are defined by any call
             hint = (f"did you mean {close[0]!r}?" if close else
-                    f"it is a {other} parameter" if k in _FIELDS_OF[other] else f"its parameters are {', '.join(names)}")
+                    f"it is a {other} parameter" if k in theirs else f"its parameters are {', '.join(names)}")
             raise ParameterError(f"{cls.__name__} has no parameter {k!r}: {hint}")
         init(self, *args, **kwargs)
 
     cls.__init__ = __init__
-    _FIELDS_OF[cls.__name__] = {f.name for f in dataclasses.fields(cls) if f.init}
     return cls
-
-
-_FIELDS_OF: dict[str, set[str]] = {}
 
 
 @_known_keywords
