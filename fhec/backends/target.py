@@ -54,7 +54,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from fhec.backends.machine import IsaMachine
+from fhec.backends.machine import MIN_GHZ_OR_GB_S, IsaMachine
 from fhec.errors import TargetError
 from fhec.ir.limb import word_bytes_for
 from fhec.ir.limb_ops import LimbOp, RVecClass
@@ -92,7 +92,7 @@ __all__ = [
 # (F1: 16 clusters, 512 KB register files, 64 MB scratchpad, 1 TB/s HBM, 1 GHz).
 MAX_N = 2**17  # fhec's largest ring degree
 MAX_CLOCK_GHZ = 100.0
-MIN_CLOCK_GHZ = 10.0**-3  # 1 MHz: slower is a unit typo (MHz for GHz), and its cycle counts overflow int64
+MIN_CLOCK_GHZ = MIN_GHZ_OR_GB_S  # 1 MHz: slower is a unit typo (MHz for GHz), and its cycle counts overflow int64
 MAX_CLUSTERS = 4096
 MAX_UNITS = 1024
 MAX_LATENCY_CYCLES = 10**6
@@ -101,7 +101,7 @@ MAX_PORTS = 4096
 MAX_BYTES = 2**44  # 16 TiB of on-chip storage or bytes per cycle
 MAX_PORT_BYTES = 2**24
 MAX_BANDWIDTH_GB_S = 10.0**7  # 10 PB/s
-MIN_BANDWIDTH_GB_S = 10.0**-3  # 1 MB/s
+MIN_BANDWIDTH_GB_S = MIN_GHZ_OR_GB_S  # 1 MB/s
 MAX_LATENCY_NS = 10.0**9  # one second
 MAX_PJ = 10.0**6
 MIN_RVECS = 3
