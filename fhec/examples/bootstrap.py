@@ -49,9 +49,17 @@ def f1_bootstrap() -> fhec.Program:
 OSIRIS_BOOTSTRAP_MS = {"NH": 3.00, "SH": 2.82, "DH": 2.70}
 """Osiris Table III(a), Bootstrap (set III, 1 TB/s), per BSGS variant."""
 
-OSIRIS_SET_III = dict(word_bits=40, scale_bits=38, base_limbs=2, special_primes=14)
-"""Osiris Table II set III on the lattigo-n16 preset: 40-bit words, q_0 in two primes, alpha =
-14 special primes, 38-bit level primes (benchmarks/bench_osiris.py says why not 36)."""
+OSIRIS_Q0_BITS = (24, 24)
+"""Osiris Table II's q_0 for sets III and IV: 48 bits "split into two primes". Not two
+word-sized primes: with q_0 = 2^80 against a 38-bit scale, the bootstrap's scale-down by
+S/(2·q_0·K) over one level is the integer 0 and the bootstrap returned zeros
+(`fhec.ir.he_bootstrap.scale_down_problem`); at 48 bits it is about 2^23."""
+
+OSIRIS_SET_III = dict(word_bits=40, scale_bits=38, base_limbs=2, special_primes=14,
+                      q_bits=OSIRIS_Q0_BITS + (38,) * 24)
+"""Osiris Table II set III on the lattigo-n16 preset (24 levels): 40-bit words, q_0 of 48
+bits in two primes (`OSIRIS_Q0_BITS`), alpha = 14 special primes, 38-bit level primes
+(benchmarks/bench_osiris.py says why not 36)."""
 
 HOISTING = {"NH": "none", "SH": "single", "DH": "double"}
 """Osiris's BSGS variants: the DFT transforms' hoisting."""

@@ -91,6 +91,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import fhec
+from fhec.examples.bootstrap import OSIRIS_Q0_BITS, OSIRIS_SET_III  # noqa: F401 (re-exported: one set III)
 
 SIGMOID3_NEG = (0.5, -1.20096 / 8, 0.0, 0.81562 / 8**3)
 """σ(−t) ≈ 0.5 − 0.15012·t + 0.00159·t³ (HELR's degree-3 least squares on [−8, 8])."""
@@ -166,13 +167,9 @@ def f1_params(special_primes: int = 1) -> fhec.CKKSParams:
                            security=None)
 
 
-OSIRIS_SET_III = dict(word_bits=40, scale_bits=38, base_limbs=2, special_primes=14)
-"""Osiris Table II set III as fhec builds it (benchmarks/bench_osiris.py): the lattigo-n16
-preset on Osiris's 40-bit words, q_0 in two primes, alpha = 14 special primes (dnum = 2),
-38-bit level primes for Table II's 36-bit double-prime scales."""
-
-F1_WORDS = dict(word_bits=32, scale_bits=28, base_limbs=2)
-"""The lattigo-n16 preset on F1's 32-bit words (for the f1-64k what-if)."""
+F1_WORDS = dict(word_bits=32, scale_bits=28, base_limbs=2, q_bits=OSIRIS_Q0_BITS + (28,) * 24)
+"""The lattigo-n16 preset on F1's 32-bit words (for the f1-64k what-if): set III's 48-bit
+q_0 and 24 levels, 28-bit level primes."""
 
 
 def osiris_params(hoisting: str | None = None, words: dict = OSIRIS_SET_III,

@@ -119,7 +119,7 @@ import numpy as np
 import fhec
 # the bootstrap splits `tuned_giant_steps` tries (n2 capped at 2..6 or not, on both DFT stages
 # or CoeffsToSlots alone), as bench_osiris does for its bootstrap row: one definition
-from fhec.examples.bootstrap import CAP_STAGES, GIANT_STEP_CAPS, cap_label  # noqa: F401 (re-exported)
+from fhec.examples.bootstrap import CAP_STAGES, GIANT_STEP_CAPS, OSIRIS_Q0_BITS, cap_label  # noqa: F401 (re-exported)
 
 PLANE_SIDE = 32
 """CIFAR-10's 32 x 32 image: one plane of the multiplexed packing."""
@@ -484,7 +484,9 @@ def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None =
                                      "max_giant_steps_stages": max_giant_steps_stages, **sparse})
     residual = {} if residual_special_primes is None else {
         "residual_top": L_EFF, "residual_special_primes": residual_special_primes}
-    return fhec.CKKSParams(N=2**16, levels=config.depth(2**16) + L_EFF, scale_bits=min(36, word_bits - 4),
+    scale_bits = min(36, word_bits - 4)
+    q_bits = OSIRIS_Q0_BITS + (scale_bits,) * (config.depth(2**16) + L_EFF)
+    return fhec.CKKSParams(N=2**16, q_bits=q_bits, scale_bits=scale_bits,
                            word_bits=word_bits, special_primes=14, base_limbs=2, security=None, bootstrap=config,
                            min_precision_bits=None, **residual)
 
