@@ -35,6 +35,7 @@ RESCALE            ``ev.rescale(a)`` (its ``noise`` attribute, if any, replaces 
 MOD_SWITCH         ``ev.mod_switch(a)``
 LEVEL_DOWN         ``ev.level_down(a, level, scale)``
 MOD_RAISE          ``ev.mod_raise(a, level, scale)``
+SWITCH_SECRET      ``ev.key_switch(a, "to-sparse" | "to-dense", keyswitch="hybrid")``
 MUL_MONOMIAL       ``ev.multiply_monomial(a, power)``
 ROTATE             ``ev.rotate(a, step)``
 CONJUGATE          ``ev.conjugate(a)``
@@ -87,7 +88,7 @@ from fhec.ring.automorphism import automorphism_ntt
 from fhec.ring.modarith import add_mod
 from fhec.schemes import keyswitch as ks
 from fhec.schemes import rules
-from fhec.schemes.keys import RELIN, KeySet, keygen
+from fhec.schemes.keys import KeySet, keygen
 from fhec.schemes.params import Params
 from fhec.schemes.sampling import numpy_seed
 from fhec.schemes.ranges import check_input_bound
@@ -239,8 +240,7 @@ def _digits_automorphism(ev: Evaluator, node: HeNode, args: list, kw: dict):
 
 def _key_mult(ev: Evaluator, node: HeNode, args: list, kw: dict):
     (digits, level) = args[0]
-    source = RELIN if node.attr("source") == "relin" else node.attr("source")
-    key = ev.keys.key(source, node.attr("method"), level)
+    key = ev.keys.key(node.attr("source"), node.attr("method"), level)
     return np.stack(ks.key_mult(ev.params, digits, key, level)), level
 
 
@@ -291,6 +291,7 @@ EXECUTORS: dict[HeOp, Executor] = {
     HeOp.MOD_RAISE: lambda ev, n, a, kw: ev.mod_raise(a[0], n.attr("level"), n.attr("scale")),
     HeOp.ROTATE: lambda ev, n, a, kw: ev.rotate(a[0], n.attr("step"), **kw),
     HeOp.CONJUGATE: lambda ev, n, a, kw: ev.conjugate(a[0], **kw),
+    HeOp.SWITCH_SECRET: lambda ev, n, a, kw: ev.key_switch(a[0], f"to-{n.attr('to')}", keyswitch="hybrid"),
     HeOp.SWAP_ROWS: lambda ev, n, a, kw: ev.swap_rows(a[0], **kw),
     # the pieces of an expanded key switch (fhec.passes.he_keyswitch): digits and pairs
     # travel as (arrays, level)

@@ -234,7 +234,7 @@ def _write_keyset(keys, options) -> tuple[dict, dict]:
 def _read_keyset(header, arrays, params, path):
     from typing import get_args
 
-    from fhec.schemes.keys import KeySet, Method, SwitchingKey
+    from fhec.schemes.keys import SECRET_SWITCHES, KeySet, Method, SwitchingKey
     from fhec.schemes.sampling import small_ntt
 
     q, qp = params.moduli, params.moduli + params.special_moduli
@@ -247,8 +247,9 @@ def _read_keyset(header, arrays, params, path):
     switching = {}
     seeds = header.get("uniform_seeds", [])  # absent in files written before seeds were kept
     for i, entry in enumerate(_field(header, "switching", list, path)):
-        if not (isinstance(entry, list) and len(entry) in (2, 3) and entry[1] in methods
-                and (entry[0] == "relin" or isinstance(entry[0], int) and not isinstance(entry[0], bool))
+        if not (isinstance(entry, list) and len(entry) in (2, 3)
+                and (entry[1] in methods or entry[0] in SECRET_SWITCHES and entry[1] == "hybrid")  # always hybrid
+                and (entry[0] in ("relin", *SECRET_SWITCHES) or isinstance(entry[0], int) and not isinstance(entry[0], bool))
                 and (len(entry) == 2 or entry[1] == "hybrid" and entry[2] in params.key_bases[1:])):
             raise PersistenceFormatError(f"{path}: switching key {i} is named {entry!r:.40}, not [source, method] "
                                          f"(or [source, 'hybrid', 'residual'] with a residual basis) of a method "

@@ -258,6 +258,7 @@ SEMANTICS: dict[HeOp, Semantics] = {
     HeOp.MOD_SWITCH: _IDENTITY,
     HeOp.LEVEL_DOWN: _IDENTITY,
     HeOp.CONJUGATE: _IDENTITY,
+    HeOp.SWITCH_SECRET: _IDENTITY,
     HeOp.ROTATE: lambda p, n, a, env: _rotate(p, a[0], n.attr("step")),
     HeOp.SWAP_ROWS: lambda p, n, a, env: _swap_rows(a[0]),
     HeOp.SUM_SLOTS: lambda p, n, a, env: _window_sum(p, a[0], n.attr("n"), n.attr("stride", 1)),

@@ -160,6 +160,11 @@ def _relinearize(s: OpShape) -> Counter:
     return keyswitch_counts(s.L, s.alpha, s.method, s.bgv) + Counter({"ADD": 2 * s.L})
 
 
+def _switch_secret(s: OpShape) -> Counter:
+    """A key switch of c1 and c0 + u0 (`LimbEmitter.switch_secret`): a rotation without σ_g."""
+    return keyswitch_counts(s.L, s.alpha, s.method, s.bgv) + Counter({"ADD": s.L})
+
+
 def _rotate(s: OpShape) -> Counter:
     if not s.key_switch:
         return _zero()
@@ -275,6 +280,7 @@ OP_COUNTS: dict[HeOp, Callable[[OpShape], Counter]] = {
     HeOp.RELINEARIZE: _relinearize,
     HeOp.ROTATE: _rotate,
     HeOp.CONJUGATE: _rotate,
+    HeOp.SWITCH_SECRET: _switch_secret,
     HeOp.SWAP_ROWS: _rotate,
     HeOp.AUTOMORPHISM: lambda s: Counter({"AUT": (1 if s.c0_only else s.parts) * s.L}),
     HeOp.MOD_UP: lambda s: mod_up_counts(s.L, s.alpha, s.method),
@@ -308,6 +314,8 @@ def shape_of(program: HeProgram, node: HeNode, methods: Mapping[int, str] | str,
     method = node.attr("method", None)
     if method is None and node.op in (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS):
         method = methods if isinstance(methods, str) else methods.get(node.id, "hybrid")
+    if node.op is HeOp.SWITCH_SECRET:
+        method = "hybrid"
     if node.op is HeOp.DIGITS_AUTOMORPHISM:
         method = program.node(node.args[0]).attr("method")
     if node.op in (HeOp.MOD_UP, HeOp.DIGITS_AUTOMORPHISM, HeOp.KEY_MULT, HeOp.MOD_DOWN, HeOp.ADD_EXT,

@@ -64,11 +64,14 @@ class HeOp(enum.Enum):
     BOOTSTRAP = "bootstrap"                # high level: CKKS bootstrapping, the identity on values (config: params)
     MOD_RAISE = "mod_raise"                # CKKS: a level-0 ciphertext's coefficients lifted centered onto the
                                            #   primes of `level` (attrs: level, scale, bound); bootstrap's 1st stage
+    SWITCH_SECRET = "switch_secret"        # CKKS bootstrap: key switch to the ephemeral sparse secret or back
+                                           #   (attrs: to "sparse"|"dense"; always hybrid; keys to-sparse/to-dense)
     # The pieces of a key switch (fhec.passes.he_keyswitch.expand_key_switches):
     AUTOMORPHISM = "automorphism"          # σ_g on both parts, no key switch (attrs: galois, step)
     MOD_UP = "mod_up"                      # digits of one part over the key-switching basis (attrs: part, method)
     DIGITS_AUTOMORPHISM = "digits_automorphism"  # σ_g on every digit: a hoisted rotation (attrs: galois, step)
-    KEY_MULT = "key_mult"                  # Σ digit_d · hint_d (attrs: source "relin"|galois, step, method)
+    KEY_MULT = "key_mult"                  # Σ digit_d · hint_d (attrs: source "relin"|galois|"to-sparse"|
+                                           #   "to-dense", step, method)
     MOD_DOWN = "mod_down"                  # hybrid: divide a key-switch pair by P
     KS_ADD = "ks_add"                      # ct + pair: (c0+u0, c1+u1) from 3 parts, (c0+u0, u1) from 2
     # Double hoisting (Bossuat et al. 2021): values kept over Q·P between key switches
@@ -101,7 +104,7 @@ MERGED_OPS = frozenset({HeOp.RELINEARIZE_EXT, HeOp.RESCALE_EXT})
 """Ops only `fhec.passes.he_fuse_rescale` introduces (a mod-down merged with its rescale).
 ADD_EXT_Q is not one of them: a double-hoisted linear transform's j = 0 terms join their
 sums with it too (`fhec.ir.he_recipes`)."""
-KEY_SWITCHING_OPS = frozenset({HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS})
+KEY_SWITCHING_OPS = frozenset({HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.SWITCH_SECRET})
 INPUT_OPS = frozenset({HeOp.INPUT, HeOp.PLAIN_INPUT})
 
 
@@ -304,6 +307,8 @@ class KeyKind(enum.Enum):
     RELIN = "relin"
     ROTATION = "rot"
     CONJUGATION = "conj"
+    TO_SPARSE = "to-sparse"  # sparse-secret encapsulation (`fhec.schemes.keys.SECRET_SWITCHES`)
+    TO_DENSE = "to-dense"
 
 
 @dataclass(frozen=True)

@@ -226,18 +226,20 @@ def overflow_problem(params) -> str | None:
     interval, where it diverges: a dense secret at N = 2^10 with K = 16 (σ = 7.5) came back
     with errors of 2^66."""
     cfg = params.bootstrap
-    h = cfg.hamming_weight if cfg.hamming_weight is not None else 2 * params.N // 3
+    weight = cfg.modraise_hamming_weight
+    h = weight if weight is not None else 2 * params.N // 3
     sigma = math.sqrt((h + 1) / 12)
     need = min(3 * sigma + 1, (h + 1) / 2)
     K = cfg.evalmod.K
     if K >= need:
         return None
-    secret = f"hamming_weight={h}" if cfg.hamming_weight is not None else f"a dense secret (about {h} nonzero)"
+    field = "ephemeral_hamming_weight" if cfg.ephemeral_hamming_weight is not None else "hamming_weight"
+    secret = f"{field}={h}" if weight is not None else f"a dense secret (about {h} nonzero)"
     return (
         f"EvalModConfig(K={K}) is too small for {secret}: the ModRaise overflow |I| has std √((h + 1)/12) = "
         f"{sigma:.2g}, so many coefficients fall outside [−K, K] and the bootstrap's result would be wrong. Use "
-        f"K >= {math.ceil(need)} (docs/bootstrapping.md: K ≥ 6σ + 1 for a failure probability below ~10^-5) or a "
-        f"sparser secret."
+        f"K >= {math.ceil(need)} (docs/bootstrapping.md: K ≥ 6σ + 1 for a failure probability below ~10^-5), a "
+        f"sparser secret, or sparse-secret encapsulation: BootstrapConfig(ephemeral_hamming_weight=32)."
     )
 
 
@@ -343,7 +345,7 @@ def _evalmod_error(cfg: BootstrapConfig, N: int, u: float) -> float:
     on K = 4 is what limits the result (13 bits measured where the roundings alone allow
     18)."""
     e = cfg.evalmod
-    h = cfg.hamming_weight if cfg.hamming_weight is not None else N
+    h = cfg.modraise_hamming_weight if cfg.modraise_hamming_weight is not None else N
     overflow = np.arange(1 - e.K, e.K)
     weight = np.exp(-(overflow**2) / (2 * (h + 1) / 12))
     m = np.linspace(-u, u, 65)
@@ -447,10 +449,15 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     with b.defaults(stage="modraise", keyswitch=ks):
         low, delta = _to_level_zero(b, x, cfg, loc)
         S = float(params.scale_at(top))
-        h = cfg.hamming_weight if cfg.hamming_weight is not None else params.N
+        h = cfg.modraise_hamming_weight if cfg.modraise_hamming_weight is not None else params.N
         # |slot| <= sum |t_i| / S with |t_i| <= q_0 (1 + h) / 2: loose, but a true bound
         raised_bound = params.N * q0 * (1 + h) / 2 / S
+        encapsulated = cfg.ephemeral_hamming_weight is not None
+        if encapsulated:  # ModRaise under the ephemeral sparse secret: its I is small
+            low = b.emit(HeOp.SWITCH_SECRET, (low,), attrs_of(to="sparse"), loc)
         w = b.emit(HeOp.MOD_RAISE, (low,), attrs_of(level=top, scale=S, bound=raised_bound), loc)
+        if encapsulated:
+            w = b.emit(HeOp.SWITCH_SECRET, (w,), attrs_of(to="dense"), loc)
     n = cfg.slot_count(params.N)
     with b.defaults(stage="subsum", keyswitch=ks):
         w = _subsum(b, w, n, loc)

@@ -195,7 +195,7 @@ class HeBuilder:
         extra = dict(attrs)
         if "stage" in self._defaults:
             extra.setdefault("stage", self._defaults["stage"])
-        if "keyswitch" in self._defaults and op in KEY_SWITCHING_OPS:
+        if "keyswitch" in self._defaults and op in KEY_SWITCHING_OPS and op is not HeOp.SWITCH_SECRET:  # hybrid
             extra.setdefault("keyswitch", self._defaults["keyswitch"])
         return attrs_of(**extra)
 
@@ -229,9 +229,10 @@ class HeBuilder:
         if op not in KEY_SWITCHING_OPS or not self.ckks:
             return
         t = self._types[args[0]]
-        what = {HeOp.RELINEARIZE: "relinearization", HeOp.CONJUGATE: "conjugation"}.get(op)
+        what = {HeOp.RELINEARIZE: "relinearization", HeOp.CONJUGATE: "conjugation",
+                HeOp.SWITCH_SECRET: f"switch to the {attrs.get('to')} secret"}.get(op)
         what = what or f"rotation by {attrs.get('step')}"
-        method = ht.keyswitch_method(self.params, attrs)
+        method = "hybrid" if op is HeOp.SWITCH_SECRET else ht.keyswitch_method(self.params, attrs)
         check_keyswitch(self.params, t.level, t.scale, t.noise, method, what, loc, strict=False)
 
     def _check_allowed_keys(self, typ: HeType, op: HeOp, loc: str | None) -> None:

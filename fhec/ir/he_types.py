@@ -421,6 +421,23 @@ def _galois(op: HeOp, key_of: Callable[[Params, Mapping[str, Any]], Key], scheme
     return rule
 
 
+SECRET_KEYS = {"sparse": Key(KeyKind.TO_SPARSE), "dense": Key(KeyKind.TO_DENSE)}
+"""SWITCH_SECRET's ``to`` attribute -> the key it needs."""
+
+
+def _switch_secret(params, attrs, args, loc):
+    """A hybrid key switch of a bootstrap's ciphertext to the ephemeral sparse secret or
+    back (`fhec.schemes.keys.SECRET_SWITCHES`): value, level and scale unchanged."""
+    (a,) = args
+    _scheme(params, HeOp.SWITCH_SECRET, "ckks")
+    _ct(a, HeOp.SWITCH_SECRET, (2,))
+    _need(attrs.get("to") in SECRET_KEYS, f"switch_secret: to={attrs.get('to')!r} is not 'sparse' or 'dense'")
+    _need(params.bootstrap is not None and params.bootstrap.ephemeral_hamming_weight is not None,
+          "switch_secret: the parameters' bootstrap has no ephemeral secret (ephemeral_hamming_weight)")
+    noise = nz.add_noise(a.noise, nz.keyswitch_noise(params, a.level, "hybrid"))
+    return cipher(params, a.level, a.scale, 2, noise, (SECRET_KEYS[attrs["to"]],), a.bound)
+
+
 def _rotation_key_of(params, attrs) -> Key:
     step = attrs["step"]
     _need(isinstance(step, int) and step % row_length(params) != 0, f"rotate by {step!r} is not a rotation")
@@ -461,6 +478,8 @@ def _key_mult(params, attrs, args, loc):
     source, step = attrs["source"], attrs["step"]
     if source == "relin":
         key = Key(KeyKind.RELIN)
+    elif isinstance(source, str) and source.startswith("to-"):
+        key = SECRET_KEYS[source[3:]]
     elif step is not None:
         key = rotation_key(params, step)
     else:
@@ -572,6 +591,7 @@ PRIMITIVE_RULES: dict[HeOp, Rule] = {
     HeOp.MOD_RAISE: _mod_raise,
     HeOp.ROTATE: _galois(HeOp.ROTATE, _rotation_key_of, None),
     HeOp.CONJUGATE: _galois(HeOp.CONJUGATE, lambda p, a: Key(KeyKind.CONJUGATION), "ckks"),
+    HeOp.SWITCH_SECRET: _switch_secret,
     HeOp.SWAP_ROWS: _galois(HeOp.SWAP_ROWS, lambda p, a: Key(KeyKind.CONJUGATION), "bgv"),
     HeOp.AUTOMORPHISM: _automorphism,
     HeOp.MOD_UP: _mod_up,

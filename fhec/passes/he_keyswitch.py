@@ -55,7 +55,8 @@ from fhec.passes.he_rewrite import as_he, copy_node, rebuild
 from fhec.passes.lower import key_switch_source
 from fhec.schemes.keys import RELIN
 
-KEY_SWITCHING = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.ROTATE_EXT, HeOp.RELINEARIZE_EXT)
+KEY_SWITCHING = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.ROTATE_EXT, HeOp.RELINEARIZE_EXT,
+                 HeOp.SWITCH_SECRET)
 HOISTING = ("auto", "single", "none")
 EXTENDED_SWITCHES = (HeOp.ROTATE_EXT, HeOp.RELINEARIZE_EXT)
 """Key switches without a mod-down: their result stays over Q·P (always hybrid)."""
@@ -76,12 +77,12 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
     params = program.params
 
     def method_of(node: HeNode) -> str:
-        if node.op in EXTENDED_SWITCHES:  # stays over Q·P: hybrid whatever else is chosen
+        if node.op in EXTENDED_SWITCHES or node.op is HeOp.SWITCH_SECRET:  # hybrid whatever else is chosen
             return "hybrid"
         return methods if isinstance(methods, str) else methods[node.id]
 
     def galois_switch(node: HeNode) -> bool:
-        return node.op in KEY_SWITCHING and node.op is not HeOp.RELINEARIZE and key_switch_source(params, node) is not None
+        return node.op in KEY_SWITCHING and isinstance(key_switch_source(params, node), int)
 
     sharing = Counter((n.args[0], method_of(n)) for n in program.nodes if galois_switch(n))
     hoisted_digits: dict[tuple[int, str], int] = {}  # (new source id, method) -> shared mod_up
@@ -104,7 +105,7 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
             return copy_node(b, node, args)
         method = method_of(node)
         (x,) = args
-        if source != RELIN and hoist(node):
+        if isinstance(source, int) and hoist(node):
             step = int(node.attr("step")) if node.op in (HeOp.ROTATE, HeOp.ROTATE_EXT) else None
             if (x, method) not in hoisted_digits:
                 hoisted_digits[(x, method)] = b.emit(HeOp.MOD_UP, (x,), attrs_of(part=1, method=method), node.loc)
@@ -120,13 +121,14 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
             target, part, step = x, 2, None
             if b.type_of(x).parts == 2:  # already relinearized: nothing to switch
                 return x
+        elif not isinstance(source, int):  # a change of secret: no automorphism
+            target, part, step = x, 1, None
         else:
             step = int(node.attr("step")) if node.op in (HeOp.ROTATE, HeOp.ROTATE_EXT) else None
             target = b.emit(HeOp.AUTOMORPHISM, (x,), attrs_of(galois=source, step=step), node.loc)
             part = 1
         d = b.emit(HeOp.MOD_UP, (target,), attrs_of(part=part, method=method), node.loc)
-        src = "relin" if source == RELIN else source
-        u = b.emit(HeOp.KEY_MULT, (d,), attrs_of(source=src, step=step, method=method), node.loc)
+        u = b.emit(HeOp.KEY_MULT, (d,), attrs_of(source=source, step=step, method=method), node.loc)
         if method == "hybrid" and node.op not in EXTENDED_SWITCHES:
             u = b.emit(HeOp.MOD_DOWN, (u,), (), node.loc)
         return b.emit(KS_ADD_OF[node.op], (target, u), (), node.loc)

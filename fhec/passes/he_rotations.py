@@ -39,13 +39,16 @@ class KeyRequirements:
     rotations: tuple[int, ...]
     relinearization: bool
     conjugation: bool
+    encapsulation: bool = False
 
     def keygen_kwargs(self) -> dict:
-        """Keyword arguments for `fhec.keygen` (rotations, relinearization, conjugation)."""
+        """Keyword arguments for `fhec.keygen` (rotations, relinearization, conjugation,
+        encapsulation)."""
         return {
             "rotations": list(self.rotations),
             "relinearization": self.relinearization,
             "conjugation": self.conjugation,
+            "encapsulation": self.encapsulation,
         }
 
 
@@ -57,6 +60,7 @@ def key_requirements(program) -> KeyRequirements:
         tuple(sorted(k.step for k in keys if k.kind is KeyKind.ROTATION)),
         any(k.kind is KeyKind.RELIN for k in keys),
         any(k.kind is KeyKind.CONJUGATION for k in keys),
+        any(k.kind in (KeyKind.TO_SPARSE, KeyKind.TO_DENSE) for k in keys),
     )
 
 

@@ -28,10 +28,12 @@ from fhec.analysis.counts import bv_keyswitch_counts, hybrid_keyswitch_counts
 from fhec.schemes import noise as nz
 from fhec.schemes.precision import check_keyswitch
 
-KEY_SWITCH_OPS = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.ROTATE_EXT, HeOp.RELINEARIZE_EXT)
-FIXED_METHODS = {HeOp.ROTATE_EXT: "hybrid", HeOp.RELINEARIZE_EXT: "hybrid"}
+KEY_SWITCH_OPS = (HeOp.RELINEARIZE, HeOp.ROTATE, HeOp.CONJUGATE, HeOp.SWAP_ROWS, HeOp.ROTATE_EXT, HeOp.RELINEARIZE_EXT,
+                  HeOp.SWITCH_SECRET)
+FIXED_METHODS = {HeOp.ROTATE_EXT: "hybrid", HeOp.RELINEARIZE_EXT: "hybrid", HeOp.SWITCH_SECRET: "hybrid"}
 """Key switches whose algorithm fixes the method: a double-hoisted rotation and a
-relinearization merged with its rescale stay over Q·P."""
+relinearization merged with its rescale stay over Q·P; encapsulation's switches are
+hybrid (`fhec.schemes.keys.SECRET_SWITCHES`)."""
 
 
 def keyswitch_cost(params, level: int, method: str, hint_weight: float = 4.0) -> float:

@@ -78,13 +78,16 @@ def _key_label(source: int | str, method: str, basis: str = "main") -> str:
     """A KSH name: the key's source and method, and its basis when not the main one (a
     residual-basis key is another key, `fhec.schemes.keys`)."""
     suffix = "" if basis == "main" else f"/{basis}"
-    return f"{'relin' if source == RELIN else f'galois:{source}'}/{method}{suffix}"
+    return f"{source if isinstance(source, str) else f'galois:{source}'}/{method}{suffix}"
 
 
 def key_switch_source(params, node: HeNode) -> int | str | None:
-    """The key a key-switching node needs ("relin" or a Galois element); None if no switch."""
+    """The key a key-switching node needs ("relin", a Galois element, "to-sparse" or
+    "to-dense"); None if no switch."""
     if node.op in (HeOp.RELINEARIZE, HeOp.RELINEARIZE_EXT):
         return RELIN
+    if node.op is HeOp.SWITCH_SECRET:
+        return f"to-{node.attr('to')}"
     if node.op in (HeOp.ROTATE, HeOp.ROTATE_EXT):
         g = galois_for_rotation(params, int(node.attr("step")))
         return None if g == 1 else g
@@ -318,6 +321,8 @@ def _whole_key_switch(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     name = lw.key(node, source, method, level)
     if source == RELIN:
         return em.relinearize(a[0], name, level, method)
+    if isinstance(source, str):  # a change of secret (encapsulation): c1 switched, no automorphism
+        return em.switch_secret(a[0], name, level, method)
     return em.rotate(a[0], source, name, level, method)
 
 
@@ -350,7 +355,7 @@ def _digits_automorphism(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
 
 def _key_mult(lw: _Lowering, em: LimbEmitter, node: HeNode, a: list):
     method, level, src = node.attr("method"), node.type.level, node.attr("source")
-    name = lw.key(node, RELIN if src == "relin" else int(src), method, level)
+    name = lw.key(node, src if isinstance(src, str) else int(src), method, level)
     digits = a[0]
     if isinstance(digits, _PendingDigits):
         return digits.emitter.digits_times_hint(digits.x, name, level, method, key_mult=em)
@@ -388,6 +393,7 @@ EMITTERS: dict[HeOp, Emitter] = {
     HeOp.RELINEARIZE: _whole_key_switch,
     HeOp.ROTATE: _whole_key_switch,
     HeOp.CONJUGATE: _whole_key_switch,
+    HeOp.SWITCH_SECRET: _whole_key_switch,
     HeOp.SWAP_ROWS: _whole_key_switch,
     HeOp.AUTOMORPHISM: _automorphism,
     HeOp.MOD_UP: _mod_up,

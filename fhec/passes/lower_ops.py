@@ -380,6 +380,12 @@ class LimbEmitter:
         u = self.key_switch(a[2], key_name, level, method)
         return self.add(a[:2], u)
 
+    def switch_secret(self, a: np.ndarray, key_name: str, level: int, method: str) -> np.ndarray:
+        """(c0 + u0, u1) for the key switch of c1 (`Evaluator.key_switch`)."""
+        u = self.key_switch(a[1], key_name, level, method)
+        c0 = self.op(LimbOp.ADD, a[0], u[0], mod=self._mods(a.shape[1]))
+        return np.stack([c0, u[1]])
+
     def rotate(self, a: np.ndarray, g: int, key_name: str, level: int, method: str) -> np.ndarray:
         """σ_g on both parts, key switch of σ_g(c1), then (σ_g(c0) + u0, u1)."""
         rot = self.automorphism(a, g)

@@ -128,6 +128,13 @@ class BootstrapConfig(_Literal):
         hamming_weight: h, the number of nonzero coefficients of the sparse ternary
             secret; None for a dense uniform ternary secret (much larger |I|, so a
             larger K). Sparse secrets are outside the HE-standard table.
+        ephemeral_hamming_weight: sparse-secret encapsulation (Bossuat et al., ACNS 2022;
+            Lattigo's default, weight 32): the level-0 ciphertext is switched to an
+            ephemeral secret of this Hamming weight before ModRaise and back to the secret
+            right after it, so ModRaise's overflow I is that of the ephemeral secret, and K
+            can stay small for a dense or denser secret. Two hybrid key switches (one at
+            level 0, one at the top level) and two keys (`fhec.keygen(...,
+            encapsulation=True)`); no level. None: ModRaise runs under the secret itself.
         keyswitch: the key-switching method of the bootstrap's own key switches ("bv",
             "hybrid"); None: the compile's choice.
         max_giant_steps: at most this many giant steps (n2) per DFT factor: n1 is then the
@@ -154,6 +161,7 @@ class BootstrapConfig(_Literal):
     stc_log_radices: tuple[int, ...] | None = None
     evalmod: EvalModConfig = EvalModConfig()
     hamming_weight: int | None = Field(default=64, ge=1)
+    ephemeral_hamming_weight: int | None = Field(default=None, ge=1)
     keyswitch: Literal["bv", "hybrid"] | None = None
     hoisting: Literal["single", "double", "full", "none"] | None = None
     max_giant_steps: int | None = Field(default=None, ge=1, le=2**16)
@@ -166,6 +174,13 @@ class BootstrapConfig(_Literal):
             if radices is not None and (not radices or any(r < 1 for r in radices)):
                 raise ValueError(f"{name}={radices!r} must be a non-empty tuple of positive log2 radices")
         return self
+
+    @property
+    def modraise_hamming_weight(self) -> int | None:
+        """The Hamming weight of the secret ModRaise runs under, which bounds its overflow
+        I: the ephemeral secret's with sparse-secret encapsulation, else the secret's
+        (None: dense)."""
+        return self.ephemeral_hamming_weight if self.ephemeral_hamming_weight is not None else self.hamming_weight
 
     def slot_count(self, N: int) -> int:
         """n: the slots refreshed at ring degree N (N/2 unless sparse)."""
@@ -251,8 +266,9 @@ def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> B
                 f"slots need log2 radices summing to {log_slots}" + (" (leave them None for one slot)." if slots == 1
                                                                     else ".")
             )
-    if config.hamming_weight is not None and config.hamming_weight > N:
-        raise ParameterError(f"BootstrapConfig(hamming_weight={config.hamming_weight}) exceeds N = {N}.")
+    for field_name in ("hamming_weight", "ephemeral_hamming_weight"):
+        if getattr(config, field_name) is not None and getattr(config, field_name) > N:
+            raise ParameterError(f"BootstrapConfig({field_name}={getattr(config, field_name)}) exceeds N = {N}.")
     need = config.depth(N)
     if need >= levels:  # levels == need left the result no level: EvalMod overflowed at level 1
         raise ParameterError(

@@ -40,7 +40,7 @@ from fhec.schemes import noise as nz
 from fhec.schemes import rules
 from fhec.schemes.ciphertext import Ciphertext, ExtendedCiphertext, Plaintext
 from fhec.schemes.encryption import check_ciphertext, check_keys, encode, encode_scalar
-from fhec.schemes.keys import RELIN, KeySet, check_galois_element, galois_for_conjugation, galois_for_rotation
+from fhec.schemes.keys import RELIN, SECRET_SWITCHES, KeySet, check_galois_element, galois_for_conjugation, galois_for_rotation
 from fhec.schemes.keyswitch import decompose, key_mult, key_switch
 from fhec.schemes.keyswitch import mod_down as divide_by_p
 from fhec.schemes.precision import check_keyswitch
@@ -638,16 +638,18 @@ class Evaluator:
         return Ciphertext(self.params, data, level, scale, x.key_id, noise)
 
     def key_switch(self, ct: Ciphertext, source, *, keyswitch: str | None = None) -> Ciphertext:
-        """Switch a 2-part ciphertext decrypting under s' (source: "relin" for s², or a Galois
-        element g for σ_g(s)) to one decrypting under s."""
+        """Switch a 2-part ciphertext decrypting under s' (source: "relin" for s², a Galois
+        element g for σ_g(s), "to-sparse" for s itself, switched to the ephemeral sparse
+        secret of bootstrapping's encapsulation, "to-dense" for that secret) to one
+        decrypting under s (under the ephemeral secret for "to-sparse")."""
         self._check(ct)
         method = self._method(keyswitch)
-        if not (isinstance(source, str) and source == RELIN):
+        if not (isinstance(source, str) and source in (RELIN, *SECRET_SWITCHES)):
             source = check_galois_element(self.params, source, "source")
         if not self.keys.has_key(source, method, ct.level):
             raise MissingKeyError(
                 f"no {method} key-switching key from {source!r} in this key set; generate it with keygen(params, "
-                f"{'relinearization=True' if source == RELIN else f'galois_elements=[{source}]'})."
+                f"{'relinearization=True' if source == RELIN else 'encapsulation=True' if source in SECRET_SWITCHES else f'galois_elements=[{source}]'})."
             )
         check_keyswitch(self.params, ct.level, ct.scale, ct.noise, method, "key switch")
         key = self.keys.key(source, method, ct.level)

@@ -44,7 +44,7 @@ from typing import Iterable, Literal
 
 import numpy as np
 
-from fhec.errors import InvalidArgumentError
+from fhec.errors import InvalidArgumentError, ParameterError
 from fhec.validate import as_choice, as_int, as_int_list
 from fhec.ring.automorphism import automorphism_ntt
 from fhec.ring.modarith import add_mod, mul_mod, sub_mod
@@ -59,6 +59,17 @@ from fhec.schemes.sampling import Sampler, SeedCounters, small_ntt
 
 Method = Literal["bv", "hybrid"]
 RELIN = "relin"
+TO_SPARSE = "to-sparse"
+"""The source of sparse-secret encapsulation's first key: from s to the ephemeral sparse
+secret s_e (an encryption of s under s_e, over q_0·P only)."""
+TO_DENSE = "to-dense"
+"""The source of its second key: from s_e back to s (an encryption of s_e under s)."""
+SECRET_SWITCHES = (TO_SPARSE, TO_DENSE)
+"""Sources that change the secret rather than apply an automorphism to it: bootstrapping's
+sparse-secret encapsulation (Bossuat et al., "Bootstrapping for approximate homomorphic
+encryption with negligible failure-probability by using sparse-secret encapsulation",
+ACNS 2022; Lattigo's EphemeralSecretWeight). Always hybrid: at level 0 a BV digit is all
+of q_0, and its error would swamp the message."""
 
 
 def galois_for_rotation(params: Params, k: int) -> int:
@@ -78,8 +89,10 @@ class SwitchingKey:
     """A key-switching key from s' (``source``) to s.
 
     ``b[d], a[d]`` (shape ``(digits, limbs, N)``, NTT domain) satisfy
-    ``b[d] + a[d]·s = gadget_d · s' + (t·)e_d``. ``source`` is ``"relin"`` (s' = s²)
-    or a Galois element g (s' = σ_g(s)).
+    ``b[d] + a[d]·s = gadget_d · s' + (t·)e_d``. ``source`` is ``"relin"`` (s' = s²),
+    a Galois element g (s' = σ_g(s)), or one of `SECRET_SWITCHES`: ``"to-sparse"`` (s'
+    = s, and the key is under the ephemeral sparse secret in place of s) or
+    ``"to-dense"`` (s' = the ephemeral secret).
     """
 
     method: Method
@@ -166,8 +179,9 @@ class KeySet:
         p = self.params
         secret = f"ternary[{p.N}] hidden" if self.secret_coeffs is not None else "none (public-only)"
         sources = sorted({k[0] for k in self.switching}, key=str)
-        galois = sum(1 for s in sources if s != RELIN)
-        switching = ", ".join(([RELIN] if RELIN in sources else []) + ([f"{galois} Galois"] if galois else []))
+        galois = sum(1 for s in sources if isinstance(s, int))
+        switching = ", ".join(([RELIN] if RELIN in sources else []) + ([f"{galois} Galois"] if galois else [])
+                              + (["encapsulation"] if TO_SPARSE in sources else []))
         return (
             f"KeySet({p.scheme}, N={p.N}, limbs={p.max_limbs}+{len(p.special_moduli)}, key_id={self.key_id}, "
             f"fingerprint={self.fingerprint}, secret={secret}, switching=[{switching or 'none'}] "
@@ -176,7 +190,7 @@ class KeySet:
 
     @property
     def galois_elements(self) -> tuple[int, ...]:
-        return tuple(sorted({k[0] for k in self.switching if k[0] != RELIN}))
+        return tuple(sorted({k[0] for k in self.switching if isinstance(k[0], int)}))
 
 
 def _slot(params: Params, source: int | str, method: str, level: int | None) -> tuple:
@@ -275,6 +289,7 @@ def keygen(
     conjugation: bool = False,
     galois_elements: Iterable[int] = (),
     keyswitch: str | None = None,
+    encapsulation: bool = False,
 ) -> KeySet:
     """Generate a secret key and the public, relinearization and rotation keys.
 
@@ -291,6 +306,11 @@ def keygen(
             whose keys are generated. With both, every op can pick its method per call
             (``keyswitch=``); a key set of one method is half the size and time. The
             evaluator's default method is `params.keyswitch` when its keys exist.
+        encapsulation: generate the two hybrid keys of sparse-secret encapsulation
+            (`SECRET_SWITCHES`) for a bootstrap with
+            ``BootstrapConfig(ephemeral_hamming_weight=h)``: an ephemeral secret s_e of
+            Hamming weight h is drawn and dropped; the keys from s to s_e (rows q_0 and P
+            only, `encapsulation_keys`) and from s_e to s are kept.
 
     Raises `ParameterError` for an unknown key-switching method, `SeedError` for an invalid
     seed, and `InvalidArgumentError` for arguments of the wrong type (`params` not a
@@ -349,8 +369,47 @@ def keygen(
                 switching[(source, method, params.RESIDUAL_BASIS)] = make_switching_key(
                     params, s_ntt, target, source, method, stream, params.RESIDUAL_BASIS)
 
+    if encapsulation:
+        switching.update(encapsulation_keys(params, s_ntt, root.child("encapsulation")))
+
     key_id = root.child("key-id").integer(62)
     return KeySet(params, key_id, s, s_ntt, (b, a), switching, rotations, methods)
+
+
+def encapsulation_keys(params: Params, s_ntt: np.ndarray, root: Sampler) -> dict:
+    """The `KeySet.switching` entries of sparse-secret encapsulation (`SECRET_SWITCHES`),
+    in every hybrid basis of `params`, from `root`'s streams.
+
+    The ephemeral secret s_e (Hamming weight ``params.bootstrap.ephemeral_hamming_weight``)
+    is used here and forgotten: nothing decrypts under it. Its key from s is an RLWE sample
+    under s_e, and a secret that sparse is only safe at a small modulus, so only the rows the
+    level-0 switch reads (q_0's primes and P's) are kept; the others and the digits past the
+    first are zero. The key back to s is under s and needs no such care.
+
+    Raises `ParameterError` when `params` has no bootstrap with an ephemeral weight."""
+    cfg = getattr(params, "bootstrap", None)
+    h = None if cfg is None else cfg.ephemeral_hamming_weight
+    if h is None:
+        raise ParameterError(
+            "encapsulation=True needs a parameter set whose bootstrap has an ephemeral secret: "
+            "BootstrapConfig(ephemeral_hamming_weight=32), for example.")
+    N, moduli_all = params.N, _all_moduli(params)
+    sparse_ntt = small_ntt(root.child("ephemeral-secret").sparse_ternary(N, h), moduli_all)
+    keys = {}
+    for basis in params.key_bases:
+        slot = () if basis == params.MAIN_BASIS else (basis,)
+        stream = root.child(f"{TO_SPARSE}/{basis}")
+        down = make_switching_key(params, sparse_ntt, s_ntt, TO_SPARSE, "hybrid", stream, basis)
+        b, a = down.b.copy(), down.a.copy()
+        for arr in (b, a):
+            arr[1:] = 0
+            arr[:, params.base_limbs: params.max_limbs] = 0
+            arr.setflags(write=False)
+        keys[(TO_SPARSE, "hybrid", *slot)] = SwitchingKey("hybrid", TO_SPARSE, b, a, b"", basis)
+        stream = root.child(f"{TO_DENSE}/{basis}")
+        keys[(TO_DENSE, "hybrid", *slot)] = make_switching_key(params, s_ntt, sparse_ntt, TO_DENSE, "hybrid", stream,
+                                                               basis)
+    return keys
 
 
 def _methods(spec: str) -> tuple[str, ...]:

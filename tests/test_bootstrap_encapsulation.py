@@ -1,0 +1,99 @@
+"""Sparse-secret encapsulation (`BootstrapConfig(ephemeral_hamming_weight=h)`): the
+bootstrap switches its level-0 ciphertext to an ephemeral sparse secret before ModRaise
+and back after, so that a dense (or denser) secret bootstraps with a small K. The small
+sets here are insecure (security=None): test parameters only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fhec
+from fhec.evaluate import prepare
+from fhec.ir.he import HeOp
+from fhec.ir.he_bootstrap import execution_problem, overflow_problem
+from fhec.passes.he_rotations import key_requirements
+from fhec.schemes.keys import TO_DENSE, TO_SPARSE
+from fhec.testing import assert_matches_reference
+
+EVALMOD = fhec.EvalModConfig(K=4, degree=15, double_angle=2, arcsine_degree=3, message_ratio_bits=2)
+
+
+def params_of(ephemeral: int | None, N: int = 2**5, hamming_weight: int | None = None, **extra) -> fhec.CKKSParams:
+    """A dense secret (hamming_weight=None) against K = 4: without encapsulation ModRaise's
+    overflow (std √((2N/3 + 1)/12)) leaves [−K, K]."""
+    cfg = fhec.BootstrapConfig(hamming_weight=hamming_weight, ephemeral_hamming_weight=ephemeral, evalmod=EVALMOD,
+                               **extra)
+    return fhec.CKKSParams(N=N, levels=cfg.depth(N) + 1, security=None, bootstrap=cfg)
+
+
+def bootstrap_program(params: fhec.CKKSParams) -> fhec.Program:
+    p = fhec.Program("encapsulated", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    return p
+
+
+def test_a_dense_secret_overflows_k_without_encapsulation_and_not_with_it():
+    assert "ephemeral_hamming_weight" in overflow_problem(params_of(None, N=2**8))
+    assert execution_problem(params_of(4, N=2**8)) is None
+
+
+def test_the_bootstrap_switches_to_the_ephemeral_secret_around_modraise_only():
+    program = prepare(bootstrap_program(params_of(4)))
+    ops = [n.op for n in program.nodes]
+    raise_at = ops.index(HeOp.MOD_RAISE)
+    switches = [i for i, op in enumerate(ops) if op is HeOp.SWITCH_SECRET]
+    assert switches == [raise_at - 1, raise_at + 1]
+    assert [program.nodes[i].attr("to") for i in switches] == ["sparse", "dense"]
+    assert program.nodes[switches[0]].type.level == 0  # the switch to the sparse secret runs at q_0·P
+    assert key_requirements(program).encapsulation
+    assert not key_requirements(prepare(bootstrap_program(params_of(None, hamming_weight=4)))).encapsulation
+
+
+@pytest.mark.parametrize("target", ["limbs", pytest.param("tiny", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("hoisting", [None, "double"])
+def test_an_encapsulated_bootstrap_is_bit_identical_and_precise(target, hoisting):
+    # every limb of every value agrees with the evaluator's, and the result with the input
+    params = params_of(4, hoisting=hoisting)
+    x = np.random.default_rng(3).uniform(-1, 1, params.slots)
+    assert_matches_reference(bootstrap_program(params), {"x": x}, target=target, seed=3, rel_bits=6)
+
+
+def test_a_dense_secret_bootstraps_at_n_2_8_only_with_encapsulation():
+    # at N = 2^8 a dense secret's overflow reaches |I| > 4 on some coefficient: the
+    # unencapsulated bootstrap is refused (PrecisionError), the encapsulated one is precise
+    x = np.random.default_rng(5).uniform(-1, 1, 2**7)
+    with pytest.warns(fhec.PrecisionWarning, match="ephemeral_hamming_weight"):
+        unencapsulated = bootstrap_program(params_of(None, N=2**8))
+    with pytest.warns(fhec.PrecisionWarning), pytest.raises(fhec.PrecisionError, match="ephemeral_hamming_weight"):
+        fhec.evaluate(unencapsulated, {"x": x}, seed=5)
+    y = fhec.evaluate(bootstrap_program(params_of(8, N=2**8)), {"x": x}, seed=5)["y"]
+    assert np.max(np.abs(y - x)) < 2**-6
+
+
+def test_encapsulation_keys_keep_only_the_level_0_rows_of_the_sparse_key():
+    params = params_of(4)
+    keys = fhec.keygen(params, seed=1, relinearization=False, encapsulation=True)
+    down, up = keys.key(TO_SPARSE, "hybrid"), keys.key(TO_DENSE, "hybrid")
+    base = params.base_limbs
+    # an RLWE sample under a secret of weight 4 is only safe at a small modulus: q_0 and P rows
+    assert not down.b[:, base:params.max_limbs].any() and not down.a[:, base:params.max_limbs].any()
+    assert not down.b[1:].any() and down.b[0, :base].any() and down.b[0, params.max_limbs:].any()
+    assert up.b[:, base:params.max_limbs].any()
+    assert "encapsulation" in repr(keys) and keys.galois_elements == ()
+    with pytest.raises(fhec.ParameterError, match="ephemeral_hamming_weight"):
+        fhec.keygen(params_of(None, hamming_weight=4), seed=1, encapsulation=True)
+
+
+def test_encapsulation_keys_survive_save_and_load(tmp_path):
+    params = params_of(4)
+    keys = fhec.keygen(params, seed=2, keyswitch="bv", encapsulation=True)  # encapsulation keys are hybrid anyway
+    loaded = fhec.load(fhec.save(keys.public_only(), tmp_path / "keys.fhec"), params=params)
+    assert set(loaded.switching) == set(keys.switching)
+    for slot in ((TO_SPARSE, "hybrid"), (TO_DENSE, "hybrid")):
+        assert np.array_equal(loaded.switching[slot].b, keys.switching[slot].b)
+
+
+def test_an_ephemeral_weight_above_n_is_refused():
+    with pytest.raises(fhec.ParameterError, match="ephemeral_hamming_weight=64"):
+        params_of(64)
