@@ -61,6 +61,11 @@ OSIRIS_SET_III = dict(word_bits=40, scale_bits=38, base_limbs=2, special_primes=
 bits in two primes (`OSIRIS_Q0_BITS`), alpha = 14 special primes, 38-bit level primes
 (benchmarks/bench_osiris.py says why not 36)."""
 
+OSIRIS_HAMMING_WEIGHT = 1024
+"""Osiris Table II's secret for sets III and IV ("h = 1024 for 128-bit security"); ModRaise
+runs under the lattigo-n16 preset's ephemeral secret of weight 32 (Lattigo v5.2's default
+bootstrapping, which Osiris adopts), so K = 16 holds its overflow."""
+
 HOISTING = {"NH": "none", "SH": "single", "DH": "double"}
 """Osiris's BSGS variants: the DFT transforms' hoisting."""
 
@@ -89,7 +94,7 @@ def osiris_set_iii(hoisting: str | None = None, max_giant_steps: int | None = No
     giant-step cap and the stages it applies to (`fhec.BootstrapConfig`)."""
     literal = fhec.CKKSParams.preset("lattigo-n16").bootstrap
     config = fhec.BootstrapConfig(**{**literal.model_dump(), "hoisting": hoisting,
-                                     "max_giant_steps": max_giant_steps,
+                                     "hamming_weight": OSIRIS_HAMMING_WEIGHT, "max_giant_steps": max_giant_steps,
                                      "max_giant_steps_stages": max_giant_steps_stages})
     return fhec.CKKSParams.preset("lattigo-n16", bootstrap=config, **OSIRIS_SET_III)
 

@@ -91,7 +91,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import fhec
-from fhec.examples.bootstrap import OSIRIS_Q0_BITS, OSIRIS_SET_III  # noqa: F401 (re-exported: one set III)
+from fhec.examples.bootstrap import OSIRIS_HAMMING_WEIGHT, OSIRIS_Q0_BITS, OSIRIS_SET_III  # noqa: F401 (re-exported)
 
 SIGMOID3_NEG = (0.5, -1.20096 / 8, 0.0, 0.81562 / 8**3)
 """σ(−t) ≈ 0.5 − 0.15012·t + 0.00159·t³ (HELR's degree-3 least squares on [−8, 8])."""
@@ -180,7 +180,8 @@ def osiris_params(hoisting: str | None = None, words: dict = OSIRIS_SET_III,
     scale-down takes one more level, so CoeffsToSlots takes 3 factors instead of 4)."""
     literal = fhec.CKKSParams.preset("lattigo-n16")
     sparse = {} if sparse_slots is None else {"slots": sparse_slots, "cts_depth": 3}
-    config = fhec.BootstrapConfig(**{**literal.bootstrap.model_dump(), "hoisting": hoisting, **sparse})
+    config = fhec.BootstrapConfig(**{**literal.bootstrap.model_dump(), "hoisting": hoisting,
+                                     "hamming_weight": OSIRIS_HAMMING_WEIGHT, **sparse})
     return fhec.CKKSParams.preset("lattigo-n16", bootstrap=config, **words)
 
 

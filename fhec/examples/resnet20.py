@@ -119,7 +119,8 @@ import numpy as np
 import fhec
 # the bootstrap splits `tuned_giant_steps` tries (n2 capped at 2..6 or not, on both DFT stages
 # or CoeffsToSlots alone), as bench_osiris does for its bootstrap row: one definition
-from fhec.examples.bootstrap import CAP_STAGES, GIANT_STEP_CAPS, OSIRIS_Q0_BITS, cap_label  # noqa: F401 (re-exported)
+from fhec.examples.bootstrap import (  # noqa: F401 (re-exported)
+    CAP_STAGES, GIANT_STEP_CAPS, OSIRIS_HAMMING_WEIGHT, OSIRIS_Q0_BITS, cap_label)
 
 PLANE_SIDE = 32
 """CIFAR-10's 32 x 32 image: one plane of the multiplexed packing."""
@@ -479,7 +480,7 @@ def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None =
     variant is the one checked."""
     literal = fhec.CKKSParams.preset("lattigo-n16").bootstrap
     sparse = {} if slots is None else {"slots": slots, "cts_depth": 3}
-    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": 1024, "hoisting": hoisting,
+    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": OSIRIS_HAMMING_WEIGHT, "hoisting": hoisting,
                                      "max_giant_steps": max_giant_steps,
                                      "max_giant_steps_stages": max_giant_steps_stages, **sparse})
     residual = {} if residual_special_primes is None else {

@@ -48,11 +48,13 @@ def _toy() -> dict[str, Any]:
 
 def _lattigo_n16() -> dict[str, Any]:
     # Lattigo N16QP1546H192H32: 24 levels (9 residual, StC 3, EvalMod 8: Chebyshev degree 30
-    # of the scaled cosine, K = 16, 3 double angles; CtS 4), 5 special primes, h = 192. fhec's
+    # of the scaled cosine, K = 16, 3 double angles; CtS 4), 5 special primes, h = 192, and
+    # ModRaise under an ephemeral secret of h = 32 (the "H32": sparse-secret encapsulation;
+    # under h = 192 itself |I| exceeds K = 16 on a few of the 2^16 coefficients). fhec's
     # CtS spends one more level on its scale-down, so 8 remain after a bootstrap. fhec gives
     # every level one prime size, so the 40/39/60/56-bit level primes become 49-bit ones:
     # log QP = 60 + 24·49 + 5·60 ≈ 1,536 bits, within the h = 192 estimate (1,553).
-    config = BootstrapConfig(cts_depth=4, stc_depth=3, hamming_weight=192,
+    config = BootstrapConfig(cts_depth=4, stc_depth=3, hamming_weight=192, ephemeral_hamming_weight=32,
                              evalmod=EvalModConfig(degree=30, K=16, double_angle=3, arcsine_degree=0,
                                                    message_ratio_bits=8))
     return dict(N=2**16, levels=24, scale_bits=49, word_bits=60, special_primes=5, security=128, bootstrap=config)

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from fhec.examples import bootstrap, helr, resnet20
-from fhec.ir.he_bootstrap import execution_problem, scale_down_problem
+from fhec.ir.he_bootstrap import execution_problem
 
 SET_III = {
     "bootstrap row": lambda: bootstrap.osiris_set_iii("single"),
@@ -23,15 +23,17 @@ SET_III = {
 def test_set_iii_bootstraps_execute(name):
     params = SET_III[name]()
     assert execution_problem(params) is None
-    # Osiris Table II: q_0 of 48 bits split into two primes; 8 levels after a bootstrap
+    # Osiris Table II: h = 1024, q_0 of 48 bits split into two primes; 8 levels after a bootstrap
+    assert params.bootstrap.hamming_weight == 1024 and params.bootstrap.ephemeral_hamming_weight == 32
     assert round(sum(math.log2(q) for q in params.moduli_at(0))) == 48 and params.base_limbs == 2
     assert params.top_level - params.bootstrap.depth(params.N) == 8
 
 
 @pytest.mark.parametrize("slots", [resnet20.SPARSE_SLOTS, None])
-def test_set_iv_scales_down_with_its_48_bit_q0(slots):
-    # set IV's h = 1024 against K = 16 is a cost study (overflow_problem); its scale-down is not
+def test_set_iv_bootstraps_execute(slots):
+    # h = 1024 against K = 16: ModRaise runs under the ephemeral secret of weight 32
     params = resnet20.set_iv(slots=slots)
-    assert scale_down_problem(params) is None
+    assert execution_problem(params) is None
+    assert params.bootstrap.hamming_weight == 1024 and params.bootstrap.ephemeral_hamming_weight == 32
     assert round(sum(math.log2(q) for q in params.moduli_at(0))) == 48
     assert params.top_level - params.bootstrap.depth(params.N) == resnet20.L_EFF
