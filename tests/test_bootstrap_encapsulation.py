@@ -97,3 +97,11 @@ def test_encapsulation_keys_survive_save_and_load(tmp_path):
 def test_an_ephemeral_weight_above_n_is_refused():
     with pytest.raises(fhec.ParameterError, match="ephemeral_hamming_weight=64"):
         params_of(64)
+
+
+def test_a_secure_set_refuses_an_ephemeral_secret_sparser_than_lattigos():
+    cfg = fhec.BootstrapConfig(hamming_weight=192, ephemeral_hamming_weight=16, cts_depth=4, stc_depth=3,
+                               evalmod=fhec.EvalModConfig(degree=30, K=16, double_angle=3, message_ratio_bits=8))
+    with pytest.raises(fhec.InsecureParametersError, match="ephemeral_hamming_weight=32"):
+        fhec.CKKSParams.preset("lattigo-n16", bootstrap=cfg)
+    assert fhec.CKKSParams.preset("lattigo-n16").bootstrap.ephemeral_hamming_weight == 32

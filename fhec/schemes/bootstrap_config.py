@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from fhec.errors import ParameterError
+from fhec.errors import InsecureParametersError, ParameterError
 
 
 def _as_parameter_error(cls_name: str, exc: ValidationError) -> ParameterError:
@@ -240,6 +240,13 @@ class BootstrapConfig(_Literal):
         return self.dft_levels(N, "cts") + self.scale_down_levels(N) + self.evalmod_depth + self.dft_levels(N, "stc")
 
 
+MIN_EPHEMERAL_WEIGHT = 32
+"""The smallest ephemeral secret a parameter set with a security level may encapsulate to:
+Lattigo's default (its bootstrapping parameters' EphemeralSecretWeight, the "H32" of
+N16QP1546H192H32), whose key lives at q_0·P only (`fhec.schemes.keys.encapsulation_keys`).
+fhec does not estimate it itself."""
+
+
 def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> BootstrapConfig | None:
     """The validated config of a parameter set (None stays None).
 
@@ -269,6 +276,12 @@ def check_bootstrap(config: Any, N: int, levels: int, security: int | None) -> B
     for field_name in ("hamming_weight", "ephemeral_hamming_weight"):
         if getattr(config, field_name) is not None and getattr(config, field_name) > N:
             raise ParameterError(f"BootstrapConfig({field_name}={getattr(config, field_name)}) exceeds N = {N}.")
+    h_e = config.ephemeral_hamming_weight
+    if security is not None and h_e is not None and h_e < MIN_EPHEMERAL_WEIGHT:
+        raise InsecureParametersError(
+            f"BootstrapConfig(ephemeral_hamming_weight={h_e}) is below {MIN_EPHEMERAL_WEIGHT}, the weight Lattigo "
+            f"publishes for its ephemeral secret (docs/security.md, \"Sparse secrets\"); use "
+            f"ephemeral_hamming_weight={MIN_EPHEMERAL_WEIGHT} or more, or security=None for an insecure experiment.")
     need = config.depth(N)
     if need >= levels:  # levels == need left the result no level: EvalMod overflowed at level 1
         raise ParameterError(
