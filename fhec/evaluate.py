@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 import numpy as np
 
@@ -331,12 +331,16 @@ def execute_nodes(
     ciphertexts: Mapping[str, Ciphertext],
     plains: Mapping[str, np.ndarray] | None = None,
     methods: Mapping[int, str] | str | None = None,
+    keep: Collection[int] | None = None,
 ) -> dict[int, Ciphertext | np.ndarray]:
     """Every value of an expanded program: id -> Ciphertext (plain inputs: their vector).
 
     `methods`: key-switching method for every key switch ("bv" / "hybrid"), or a map
     node id -> method (e.g. `fhec.passes.keyswitch_choice.choose_methods`); the keys
-    must exist for the methods used (`make_keys(..., keyswitch="both")`).
+    must exist for the methods used (`make_keys(..., keyswitch="both")`). `keep`: the
+    ids whose values are returned; the others are dropped after their last use (None:
+    every value is kept). A bootstrap at N = 2^16 holds thousands of 30 MB values, more
+    than memory, when none is dropped.
     Raises `InternalError` for a program that still holds high-level ops.
     """
     program = as_he(program)
@@ -345,6 +349,7 @@ def execute_nodes(
     ev = Evaluator(keys)
     plains = plains or {}
     values: dict[int, Any] = {}
+    last_use = {a: n.id for n in program.nodes for a in n.args} if keep is not None else {}
     for n in program.nodes:
         if n.op is HeOp.INPUT:
             values[n.id] = ciphertexts[n.attr("name")]
@@ -360,6 +365,9 @@ def execute_nodes(
             hint = n.attr("noise", None)  # a recipe's error estimate (`he_types.with_noise_hint`)
             if hint is not None and isinstance(values[n.id], (Ciphertext, ExtendedCiphertext)):
                 values[n.id] = replace(values[n.id], noise=float(hint))
+        for a in set(n.args) if keep is not None else ():
+            if last_use[a] == n.id and a not in keep:
+                del values[a]
     return values
 
 
@@ -373,7 +381,7 @@ def run_he(
     """Interpret an expanded program with the eager evaluator (one call per node, see
     the module table); output name -> Ciphertext. `methods` as in `execute_nodes`."""
     program = as_he(program)
-    values = execute_nodes(program, keys, ciphertexts, plains, methods)
+    values = execute_nodes(program, keys, ciphertexts, plains, methods, keep=set(program.outputs.values()))
     return {name: values[vid] for name, vid in program.outputs.items()}
 
 

@@ -226,13 +226,19 @@ TINY_COMPOSITE_CONFIG = fhec.BootstrapConfig(hamming_weight=4, evalmod=fhec.Eval
     K=4, degree=15, double_angle=2, arcsine_degree=7, message_ratio_bits=2, scale_primes=2))
 TINY_COMPOSITE = fhec.CKKSParams(N=2**5, levels=TINY_COMPOSITE_CONFIG.depth(2**5) + 2, security=None,
                                  bootstrap=TINY_COMPOSITE_CONFIG)
+TINY_ENCAPSULATED_CONFIG = fhec.BootstrapConfig(hamming_weight=None, ephemeral_hamming_weight=4, evalmod=fhec.EvalModConfig(
+    K=4, degree=15, double_angle=2, arcsine_degree=7, message_ratio_bits=2))
+TINY_ENCAPSULATED = fhec.CKKSParams(N=2**5, levels=TINY_ENCAPSULATED_CONFIG.depth(2**5) + 2, security=None,
+                                    bootstrap=TINY_ENCAPSULATED_CONFIG)
+"""A dense secret, whose ModRaise overflow K = 4 cannot hold, bootstrapped under an
+ephemeral secret of weight 4 (sparse-secret encapsulation)."""
 
 
 @st.composite
 def around_a_bootstrap(draw):
     """A program with random work before and after a bootstrap (EvalMod at a one- or a
-    two-prime scale), and its inputs."""
-    params = draw(st.sampled_from([TINY, TINY_COMPOSITE]))
+    two-prime scale, or encapsulated), and its inputs."""
+    params = draw(st.sampled_from([TINY, TINY_COMPOSITE, TINY_ENCAPSULATED]))
     p = fhec.Program("drawn", params)
     x, w = p.input("x", level=draw(st.integers(2, 3))), p.input("w", level=2)
     before = {
@@ -251,7 +257,7 @@ def around_a_bootstrap(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=9, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(around_a_bootstrap(), st.integers(0, 2**32))
 def test_drawn_programs_around_a_bootstrap(case, seed):
     """fhec.run equals fhec.evaluate on every limb, and both match the reference."""

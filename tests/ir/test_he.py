@@ -101,8 +101,10 @@ def test_program_lookups(program):
 
 def bootstrap_program(hoisting=None):
     """A bootstrap (BOOTSTRAP; MOD_RAISE and MUL_MONOMIAL in its expansion; with
-    hoisting="full", the Q·P ops and, after `fuse_mod_down_rescale`, the merged ones)."""
+    hoisting="full", the Q·P ops and, after `fuse_mod_down_rescale`, the merged ones, and
+    sparse-secret encapsulation's SWITCH_SECRET)."""
     cfg = fhec.BootstrapConfig(hamming_weight=4, hoisting=hoisting,
+                               ephemeral_hamming_weight=None if hoisting is None else 4,
                                evalmod=fhec.EvalModConfig(degree=15, double_angle=1, arcsine_degree=0))
     params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg)
     p = fhec.Program("boot", params)
