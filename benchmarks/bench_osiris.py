@@ -4,11 +4,13 @@ bootstrap, each with non-hoisted (NH), single-hoisted (SH) and double-hoisted (D
 
 Parameters ("set III", Osiris Table II and §VI): the `lattigo-n16` preset (Lattigo's
 N16QP1546H192H32 shape, N = 2^16, 24 levels, 8 left after a bootstrap) with 40-bit words,
-q0 split into two primes (base_limbs = 2) and alpha = 14 special primes (dnum = 2).
-Deviations: fhec gives every level one prime size, so the levels are 38-bit primes
-(Table II's Delta = 36 with Osiris's double-prime scaling in bootstrapping; at 36 bits
-fhec's precision estimate of the bootstrap drops below 0, at 38 it is positive and
-log QP = 1,552 stays within the h = 192 estimate); h = 192, not 1,024.
+a 48-bit q0 split into two 24-bit primes, alpha = 14 special primes (dnum = 2), h = 1,024,
+and ModRaise under the preset's ephemeral secret of h = 32 (sparse-secret encapsulation:
+one key switch at level 0 and one at the top level per bootstrap). Deviation: fhec gives
+every level one prime size, so the levels are 38-bit primes (Table II's Delta = 36 with
+Osiris's double-prime scaling in bootstrapping); log QP = 1,520. Before 2026-11-24 q0 was
+two 40-bit primes, whose bootstrap would have returned zeros when executed, and h was 192
+without encapsulation, which leaves |I| > K = 16 on a few coefficients at N = 2^16.
 
 Definitions (Osiris Eq. 1, after 100x's T_mult,a/s): T_mult,a/s = (T_boot + sum over
 l = 1..8 of T_HMult(l)) / (9 x N/2): a bootstrap returns level L_eff = 8, so 9 residual
