@@ -105,3 +105,12 @@ def test_a_secure_set_refuses_an_ephemeral_secret_sparser_than_lattigos():
     with pytest.raises(fhec.InsecureParametersError, match="ephemeral_hamming_weight=32"):
         fhec.CKKSParams.preset("lattigo-n16", bootstrap=cfg)
     assert fhec.CKKSParams.preset("lattigo-n16").bootstrap.ephemeral_hamming_weight == 32
+
+
+@pytest.mark.slow
+def test_a_compiled_encapsulated_bootstrap_saves_loads_and_runs_as_evaluated(tmp_path):
+    params = params_of(4)
+    program = bootstrap_program(params)
+    x = np.random.default_rng(4).uniform(-1, 1, params.slots)
+    loaded = fhec.load(fhec.save(fhec.compile(program, "tiny"), tmp_path / "boot.fhec"))
+    assert np.array_equal(loaded.run({"x": x}, seed=4)["y"], fhec.evaluate(program, {"x": x}, seed=4)["y"])
