@@ -421,7 +421,9 @@ def _galois(op: HeOp, key_of: Callable[[Params, Mapping[str, Any]], Key], scheme
     return rule
 
 
-SECRET_KEYS = {"sparse": Key(KeyKind.TO_SPARSE), "dense": Key(KeyKind.TO_DENSE)}
+NAMED_KEYS = {"relin": Key(KeyKind.RELIN), "to-sparse": Key(KeyKind.TO_SPARSE), "to-dense": Key(KeyKind.TO_DENSE)}
+"""A KEY_MULT's string ``source`` -> its key (the others are Galois elements)."""
+SECRET_KEYS = {"sparse": NAMED_KEYS["to-sparse"], "dense": NAMED_KEYS["to-dense"]}
 """SWITCH_SECRET's ``to`` attribute -> the key it needs."""
 
 
@@ -476,10 +478,9 @@ def _key_mult(params, attrs, args, loc):
     (d,) = args
     _ks_input(d, HeOp.KEY_MULT, (ValueKind.DIGITS,))
     source, step = attrs["source"], attrs["step"]
-    if source == "relin":
-        key = Key(KeyKind.RELIN)
-    elif isinstance(source, str) and source.startswith("to-"):
-        key = SECRET_KEYS[source[3:]]
+    if isinstance(source, str):
+        _need(source in NAMED_KEYS, f"key_mult: unknown key source {source!r}")
+        key = NAMED_KEYS[source]
     elif step is not None:
         key = rotation_key(params, step)
     else:
