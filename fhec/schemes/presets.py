@@ -50,7 +50,8 @@ def _lattigo_n16() -> dict[str, Any]:
     # Lattigo N16QP1546H192H32: 24 levels (9 residual, StC 3, EvalMod 8: Chebyshev degree 30
     # of the scaled cosine, K = 16, 3 double angles; CtS 4), 5 special primes, h = 192, and
     # ModRaise under an ephemeral secret of h = 32 (the "H32": sparse-secret encapsulation;
-    # under h = 192 itself |I| exceeds K = 16 on a few of the 2^16 coefficients). fhec's
+    # under h = 192 itself |I| exceeds K = 16 on a few of the 2^16 coefficients: 7.4 and 8.5
+    # bits in the worst slot for two of three key seeds, 13.3 with it). fhec's
     # CtS spends one more level on its scale-down, so 8 remain after a bootstrap. fhec gives
     # every level one prime size, so the 40/39/60/56-bit level primes become 49-bit ones:
     # log QP = 60 + 24·49 + 5·60 ≈ 1,536 bits, within the h = 192 estimate (1,553).
