@@ -29,9 +29,9 @@ class ConstRecipe:
     `source` is ("plain", input name), ("value", Python scalar or `Const`) or
     ("monomial", power): the exact polynomial X^power (`Evaluator.multiply_monomial`).
     `extended`: encoded over Q_level·P (a double-hoisted multiply).
-    `of_limb`: the program loads only limb 0 *in coefficient form* and generates every
-    limb on chip (OF-Limb, `fhec.passes.lower`); its one CONST rvec, tag (constant, 0),
-    holds `coefficient_limb` of the encoding. With `of_limb_digits` = k > 1 the integer
+    `of_limb`: the program loads only the limb of the widest prime q0 (`seed_position`)
+    *in coefficient form* and generates every limb on chip (OF-Limb, `fhec.passes.lower`);
+    its one CONST rvec, tag (constant, 0), holds `coefficient_limb` of the encoding. With `of_limb_digits` = k > 1 the integer
     coefficients c are too large for one limb and are stored as k balanced digits in base
     B = `digit_base(q0)` (c = sum_j d_j B^j, tags (constant, j)), each a coefficient-form
     residue mod q0 (`coefficient_digits`); limb i is sum_j (B^j mod q_i) NTT_i(d_j).
@@ -64,6 +64,14 @@ def coefficient_bound(params, recipe: ConstRecipe) -> float | None:
     return float(recipe.scale) * vmax + 1
 
 
+def seed_position(moduli) -> int:
+    """Which of a plaintext's limbs OF-Limb stores (position in `moduli`): the largest prime's
+    (the first of equals), whose centered residues hold the largest coefficients in one
+    limb. Limb 0 would do when q_0 is one word, but Osiris splits its 48-bit q_0 into two
+    24-bit primes, where a DFT diagonal's 38-bit coefficients need two digits instead of one."""
+    return max(range(len(moduli)), key=lambda i: (moduli[i], -i))
+
+
 def digit_base(q0: int) -> int:
     """The base B = 2^(bits(q0) - 1) of multi-digit OF-Limb: a balanced digit, in [-B/2, B/2),
     is below q0/2 in magnitude, so an NTT reading it centered mod q0 gets it back exactly."""
@@ -77,7 +85,7 @@ def coefficient_digits(pt: Plaintext, digits: int, bound: float) -> np.ndarray:
     CRT from the fewest limbs whose product exceeds 2 (bound + 1); the digits are then checked
     to regenerate every limb of `pt` exactly (InternalError otherwise, as `coefficient_limb`)."""
     moduli = pt.moduli
-    q0 = moduli[0]
+    q0 = moduli[seed_position(moduli)]  # the stored limbs' prime
     m = 1
     while m < len(moduli) and rns.product(moduli[:m]) <= 2 * (int(bound) + 1):
         m += 1
@@ -105,13 +113,15 @@ def coefficient_digits(pt: Plaintext, digits: int, bound: float) -> np.ndarray:
 
 
 def coefficient_limb(pt: Plaintext) -> np.ndarray:
-    """The one stored limb of an OF-Limb constant (`ConstRecipe.of_limb`): limb 0 of `pt` in
-    coefficient form, after checking that NTTs of it read centered regenerate every limb of
-    `pt` exactly (coefficients in (-q0/2, q0/2]). InternalError otherwise: lowering chose
-    OF-Limb only for plaintexts it proved small enough (`fhec.passes.lower.of_limb_fits`)."""
+    """The one stored limb of an OF-Limb constant (`ConstRecipe.of_limb`): limb
+    `seed_position` of `pt` in coefficient form (its prime: q0 below), after checking that
+    NTTs of it read centered regenerate every limb of `pt` exactly (coefficients in
+    (-q0/2, q0/2]). InternalError otherwise: lowering chose OF-Limb only for plaintexts it
+    proved small enough (`fhec.passes.lower.of_limb_fits`)."""
     moduli = pt.moduli
-    q0 = moduli[0]
-    seed = ntt.intt(pt.data[0], (q0,))
+    position = seed_position(moduli)
+    q0 = moduli[position]
+    seed = ntt.intt(pt.data[position], (q0,))
     regenerated = ntt.ntt(rns.lift_centered(np.repeat(seed[None], len(moduli), axis=0), (q0,) * len(moduli), moduli),
                           moduli)
     if not np.array_equal(regenerated, pt.data):

@@ -134,3 +134,22 @@ def test_the_bind_time_check_refuses_a_plaintext_that_does_not_fit():
     assert coefficient_digits(big, 2, 2.0**28 * 100 + 1).shape == (2, params.N)
     with pytest.raises(InternalError, match="OF-Limb"):
         coefficient_digits(big, 1, 2.0**28 * 100 + 1)
+
+
+def test_a_q0_of_small_primes_seeds_from_the_widest_limb():
+    # Osiris splits q_0 into two small primes: limb 0 (20 bits) would need two digits for
+    # 2^26-sized coefficients; the widest prime's limb (28 bits) holds them in one
+    params = fhec.CKKSParams(N=2**9, q_bits=(20, 20, 28, 28, 28), base_limbs=2, word_bits=32, security=None)
+    p = fhec.Program("diag", params)
+    x = p.input("x")
+    p.output("y", (x * (0.25 * np.cos(np.arange(params.slots)))).rotate(1) + x)
+    c = fhec.compile(p, OSIRIS_TINY)
+    (recipe,) = c.lowered.constants.values()
+    assert recipe.of_limb and recipe.of_limb_digits == 1
+    limb = c.lowered.limb
+    (const,) = np.flatnonzero(limb.rvec_class == RVecClass.CONST)
+    moduli = params.moduli_at(recipe.level)
+    assert limb.rvec_mod[const] == moduli.index(max(moduli)) >= params.base_limbs
+    c.check()
+    xs = np.random.default_rng(2).uniform(-1, 1, params.slots)
+    run_compiled_checked(c, {"x": xs}, seed=2, check=True)  # every limb, bit for bit
