@@ -19,12 +19,17 @@ from fhec.testing import assert_matches_reference
 EVALMOD = fhec.EvalModConfig(K=4, degree=15, double_angle=2, arcsine_degree=3, message_ratio_bits=2)
 
 
-def params_of(ephemeral: int | None, N: int = 2**5, hamming_weight: int | None = None, **extra) -> fhec.CKKSParams:
+def params_of(ephemeral: int | None, N: int = 2**5, hamming_weight: int | None = None, *, base_limbs: int = 1,
+              special_primes: int | None = None, **extra) -> fhec.CKKSParams:
     """A dense secret (hamming_weight=None) against K = 4: without encapsulation ModRaise's
     overflow (std √((2N/3 + 1)/12)) leaves [−K, K]."""
     cfg = fhec.BootstrapConfig(hamming_weight=hamming_weight, ephemeral_hamming_weight=ephemeral, evalmod=EVALMOD,
                                **extra)
-    return fhec.CKKSParams(N=N, levels=cfg.depth(N) + 1, security=None, bootstrap=cfg)
+    chain = {"levels": cfg.depth(N) + 1} if base_limbs == 1 else {  # q_0 of small primes, as Osiris's
+        "q_bits": (20,) * base_limbs + (30,) * (cfg.depth(N) + 1), "base_limbs": base_limbs}
+    if special_primes is not None:
+        chain["special_primes"] = special_primes
+    return fhec.CKKSParams(N=N, security=None, bootstrap=cfg, **chain)
 
 
 def bootstrap_program(params: fhec.CKKSParams) -> fhec.Program:
@@ -57,6 +62,14 @@ def test_an_encapsulated_bootstrap_is_bit_identical_and_precise(target, hoisting
     params = params_of(4, hoisting=hoisting)
     x = np.random.default_rng(3).uniform(-1, 1, params.slots)
     assert_matches_reference(bootstrap_program(params), {"x": x}, target=target, seed=3, rel_bits=6)
+
+
+def test_a_q0_of_more_primes_than_a_digit_switches_to_the_sparse_secret_in_several_digits():
+    # one special prime, two base primes: the level-0 switch has two digits, both kept
+    params = params_of(4, base_limbs=2, special_primes=1)
+    assert len(params.digit_groups(0)) == 2
+    x = np.random.default_rng(6).uniform(-1, 1, params.slots)
+    assert_matches_reference(bootstrap_program(params), {"x": x}, target="limbs", seed=6, rel_bits=6)
 
 
 def test_a_dense_secret_bootstraps_at_n_2_8_only_with_encapsulation():

@@ -383,8 +383,8 @@ def encapsulation_keys(params: Params, s_ntt: np.ndarray, root: Sampler) -> dict
     The ephemeral secret s_e (Hamming weight ``params.bootstrap.ephemeral_hamming_weight``)
     is used here and forgotten: nothing decrypts under it. Its key from s is an RLWE sample
     under s_e, and a secret that sparse is only safe at a small modulus, so only the rows the
-    level-0 switch reads (q_0's primes and P's) are kept; the others and the digits past the
-    first are zero. The key back to s is under s and needs no such care.
+    level-0 switch reads (q_0's primes and P's) are kept; the others and the digits past
+    level 0's are zero. The key back to s is under s and needs no such care.
 
     Raises `ParameterError` when `params` has no bootstrap with an ephemeral weight."""
     cfg = getattr(params, "bootstrap", None)
@@ -402,7 +402,7 @@ def encapsulation_keys(params: Params, s_ntt: np.ndarray, root: Sampler) -> dict
         down = make_switching_key(params, sparse_ntt, s_ntt, TO_SPARSE, "hybrid", stream, basis)
         b, a = down.b.copy(), down.a.copy()
         for arr in (b, a):
-            arr[1:] = 0
+            arr[len(params.digit_groups(0)):] = 0  # one digit unless q_0 has more primes than a digit
             arr[:, params.base_limbs: params.max_limbs] = 0
             arr.setflags(write=False)
         keys[(TO_SPARSE, "hybrid", *slot)] = SwitchingKey("hybrid", TO_SPARSE, b, a, b"", basis)
