@@ -29,9 +29,10 @@ class ConstRecipe:
     `source` is ("plain", input name), ("value", Python scalar or `Const`) or
     ("monomial", power): the exact polynomial X^power (`Evaluator.multiply_monomial`).
     `extended`: encoded over Q_level·P (a double-hoisted multiply).
-    `of_limb`: the program loads only the limb of the widest prime q0 (`seed_position`)
-    *in coefficient form* and generates every limb on chip (OF-Limb, `fhec.passes.lower`);
-    its one CONST rvec, tag (constant, 0), holds `coefficient_limb` of the encoding. With `of_limb_digits` = k > 1 the integer
+    `of_limb`: the program loads only one limb, the coefficients mod the widest prime q0 of
+    Q·P (`of_limb_seed`), *in coefficient form* and generates every limb on chip (OF-Limb,
+    `fhec.passes.lower`); its one CONST rvec, tag (constant, 0), holds `coefficient_limb` of
+    the encoding. With `of_limb_digits` = k > 1 the integer
     coefficients c are too large for one limb and are stored as k balanced digits in base
     B = `digit_base(q0)` (c = sum_j d_j B^j, tags (constant, j)), each a coefficient-form
     residue mod q0 (`coefficient_digits`); limb i is sum_j (B^j mod q_i) NTT_i(d_j).
@@ -64,11 +65,13 @@ def coefficient_bound(params, recipe: ConstRecipe) -> float | None:
     return float(recipe.scale) * vmax + 1
 
 
-def seed_position(moduli) -> int:
-    """Which of a plaintext's limbs OF-Limb stores (position in `moduli`): the largest prime's
-    (the first of equals), whose centered residues hold the largest coefficients in one
-    limb. Limb 0 would do when q_0 is one word, but Osiris splits its 48-bit q_0 into two
-    24-bit primes, where a DFT diagonal's 38-bit coefficients need two digits instead of one."""
+def of_limb_seed(params) -> int:
+    """Which prime's residues OF-Limb stores, as an index into Q's primes then P's: the
+    widest of them all (the first of equals). The stored limb need not be one of the
+    plaintext's own (an NTT reads a foreign residue centered whatever its prime), so a
+    40-bit special prime holds a DFT diagonal's 38-bit coefficients in one digit where
+    Osiris's 24-bit q_0 primes, or a 38-bit level prime, would need two."""
+    moduli = params.moduli + params.special_moduli
     return max(range(len(moduli)), key=lambda i: (moduli[i], -i))
 
 
@@ -78,18 +81,25 @@ def digit_base(q0: int) -> int:
     return 1 << (q0.bit_length() - 1)
 
 
-def coefficient_digits(pt: Plaintext, digits: int, bound: float) -> np.ndarray:
-    """The `digits` stored limbs of a multi-digit OF-Limb constant (`ConstRecipe.of_limb_digits`),
-    shape (digits, N): the balanced base-`digit_base` digits of `pt`'s integer coefficients
-    (|c| <= `bound`, proven by lowering), as residues mod q0. The coefficients are recovered by
-    CRT from the fewest limbs whose product exceeds 2 (bound + 1); the digits are then checked
-    to regenerate every limb of `pt` exactly (InternalError otherwise, as `coefficient_limb`)."""
+def _coefficients(pt: Plaintext, bound: float | None) -> np.ndarray:
+    """`pt`'s integer coefficients (object array), by CRT from the fewest limbs whose product
+    exceeds 2 (bound + 1) (every limb without a bound)."""
     moduli = pt.moduli
-    q0 = moduli[seed_position(moduli)]  # the stored limbs' prime
-    m = 1
+    m = len(moduli) if bound is None else 1
     while m < len(moduli) and rns.product(moduli[:m]) <= 2 * (int(bound) + 1):
         m += 1
-    coeffs = rns.centered(rns.crt_compose(ntt.intt(pt.data[:m], moduli[:m]), moduli[:m]), rns.product(moduli[:m]))
+    return rns.centered(rns.crt_compose(ntt.intt(pt.data[:m], moduli[:m]), moduli[:m]), rns.product(moduli[:m]))
+
+
+def coefficient_digits(pt: Plaintext, digits: int, bound: float, q0: int) -> np.ndarray:
+    """The `digits` stored limbs of a multi-digit OF-Limb constant (`ConstRecipe.of_limb_digits`),
+    shape (digits, N): the balanced base-`digit_base` digits of `pt`'s integer coefficients
+    (|c| <= `bound`, proven by lowering), as residues mod the seed prime q0 (`of_limb_seed`).
+    The digits are then checked to regenerate every limb of `pt` exactly (InternalError
+    otherwise, as `coefficient_limb`)."""
+    moduli = pt.moduli
+    m = 1
+    coeffs = _coefficients(pt, bound)
     B = digit_base(q0)
     out = np.empty((digits, pt.data.shape[1]), dtype=np.uint64)
     rest = coeffs
@@ -112,16 +122,18 @@ def coefficient_digits(pt: Plaintext, digits: int, bound: float) -> np.ndarray:
     return out
 
 
-def coefficient_limb(pt: Plaintext) -> np.ndarray:
-    """The one stored limb of an OF-Limb constant (`ConstRecipe.of_limb`): limb
-    `seed_position` of `pt` in coefficient form (its prime: q0 below), after checking that
-    NTTs of it read centered regenerate every limb of `pt` exactly (coefficients in
-    (-q0/2, q0/2]). InternalError otherwise: lowering chose OF-Limb only for plaintexts it
-    proved small enough (`fhec.passes.lower.of_limb_fits`)."""
+def coefficient_limb(pt: Plaintext, q0: int) -> np.ndarray:
+    """The one stored limb of an OF-Limb constant (`ConstRecipe.of_limb`): `pt`'s coefficients
+    mod the seed prime q0 (`of_limb_seed`; `pt`'s own limb when q0 is one of its primes), in
+    coefficient form, after checking that NTTs of it read centered regenerate every limb of
+    `pt` exactly (coefficients in (-q0/2, q0/2]). InternalError otherwise: lowering chose
+    OF-Limb only for plaintexts it proved small enough (`fhec.passes.lower.of_limb_fits`)."""
     moduli = pt.moduli
-    position = seed_position(moduli)
-    q0 = moduli[position]
-    seed = ntt.intt(pt.data[position], (q0,))
+    if q0 in moduli:
+        seed = ntt.intt(pt.data[moduli.index(q0)], (q0,))
+    else:
+        # from the fewest limbs that determine a coefficient below q0/2; a larger one fails the check below
+        seed = (_coefficients(pt, q0 / 2) % q0).astype(np.uint64)
     regenerated = ntt.ntt(rns.lift_centered(np.repeat(seed[None], len(moduli), axis=0), (q0,) * len(moduli), moduli),
                           moduli)
     if not np.array_equal(regenerated, pt.data):

@@ -14,9 +14,9 @@ Instruction priorities are the emission order: HE nodes in program order and, wi
 key switch, one digit at a time.
 
 OF-Limb (on-the-fly limb extension, ARK; Osiris §V), a per-target choice: a plaintext
-constant whose coefficients fit one limb (`of_limb_fits`) is loaded as ONE rvec, the limb
-of its widest prime q0 in coefficient form (`fhec.ir.lowered.seed_position`: limb 0 when q_0
-is one word), and each limb i is ``NTT @q_i`` of it (NTT reads a foreign residue
+constant whose coefficients fit one limb (`of_limb_fits`) is loaded as ONE rvec, its
+coefficients mod the widest prime q0 of Q·P (`fhec.ir.lowered.of_limb_seed`; not
+necessarily one of the constant's own limbs), and each limb i is ``NTT @q_i`` of it (NTT reads a foreign residue
 centered, so it computes exactly the encoding's limb i): one load instead of one per limb,
 traded for one NTT per limb. A constant whose coefficients are larger but bounded (a
 diagonal with entries up to 40 at scale 2^38 needs 44 bits; q0 has 40) is stored as k
@@ -39,7 +39,7 @@ from fhec.errors import InternalError
 from fhec.ir.he import Const, HeNode, HeOp, HeProgram, HeType
 from fhec.ir.he_types import is_int_scalar
 from fhec.ir.limb import LimbOp, verify_limb_program
-from fhec.ir.lowered import ConstRecipe, LoweredProgram, coefficient_bound, digit_base, seed_position
+from fhec.ir.lowered import ConstRecipe, LoweredProgram, coefficient_bound, digit_base, of_limb_seed
 from fhec.passes.lower_ops import LimbEmitter
 from fhec.passes.lower_outputs import finalize_outputs
 from fhec.schemes import rules
@@ -47,15 +47,9 @@ from fhec.schemes.encryption import scalar_integer
 from fhec.schemes.keys import RELIN, galois_for_conjugation, galois_for_rotation
 
 
-def recipe_moduli(params, recipe: ConstRecipe) -> tuple[int, ...]:
-    """The primes of a plaintext operand's limbs, in order: Q's at its level, then P's
-    (of the level's basis) when it is extended over Q·P."""
-    return params.moduli_at(recipe.level) + (params.special_moduli_at(recipe.level) if recipe.extended else ())
-
-
 def of_limb_digits(params, recipe: ConstRecipe) -> int:
     """How many coefficient-form limbs OF-Limb stores for the plaintext of `recipe`, all
-    residues of its widest prime q0 (`fhec.ir.lowered.seed_position`): 1 when its
+    residues of the widest prime q0 of Q·P (`fhec.ir.lowered.of_limb_seed`): 1 when its
     coefficients provably lie in (-q0/2, q0/2] (that limb read centered *is* the integer
     coefficient), k > 1 when k balanced digits in base B = `digit_base(q0)` hold them
     (|c| / B^(k-1) + 1 < q0/2 bounds the top digit; the others are below B/2), 0 when
@@ -65,8 +59,7 @@ def of_limb_digits(params, recipe: ConstRecipe) -> int:
     bound = coefficient_bound(params, recipe)
     if bound is None:
         return 0
-    moduli = recipe_moduli(params, recipe)
-    q0 = moduli[seed_position(moduli)]
+    q0 = (params.moduli + params.special_moduli)[of_limb_seed(params)]
     if 2 * bound < q0:
         return 1
     B = digit_base(q0)
@@ -150,9 +143,9 @@ class _Lowering:
             k = of_limb_digits(self.params, recipe) if self.of_limb else 0
             if 0 < k < len(mods):
                 self.constants[name] = dataclasses.replace(recipe, of_limb=True, of_limb_digits=k)
-                # k coefficient-form limbs mod the widest prime q0: its limb, or the base-B digits of larger
-                # coefficients
-                seed = int(mods[seed_position(recipe_moduli(self.params, recipe))])
+                # k coefficient-form limbs mod the widest prime q0: the coefficients, or the base-B digits of
+                # larger ones
+                seed = of_limb_seed(self.params)
                 self.of_limb_seeds[recipe] = (self.emitter.const_rvecs(name, np.full(k, seed, dtype=np.int64)), mods,
                                               seed)
                 self.const_rvecs[recipe] = None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fhec.ir.limb import LimbProgram, RVecClass
-from fhec.ir.lowered import LoweredProgram, coefficient_bound, coefficient_digits, coefficient_limb
+from fhec.ir.lowered import LoweredProgram, coefficient_bound, coefficient_digits, coefficient_limb, of_limb_seed
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.keys import KeySet
 
@@ -64,18 +64,20 @@ def bind_lowered(
     """`loaded_values` of a `LoweredProgram`: its CONST operands encoded from the plain
     inputs, its hints read from `keys` by the key sources its lowering recorded."""
     plaintexts: dict = lowered.plaintexts(plain_inputs)
+    params = lowered.he.params
+    q0 = (params.moduli + params.special_moduli)[of_limb_seed(params)]  # OF-Limb's stored prime
     for name, recipe in lowered.constants.items():
         if recipe.of_limb and recipe.of_limb_digits > 1:  # digits of large coefficients (OF-Limb)
-            bound = coefficient_bound(lowered.he.params, recipe)
-            plaintexts[name] = _StoredLimbs(coefficient_digits(plaintexts[name], recipe.of_limb_digits, bound))
+            bound = coefficient_bound(params, recipe)
+            plaintexts[name] = _StoredLimbs(coefficient_digits(plaintexts[name], recipe.of_limb_digits, bound, q0))
         elif recipe.of_limb:  # one stored limb, in coefficient form (OF-Limb)
-            plaintexts[name] = _StoredLimbs(coefficient_limb(plaintexts[name])[None])
+            plaintexts[name] = _StoredLimbs(coefficient_limb(plaintexts[name], q0)[None])
     return loaded_values(lowered.limb, ciphertexts, keys, lowered.key_sources, plaintexts)
 
 
 @dataclass(frozen=True)
 class _StoredLimbs:
     """The limbs a program loads for one constant, where they are not a `Plaintext`'s
-    (OF-Limb: limb 0 in coefficient form)."""
+    (OF-Limb: the coefficients mod one prime, in coefficient form)."""
 
     data: np.ndarray

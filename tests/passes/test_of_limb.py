@@ -11,7 +11,7 @@ import fhec
 from fhec.backends.target import load_target
 from fhec.errors import InternalError
 from fhec.ir.limb import LimbOp, RVecClass
-from fhec.ir.lowered import coefficient_digits, coefficient_limb
+from fhec.ir.lowered import coefficient_digits, coefficient_limb, of_limb_seed
 from fhec.verify_run import run_compiled_checked
 
 OSIRIS_TINY = load_target("osiris-tiny")
@@ -124,21 +124,23 @@ def test_the_bind_time_check_refuses_a_plaintext_that_does_not_fit():
     from fhec.schemes.encryption import encode
 
     params = fhec.CKKSParams(N=2**9, levels=3, scale_bits=28, word_bits=32, security=None)
+    q0 = (params.moduli + params.special_moduli)[of_limb_seed(params)]
     small = encode(params, np.full(params.slots, 0.5), 3, 2.0**28)
-    seed = coefficient_limb(small)
+    seed = coefficient_limb(small, q0)
     assert seed.shape == (params.N,)
     big = encode(params, np.full(params.slots, 100.0), 3, 2.0**28)
     with pytest.raises(InternalError, match="OF-Limb"):
-        coefficient_limb(big)
+        coefficient_limb(big, q0)
     # two digits hold it; one digit under a wrong (too small) bound cannot
-    assert coefficient_digits(big, 2, 2.0**28 * 100 + 1).shape == (2, params.N)
+    assert coefficient_digits(big, 2, 2.0**28 * 100 + 1, q0).shape == (2, params.N)
     with pytest.raises(InternalError, match="OF-Limb"):
-        coefficient_digits(big, 1, 2.0**28 * 100 + 1)
+        coefficient_digits(big, 1, 2.0**28 * 100 + 1, q0)
 
 
 def test_a_q0_of_small_primes_seeds_from_the_widest_limb():
     # Osiris splits q_0 into two small primes: limb 0 (20 bits) would need two digits for
-    # 2^26-sized coefficients; the widest prime's limb (28 bits) holds them in one
+    # 2^26-sized coefficients; the widest prime of Q·P (a 32-bit special prime, not one of
+    # the constant's limbs) holds them in one
     params = fhec.CKKSParams(N=2**9, q_bits=(20, 20, 28, 28, 28), base_limbs=2, word_bits=32, security=None)
     p = fhec.Program("diag", params)
     x = p.input("x")
@@ -148,8 +150,8 @@ def test_a_q0_of_small_primes_seeds_from_the_widest_limb():
     assert recipe.of_limb and recipe.of_limb_digits == 1
     limb = c.lowered.limb
     (const,) = np.flatnonzero(limb.rvec_class == RVecClass.CONST)
-    moduli = params.moduli_at(recipe.level)
-    assert limb.rvec_mod[const] == moduli.index(max(moduli)) >= params.base_limbs
+    everything = params.moduli + params.special_moduli
+    assert limb.rvec_mod[const] == of_limb_seed(params) == everything.index(max(everything)) >= params.max_limbs
     c.check()
     xs = np.random.default_rng(2).uniform(-1, 1, params.slots)
     run_compiled_checked(c, {"x": xs}, seed=2, check=True)  # every limb, bit for bit
