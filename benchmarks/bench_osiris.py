@@ -34,10 +34,11 @@ the SH bootstrap loads 1,272 MB of keys instead of 2,491 MB (ablation "keys load
 OF-Limb generates every diagonal, the 63 level-11 DFT diagonals whose 44-bit coefficients
 exceed one 40-bit limb from two stored digits (summed in coefficient form as BConv terms,
 then one NTT per limb), and double hoisting's diagonals on P's limbs too, so constants are
-138 / 138 / 112 MB with NH / SH / DH (they were 447 / 746 / 1,066 MB loaded when every limb
-was stored, with reloads under the capacity pressure of whole keys; 99 MB while q_0 was a
-40-bit prime: each diagonal is stored as residues of its widest prime, now a 38-bit level
-prime, or a 40-bit one of P for DH's diagonals over Q·P, so more of them take two digits). The Mv rows
+108 / 108 / 112 MB with NH / SH / DH (they were 447 / 746 / 1,066 MB loaded when every limb
+was stored, with reloads under the capacity pressure of whole keys). Every diagonal is
+stored mod the widest prime of Q·P, a 40-bit special prime: with limb 0 (24 bits since
+set III took Table II's q_0) or a 38-bit level prime, more of them took two digits
+(138 MB, and the SH bootstrap 2.108 ms instead of 2.078). The Mv rows
 take n1 from `fhec.analysis.bsgs.best_n1` for the target (key loads against arithmetic,
 with GSC's on-chip giant-step sums as a capacity limit); the bootstraps are compiled with
 each of `GIANT_STEP_CAPS` (`BootstrapConfig.max_giant_steps`: the split with the fewest
@@ -64,11 +65,12 @@ of dnum = 2 cells, two multipliers per cell for each of KeyMult and diagonal pro
 and the lower bounds order the modes as the paper does. The two MDC units are ModChange's
 INTT unit and NTT unit, the INTT unit reversed for OF-Limb only (§V; docs/targets.md,
 "Directions"): a mod-up's or mod-down's NTTs onto the other limbs all run on the one
-forward unit. The schedules order the modes as the paper does at both bandwidths: at
-1 TB/s DH 2.084 < SH 2.108 < NH 2.184 ms (paper 2.70 / 2.82 / 3.00; 0.73-0.77x), at 2 TB/s
-DH 1.737 < SH 1.873 < NH 2.128 (paper 1.89 / 2.59 / 2.77); before set III took Table II's
-q_0 and encapsulation, 2.054 / 2.057 / 2.133 and 1.722 / 1.832 / 2.095, and the figures
-below (but the totals of this run) are of that build. EvalMod's relinearizations are
+forward unit. The schedules order the modes as the paper does at 2 TB/s and nearly at 1 TB/s: at
+1 TB/s SH 2.078 < DH 2.084 < NH 2.164 ms (paper 2.70 / 2.82 / 3.00; 0.72-0.77x: DH trails
+SH by 0.3%, its key-load-bound CoeffsToSlots 973 k cycles against 962 k), at 2 TB/s
+DH 1.737 < SH 1.857 < NH 2.115 (paper 1.89 / 2.59 / 2.77); before set III took Table II's
+q_0 and encapsulation, 2.054 / 2.057 / 2.133 (DH first by 0.15%) and 1.722 / 1.832 /
+2.095, and the figures below (but the totals of this run) are of that build. EvalMod's relinearizations are
 bound by the forward unit (0.67 M cycles, 0.53 M when both units ran either direction),
 and non-hoisting, with the most mod-ups and mod-downs, slows the most: with both units
 running either direction the rows were DH 1.899 < SH 1.903 < NH 1.960 ms at 1 TB/s and
@@ -109,7 +111,7 @@ from `Report.stages`, measured 2026-11-23):
 * EvalMod is the same in all modes (0.53 M; 0.526 M with a quarter of the slots kept from
   SlotsToCoeffs' prefetches, which otherwise delay the reuse of the slots its values need).
 
-DH moves 1,391 MB off chip at 1 TB/s (SH 1,421, NH 1,418; before, 1,361 / 1,361 / 1,358); at its earlier cap,
+DH moves 1,391 MB off chip at 1 TB/s (SH 1,391, NH 1,388; before, 1,361 / 1,361 / 1,358); at its earlier cap,
 n2 <= 6, 1,378 MB (the 17 MB of SlotsToCoeffs keys above); before the two orders above it
 moved 1,413 MB and took 2.02 ms, 4% slower than SH. An
 earlier revision removed three costs the lowering charged double and single
@@ -133,7 +135,7 @@ and 15 SlotsToCoeffs giant steps) that is about 810 I/NTTs and 6,300 BConv terms
 multiplies (NH/DH 1.26x without them), left for a rotation of an extended value that the
 HE IR does not have. A timing estimate of it (the lowering's giant-step mod-down dividing
 c1 alone, its values not computed) gave 2.020 -> 2.006 ms at 1 TB/s, measured before the
-orders above: most of that arithmetic runs while the memory channel binds. fhec is faster than the paper in every mode (0.73-0.77x at 1 TB/s).
+orders above: most of that arithmetic runs while the memory channel binds. fhec is faster than the paper in every mode (0.72-0.77x at 1 TB/s).
 fhec's add unit at the BConv array's rate and the full-array BConv rate (alpha = 16 rows;
 set III has 14) are optimistic; the key generator's rate is an estimate; one MUL kind
 means KeyMult and diagonal products, simultaneous on Osiris, share the Hadamard units'
