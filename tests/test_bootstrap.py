@@ -439,13 +439,25 @@ def test_a_q0_too_large_for_the_scale_down_warns_and_does_not_run():
             assert "test_bootstrap.py" in e.value.where
 
 
+def test_the_overflow_bound_counts_every_coefficient_of_the_ring():
+    # K = 16 holds h = 192 at 3.9 sigma: enough per coefficient, not for 2^16 of them (the
+    # preset without encapsulation measured 7.4 and 8.5 bits for two of three key seeds)
+    from fhec.ir.he_bootstrap import overflow_problem
+
+    literal = fhec.CKKSParams.preset("lattigo-n16").bootstrap
+    bare = fhec.BootstrapConfig(**{**literal.model_dump(), "ephemeral_hamming_weight": None})
+    problem = overflow_problem(fhec.CKKSParams.preset("lattigo-n16", bootstrap=bare))
+    assert "K >= 21" in problem and "ephemeral_hamming_weight=32" in problem
+    assert overflow_problem(fhec.CKKSParams.preset("lattigo-n16")) is None
+
+
 def test_a_k_too_small_for_the_secret_warns_and_does_not_run():
     # a dense secret at N = 2^10 with K = 16 (|I| has std 7.5) came back with errors of 2^66
     # and an estimate of 5 bits; here the same at N = 2^5 (about 21 nonzero, std 1.35) with K = 2
     cfg = TINY_CONFIG.model_copy(update={"hamming_weight": None,
                                          "evalmod": TINY_CONFIG.evalmod.model_copy(update={"K": 2})})
     p = fhec.Program("boot", fhec.CKKSParams(N=32, levels=cfg.depth(32) + 2, security=None, bootstrap=cfg))
-    with pytest.warns(fhec.PrecisionWarning, match="K >= 6"):
+    with pytest.warns(fhec.PrecisionWarning, match="K >= 5"):
         p.output("y", p.input("x", level=1).bootstrap())
     with pytest.raises(fhec.PrecisionError, match=r"EvalModConfig\(K=2\) is too small for a dense secret") as e:
         fhec.evaluate(p, {"x": np.zeros(16)}, seed=1)

@@ -218,28 +218,47 @@ def scale_down_problem(params) -> str | None:
     )
 
 
+MAX_OUTSIDE = 1 / 16
+"""The most coefficients a bootstrap may expect outside EvalMod's interval [−K, K]: one
+is enough to spread an error over every slot, so this is about the chance that a
+bootstrap fails."""
+
+
+def _expected_outside(N: int, h: int, K: int) -> float:
+    """The expected number of the N coefficients whose overflow |I| (a sum of h + 1 terms
+    uniform in [−1/2, 1/2], std √((h + 1)/12), taken as Gaussian) reaches K, i.e. exceeds
+    K − 1/2; 0 when K > (h + 1)/2, which |I| cannot reach."""
+    if K > (h + 1) / 2:
+        return 0.0
+    return N * math.erfc((K - 0.5) / math.sqrt(2 * (h + 1) / 12))
+
+
 def overflow_problem(params) -> str | None:
     """Why EvalMod's interval [−K, K] cannot hold the ModRaise overflow I, or None. I is a
-    sum of h + 1 terms uniform in [−1/2, 1/2] (h: the secret's nonzero coefficients, about
-    2N/3 for a dense secret): |I| <= (h + 1)/2, std σ = √((h + 1)/12). With K below both
-    (h + 1)/2 and 3σ + 1, more than ~0.3% of the coefficients fall outside the series'
-    interval, where it diverges: a dense secret at N = 2^10 with K = 16 (σ = 7.5) came back
-    with errors of 2^66."""
+    sum of h + 1 terms uniform in [−1/2, 1/2] (h: the nonzero coefficients of the secret
+    ModRaise runs under, about 2N/3 for a dense one): |I| <= (h + 1)/2, std σ = √((h + 1)/12).
+    Outside the interval the series diverges, and one such coefficient spreads its error to
+    every slot, so the bound is per bootstrap: more than `MAX_OUTSIDE` of the N coefficients
+    expected beyond K. A dense secret at N = 2^10 with K = 16 (σ = 7.5) came back with
+    errors of 2^66; `lattigo-n16` without encapsulation (h = 192, σ = 4.0, K = 16, about 7
+    coefficients of 2^16 expected outside) with 7.4 and 8.5 bits for two of three key seeds,
+    against 13.3 with it."""
     cfg = params.bootstrap
     weight = cfg.modraise_hamming_weight
     h = weight if weight is not None else 2 * params.N // 3
     sigma = math.sqrt((h + 1) / 12)
-    need = min(3 * sigma + 1, (h + 1) / 2)
     K = cfg.evalmod.K
-    if K >= need:
+    outside = _expected_outside(params.N, h, K)
+    if outside <= MAX_OUTSIDE:
         return None
+    need = next(k for k in range(K + 1, 2 * h + 4) if _expected_outside(params.N, h, k) <= MAX_OUTSIDE)
     field = "ephemeral_hamming_weight" if cfg.ephemeral_hamming_weight is not None else "hamming_weight"
     secret = f"{field}={h}" if weight is not None else f"a dense secret (about {h} nonzero)"
     return (
-        f"EvalModConfig(K={K}) is too small for {secret}: the ModRaise overflow |I| has std √((h + 1)/12) = "
-        f"{sigma:.2g}, so many coefficients fall outside [−K, K] and the bootstrap's result would be wrong. Use "
-        f"K >= {math.ceil(need)} (docs/bootstrapping.md: K ≥ 6σ + 1 for a failure probability below ~10^-5), a "
-        f"sparser secret, or sparse-secret encapsulation: BootstrapConfig(ephemeral_hamming_weight=32)."
+        f"EvalModConfig(K={K}) is too small for {secret} at N = {params.N}: the ModRaise overflow |I| has std "
+        f"√((h + 1)/12) = {sigma:.2g}, so about {outside:.2g} coefficients per bootstrap fall outside [−K, K] and "
+        f"its result would be wrong. Use K >= {need} (docs/bootstrapping.md), a sparser secret, or sparse-secret "
+        f"encapsulation: BootstrapConfig(ephemeral_hamming_weight=32)."
     )
 
 
