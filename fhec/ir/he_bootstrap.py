@@ -256,9 +256,9 @@ def overflow_problem(params) -> str | None:
     secret = f"{field}={h}" if weight is not None else f"a dense secret (about {h} nonzero)"
     return (
         f"EvalModConfig(K={K}) is too small for {secret} at N = {params.N}: the ModRaise overflow |I| has std "
-        f"√((h + 1)/12) = {sigma:.2g}, so about {outside:.2g} coefficients per bootstrap fall outside [−K, K] and "
-        f"its result would be wrong. Use K >= {need} (docs/bootstrapping.md), a sparser secret, or sparse-secret "
-        f"encapsulation: BootstrapConfig(ephemeral_hamming_weight=32)."
+        f"√((h + 1)/12) = {sigma:.2g}, so about {outside:.2g} of the N coefficients are expected outside [−K, K] "
+        f"per bootstrap, and one is enough to make every slot wrong. Use K >= {need} (docs/bootstrapping.md), a "
+        f"sparser secret, or sparse-secret encapsulation: BootstrapConfig(ephemeral_hamming_weight=32)."
     )
 
 
