@@ -75,6 +75,11 @@ def of_limb_seed(params) -> int:
     return max(range(len(moduli)), key=lambda i: (moduli[i], -i))
 
 
+def of_limb_prime(params) -> int:
+    """The prime of `of_limb_seed`."""
+    return (params.moduli + params.special_moduli)[of_limb_seed(params)]
+
+
 def digit_base(q0: int) -> int:
     """The base B = 2^(bits(q0) - 1) of multi-digit OF-Limb: a balanced digit, in [-B/2, B/2),
     is below q0/2 in magnitude, so an NTT reading it centered mod q0 gets it back exactly."""

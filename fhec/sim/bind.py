@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fhec.ir.limb import LimbProgram, RVecClass
-from fhec.ir.lowered import LoweredProgram, coefficient_bound, coefficient_digits, coefficient_limb, of_limb_seed
+from fhec.ir.lowered import LoweredProgram, coefficient_bound, coefficient_digits, coefficient_limb, of_limb_prime
 from fhec.schemes.ciphertext import Ciphertext, Plaintext
 from fhec.schemes.keys import KeySet
 
@@ -65,7 +65,7 @@ def bind_lowered(
     inputs, its hints read from `keys` by the key sources its lowering recorded."""
     plaintexts: dict = lowered.plaintexts(plain_inputs)
     params = lowered.he.params
-    q0 = (params.moduli + params.special_moduli)[of_limb_seed(params)]  # OF-Limb's stored prime
+    q0 = of_limb_prime(params)  # OF-Limb's stored prime
     for name, recipe in lowered.constants.items():
         if recipe.of_limb and recipe.of_limb_digits > 1:  # digits of large coefficients (OF-Limb)
             bound = coefficient_bound(params, recipe)

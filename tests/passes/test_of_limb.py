@@ -11,7 +11,7 @@ import fhec
 from fhec.backends.target import load_target
 from fhec.errors import InternalError
 from fhec.ir.limb import LimbOp, RVecClass
-from fhec.ir.lowered import coefficient_digits, coefficient_limb, of_limb_seed
+from fhec.ir.lowered import coefficient_digits, coefficient_limb, of_limb_prime, of_limb_seed
 from fhec.verify_run import run_compiled_checked
 
 OSIRIS_TINY = load_target("osiris-tiny")
@@ -124,7 +124,7 @@ def test_the_bind_time_check_refuses_a_plaintext_that_does_not_fit():
     from fhec.schemes.encryption import encode
 
     params = fhec.CKKSParams(N=2**9, levels=3, scale_bits=28, word_bits=32, security=None)
-    q0 = (params.moduli + params.special_moduli)[of_limb_seed(params)]
+    q0 = of_limb_prime(params)
     small = encode(params, np.full(params.slots, 0.5), 3, 2.0**28)
     seed = coefficient_limb(small, q0)
     assert seed.shape == (params.N,)
