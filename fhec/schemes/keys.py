@@ -128,8 +128,8 @@ class KeySet:
         public: (b, a) with b = −a·s + e over Q, NTT domain.
         switching: {(source, method): SwitchingKey} of the main basis, plus
             {(source, method, "residual"): SwitchingKey} of the residual one when the
-            parameter set has two (`Params.key_bases`); source is "relin" or a Galois
-            element.
+            parameter set has two (`Params.key_bases`); source is "relin", a Galois
+            element, or "to-sparse"/"to-dense" (`SECRET_SWITCHES`).
         rotations: the rotation offsets requested at keygen (for error messages).
         methods: the key-switching methods whose keys were generated.
         encryptions: per explicit seed, how many encryptions drew from it under these
