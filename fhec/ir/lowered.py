@@ -161,7 +161,8 @@ class LoweredProgram:
         outputs: output name -> OUTPUT rvec ids, shape (parts, limbs).
         output_types: output name -> `HeType` (level, scale, noise estimate).
         key_sources: KSH name -> (source, method): "relin", a Galois element or
-            "to-sparse"/"to-dense", and the basis, (source, method, "residual"), for a residual-basis key (`KeySet.switching`).
+            "to-sparse"/"to-dense", and the basis, (source, method, "residual"), for a
+            residual-basis key (`KeySet.switching`).
         constants: CONST name -> `ConstRecipe`.
         methods: HE node id -> key-switching method, for every key-switching node.
     """

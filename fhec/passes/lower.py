@@ -16,8 +16,9 @@ key switch, one digit at a time.
 OF-Limb (on-the-fly limb extension, ARK; Osiris §V), a per-target choice: a plaintext
 constant whose coefficients fit one limb (`of_limb_fits`) is loaded as ONE rvec, its
 coefficients mod the widest prime q0 of Q·P (`fhec.ir.lowered.of_limb_seed`; not
-necessarily one of the constant's own limbs), and each limb i is ``NTT @q_i`` of it (NTT reads a foreign residue
-centered, so it computes exactly the encoding's limb i): one load instead of one per limb,
+necessarily one of the constant's own limbs), and each limb i is ``NTT @q_i`` of it (NTT
+reads a foreign residue centered, so it computes exactly the encoding's limb i): one load
+instead of one per limb,
 traded for one NTT per limb. A constant whose coefficients are larger but bounded (a
 diagonal with entries up to 40 at scale 2^38 needs 44 bits; q0 has 40) is stored as k
 balanced digits in base 2^(bits(q0) - 1) (`of_limb_digits`), and limb i is
