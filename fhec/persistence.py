@@ -249,7 +249,8 @@ def _read_keyset(header, arrays, params, path):
     for i, entry in enumerate(_field(header, "switching", list, path)):
         if not (isinstance(entry, list) and len(entry) in (2, 3)
                 and (entry[1] in methods or entry[0] in SECRET_SWITCHES and entry[1] == "hybrid")  # always hybrid
-                and (entry[0] in ("relin", *SECRET_SWITCHES) or isinstance(entry[0], int) and not isinstance(entry[0], bool))
+                and (entry[0] in ("relin", *SECRET_SWITCHES)
+                     or isinstance(entry[0], int) and not isinstance(entry[0], bool))
                 and (len(entry) == 2 or entry[1] == "hybrid" and entry[2] in params.key_bases[1:])):
             raise PersistenceFormatError(f"{path}: switching key {i} is named {entry!r:.40}, not [source, method] "
                                          f"(or [source, 'hybrid', 'residual'] with a residual basis) of a method "

@@ -218,6 +218,13 @@ def scale_down_problem(params) -> str | None:
     )
 
 
+def _weight_bound(cfg: BootstrapConfig, N: int) -> int:
+    """At least the nonzero coefficients of the secret ModRaise runs under: its Hamming
+    weight, N for a dense one (the bounds and the error model take the worst case, where
+    `overflow_problem` takes a dense secret's typical 2N/3)."""
+    return cfg.modraise_hamming_weight if cfg.modraise_hamming_weight is not None else N
+
+
 MAX_OUTSIDE = 1 / 16
 """The most coefficients a bootstrap may expect outside EvalMod's interval [−K, K]: one
 is enough to spread an error over every slot, so this is about the chance that a
@@ -364,7 +371,7 @@ def _evalmod_error(cfg: BootstrapConfig, N: int, u: float) -> float:
     on K = 4 is what limits the result (13 bits measured where the roundings alone allow
     18)."""
     e = cfg.evalmod
-    h = cfg.modraise_hamming_weight if cfg.modraise_hamming_weight is not None else N
+    h = _weight_bound(cfg, N)
     overflow = np.arange(1 - e.K, e.K)
     weight = np.exp(-(overflow**2) / (2 * (h + 1) / 12))
     m = np.linspace(-u, u, 65)
@@ -468,7 +475,7 @@ def bootstrap_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     with b.defaults(stage="modraise", keyswitch=ks):
         low, delta = _to_level_zero(b, x, cfg, loc)
         S = float(params.scale_at(top))
-        h = cfg.modraise_hamming_weight if cfg.modraise_hamming_weight is not None else params.N
+        h = _weight_bound(cfg, params.N)
         # |slot| <= sum |t_i| / S with |t_i| <= q_0 (1 + h) / 2: loose, but a true bound
         raised_bound = params.N * q0 * (1 + h) / 2 / S
         encapsulated = cfg.ephemeral_hamming_weight is not None

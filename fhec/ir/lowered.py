@@ -103,7 +103,6 @@ def coefficient_digits(pt: Plaintext, digits: int, bound: float, q0: int) -> np.
     The digits are then checked to regenerate every limb of `pt` exactly (InternalError
     otherwise, as `coefficient_limb`)."""
     moduli = pt.moduli
-    m = 1
     coeffs = _coefficients(pt, bound)
     B = digit_base(q0)
     out = np.empty((digits, pt.data.shape[1]), dtype=np.uint64)

@@ -52,6 +52,7 @@ from typing import Mapping
 from fhec.ir.he import HeNode, HeOp, HeProgram, attrs_of
 from fhec.ir.he_build import HeBuilder
 from fhec.passes.he_rewrite import as_he, copy_node, rebuild
+from fhec.passes.keyswitch_choice import FIXED_METHODS
 from fhec.passes.lower import key_switch_source
 from fhec.schemes.keys import RELIN
 
@@ -77,8 +78,8 @@ def expand_key_switches(program, methods: Mapping[int, str] | str, hoisting: str
     params = program.params
 
     def method_of(node: HeNode) -> str:
-        if node.op in EXTENDED_SWITCHES or node.op is HeOp.SWITCH_SECRET:  # hybrid whatever else is chosen
-            return "hybrid"
+        if node.op in FIXED_METHODS:  # Q·P values and changes of secret: hybrid whatever else is chosen
+            return FIXED_METHODS[node.op]
         return methods if isinstance(methods, str) else methods[node.id]
 
     def galois_switch(node: HeNode) -> bool:

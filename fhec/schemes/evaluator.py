@@ -40,7 +40,9 @@ from fhec.schemes import noise as nz
 from fhec.schemes import rules
 from fhec.schemes.ciphertext import Ciphertext, ExtendedCiphertext, Plaintext
 from fhec.schemes.encryption import check_ciphertext, check_keys, encode, encode_scalar
-from fhec.schemes.keys import RELIN, SECRET_SWITCHES, KeySet, check_galois_element, galois_for_conjugation, galois_for_rotation
+from fhec.schemes.keys import (
+    RELIN, SECRET_SWITCHES, KeySet, check_galois_element, galois_for_conjugation, galois_for_rotation,
+)
 from fhec.schemes.keyswitch import decompose, key_mult, key_switch
 from fhec.schemes.keyswitch import mod_down as divide_by_p
 from fhec.schemes.precision import check_keyswitch
@@ -647,9 +649,11 @@ class Evaluator:
         if not (isinstance(source, str) and source in (RELIN, *SECRET_SWITCHES)):
             source = check_galois_element(self.params, source, "source")
         if not self.keys.has_key(source, method, ct.level):
+            keygen_flag = ("relinearization=True" if source == RELIN else "encapsulation=True"
+                           if source in SECRET_SWITCHES else f"galois_elements=[{source}]")
             raise MissingKeyError(
                 f"no {method} key-switching key from {source!r} in this key set; generate it with keygen(params, "
-                f"{'relinearization=True' if source == RELIN else 'encapsulation=True' if source in SECRET_SWITCHES else f'galois_elements=[{source}]'})."
+                f"{keygen_flag})."
             )
         check_keyswitch(self.params, ct.level, ct.scale, ct.noise, method, "key switch")
         key = self.keys.key(source, method, ct.level)

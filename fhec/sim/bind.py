@@ -33,8 +33,8 @@ def loaded_values(
         keys: the key set whose switching keys back the KSH rvecs.
         key_sources: key name -> (source, method), source "relin", a Galois element or
             "to-sparse"/"to-dense" (encapsulation), or (source, method, "residual") for a key
-            of the residual key-switching basis (`KeySet.switching`'s entries; KSH tags: key, digit, component, key row;
-            component 0 is b, 1 is a).
+            of the residual key-switching basis (`KeySet.switching`'s entries; KSH tags:
+            key, digit, component, key row; component 0 is b, 1 is a).
         plaintexts: constant name -> Plaintext (CONST tags: constant, limb).
     """
     out: dict[int, np.ndarray] = {}
