@@ -127,3 +127,16 @@ def test_a_compiled_encapsulated_bootstrap_saves_loads_and_runs_as_evaluated(tmp
     x = np.random.default_rng(4).uniform(-1, 1, params.slots)
     loaded = fhec.load(fhec.save(fhec.compile(program, "tiny"), tmp_path / "boot.fhec"))
     assert np.array_equal(loaded.run({"x": x}, seed=4)["y"], fhec.evaluate(program, {"x": x}, seed=4)["y"])
+
+
+def test_with_two_key_bases_the_sparse_key_exists_in_level_0s_basis_only():
+    # the RLWE sample under the sparse secret lives at the smallest modulus it must: q_0 and
+    # the residual basis's P (the main basis's larger P would only weaken it)
+    cfg = fhec.BootstrapConfig(hamming_weight=None, ephemeral_hamming_weight=4, evalmod=EVALMOD)
+    params = fhec.CKKSParams(N=2**5, levels=cfg.depth(2**5) + 1, security=None, bootstrap=cfg, special_primes=4,
+                             residual_top=1, residual_special_primes=2)
+    keys = fhec.keygen(params, seed=1, relinearization=False, encapsulation=True)
+    assert {k for k in keys.switching if k[0] == TO_SPARSE} == {(TO_SPARSE, "hybrid", "residual")}
+    assert {k for k in keys.switching if k[0] == TO_DENSE} == {(TO_DENSE, "hybrid"), (TO_DENSE, "hybrid", "residual")}
+    x = np.random.default_rng(1).uniform(-1, 1, params.slots)
+    assert_matches_reference(bootstrap_program(params), {"x": x}, target="limbs", seed=1, rel_bits=6)

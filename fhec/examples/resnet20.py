@@ -480,8 +480,8 @@ def set_iv(word_bits: int = 40, hoisting: str | None = None, slots: int | None =
     variant is the one checked."""
     literal = fhec.CKKSParams.preset("lattigo-n16").bootstrap
     sparse = {} if slots is None else {"slots": slots, "cts_depth": 3}
-    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": OSIRIS_HAMMING_WEIGHT, "hoisting": hoisting,
-                                     "max_giant_steps": max_giant_steps,
+    config = fhec.BootstrapConfig(**{**literal.model_dump(), "hamming_weight": OSIRIS_HAMMING_WEIGHT,
+                                     "hoisting": hoisting, "max_giant_steps": max_giant_steps,
                                      "max_giant_steps_stages": max_giant_steps_stages, **sparse})
     residual = {} if residual_special_primes is None else {
         "residual_top": L_EFF, "residual_special_primes": residual_special_primes}

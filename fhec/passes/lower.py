@@ -18,8 +18,7 @@ constant whose coefficients fit one limb (`of_limb_fits`) is loaded as ONE rvec,
 coefficients mod the widest prime q0 of Q·P (`fhec.ir.lowered.of_limb_seed`; not
 necessarily one of the constant's own limbs), and each limb i is ``NTT @q_i`` of it (NTT
 reads a foreign residue centered, so it computes exactly the encoding's limb i): one load
-instead of one per limb,
-traded for one NTT per limb. A constant whose coefficients are larger but bounded (a
+instead of one per limb, traded for one NTT per limb. A constant whose coefficients are larger but bounded (a
 diagonal with entries up to 40 at scale 2^38 needs 44 bits; q0 has 40) is stored as k
 balanced digits in base 2^(bits(q0) - 1) (`of_limb_digits`), and limb i is
 ``NTT_i(sum_j B^j digit j)``, the digits weighted and summed in coefficient form as a base
@@ -116,7 +115,7 @@ class _Lowering:
     output_nodes: dict[str, int] = field(default_factory=dict)
     constants: dict[str, ConstRecipe] = field(default_factory=dict)
     const_rvecs: dict[ConstRecipe, np.ndarray | None] = field(default_factory=dict)  # None: OF-Limb
-    of_limb_seeds: dict[ConstRecipe, tuple[np.ndarray, np.ndarray, int]] = field(default_factory=dict)
+    of_limb_seeds: dict[ConstRecipe, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     generated: dict[ConstRecipe, np.ndarray] = field(default_factory=dict)  # OF-Limb limbs of node `generated_for`
     generated_for: int = -1
     key_sources: dict[str, tuple[int | str, str]] = field(default_factory=dict)
@@ -147,8 +146,7 @@ class _Lowering:
                 # k coefficient-form limbs mod the widest prime q0: the coefficients, or the base-B digits of
                 # larger ones
                 seed = of_limb_seed(self.params)
-                self.of_limb_seeds[recipe] = (self.emitter.const_rvecs(name, np.full(k, seed, dtype=np.int64)), mods,
-                                              seed)
+                self.of_limb_seeds[recipe] = (self.emitter.const_rvecs(name, np.full(k, seed, dtype=np.int64)), mods)
                 self.const_rvecs[recipe] = None
             else:
                 self.constants[name] = recipe
@@ -158,14 +156,14 @@ class _Lowering:
         if self.generated_for != em.he_node:  # a new node: the previous one is done with its limbs
             self.generated, self.generated_for = {}, em.he_node
         if recipe not in self.generated:
-            seeds, mods, seed = self.of_limb_seeds[recipe]
+            seeds, mods = self.of_limb_seeds[recipe]
             if len(seeds) == 1:  # NTT reads a foreign residue centered: limb i = NTT_i(centered seed mod q_i)
                 coefficients = np.repeat(seeds[0], len(mods))
             else:
                 # The digits meet in coefficient form, where the sum is a base conversion's (BCONV reads a
                 # foreign residue centered too): limb i = NTT_i(sum_j B^j (centered digit j mod q_i)), one
                 # NTT per limb. Summing after k NTTs would cost k (the NTT is linear, so both are exact).
-                B = digit_base(em.all_moduli[seed])
+                B = digit_base(of_limb_prime(self.params))
                 coefficients = None
                 for j, seed in enumerate(seeds):
                     weights = [pow(B, j, em.all_moduli[m]) for m in mods.tolist()]

@@ -382,9 +382,11 @@ def encapsulation_keys(params: Params, s_ntt: np.ndarray, root: Sampler) -> dict
 
     The ephemeral secret s_e (Hamming weight ``params.bootstrap.ephemeral_hamming_weight``)
     is used here and forgotten: nothing decrypts under it. Its key from s is an RLWE sample
-    under s_e, and a secret that sparse is only safe at a small modulus, so only the rows the
-    level-0 switch reads (q_0's primes and P's) are kept; the others and the digits past
-    level 0's are zero. The key back to s is under s and needs no such care.
+    under s_e, and a secret that sparse is only safe at a small modulus, so there is one,
+    in the basis of level 0 (the residual one when there are two), and only the rows the
+    level-0 switch reads (q_0's primes and that basis's P) are kept; the others and the
+    digits past level 0's are zero. The key back to s is under s and needs no such care: it
+    exists in every basis.
 
     Raises `ParameterError` when `params` has no bootstrap with an ephemeral weight."""
     cfg = getattr(params, "bootstrap", None)
@@ -395,17 +397,17 @@ def encapsulation_keys(params: Params, s_ntt: np.ndarray, root: Sampler) -> dict
             "BootstrapConfig(ephemeral_hamming_weight=32), for example.")
     N, moduli_all = params.N, _all_moduli(params)
     sparse_ntt = small_ntt(root.child("ephemeral-secret").sparse_ternary(N, h), moduli_all)
-    keys = {}
+    basis = params.key_basis_at(0)
+    down = make_switching_key(params, sparse_ntt, s_ntt, TO_SPARSE, "hybrid", root.child(f"{TO_SPARSE}/{basis}"),
+                              basis)
+    b, a = down.b.copy(), down.a.copy()
+    for arr in (b, a):
+        arr[len(params.digit_groups(0)):] = 0  # one digit unless q_0 has more primes than a digit
+        arr[:, params.base_limbs: params.max_limbs] = 0
+        arr.setflags(write=False)
+    keys = {_slot(params, TO_SPARSE, "hybrid", 0): SwitchingKey("hybrid", TO_SPARSE, b, a, b"", basis)}
     for basis in params.key_bases:
         slot = () if basis == params.MAIN_BASIS else (basis,)
-        stream = root.child(f"{TO_SPARSE}/{basis}")
-        down = make_switching_key(params, sparse_ntt, s_ntt, TO_SPARSE, "hybrid", stream, basis)
-        b, a = down.b.copy(), down.a.copy()
-        for arr in (b, a):
-            arr[len(params.digit_groups(0)):] = 0  # one digit unless q_0 has more primes than a digit
-            arr[:, params.base_limbs: params.max_limbs] = 0
-            arr.setflags(write=False)
-        keys[(TO_SPARSE, "hybrid", *slot)] = SwitchingKey("hybrid", TO_SPARSE, b, a, b"", basis)
         stream = root.child(f"{TO_DENSE}/{basis}")
         keys[(TO_DENSE, "hybrid", *slot)] = make_switching_key(params, s_ntt, sparse_ntt, TO_DENSE, "hybrid", stream,
                                                                basis)
