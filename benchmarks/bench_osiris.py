@@ -8,7 +8,9 @@ a 48-bit q0 split into two 24-bit primes, alpha = 14 special primes (dnum = 2), 
 and ModRaise under the preset's ephemeral secret of h = 32 (sparse-secret encapsulation:
 one key switch at level 0 and one at the top level per bootstrap). Deviation: fhec gives
 every level one prime size, so the levels are 38-bit primes (Table II's Delta = 36 with
-Osiris's double-prime scaling in bootstrapping); log QP = 1,520. Before 2026-11-24 q0 was
+Osiris's double-prime scaling in bootstrapping; at 36 bits fhec's estimate of the
+bootstrap's worst-slot precision is -1.4 bits, at 38 it is 0.6, measured 1.4); log QP =
+1,520. Before 2026-11-24 q0 was
 two 40-bit primes, whose bootstrap would have returned zeros when executed, and h was 192
 without encapsulation, which leaves |I| > K = 16 on a few coefficients at N = 2^16.
 
