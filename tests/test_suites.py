@@ -152,6 +152,26 @@ def test_a_row_whose_program_fails_reports_the_error_and_no_time():
     assert out["status"] == "error: this program is broken" and out["fhec_ms"] is None
 
 
+def test_a_row_of_windows_sums_each_window_times_its_count():
+    """`Windows`: each distinct window is compiled once and counted as often as it runs."""
+    from fhec.suites import Windows
+
+    one, other = fhec.compile(_tiny(), "f1").report, fhec.compile(_square(), "f1").report
+    out = run_row(SuiteRow("f1", "x", None, "f1", 1.0, "", lambda: Windows("w", ((_tiny(), 3), (_square(), 2)))))
+    assert out["status"] == "ok"
+    assert out["cycles"] == 3 * one.cycles + 2 * other.cycles
+    assert out["fhec_ms"] == pytest.approx((3 * one.time_us + 2 * other.time_us) / 1000)
+    assert out["limb_instructions"] == 3 * one.limb_instructions + 2 * other.limb_instructions
+    assert Windows("w", ((_tiny(), 3), (_square(), 2))).runs == 5
+
+
+def _square():
+    params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None)
+    p = fhec.Program("square", params)
+    p.output("y", p.input("x") * p.input("z"))
+    return p
+
+
 def test_f1_rows_start_with_the_papers_limbs_or_say_why_not():
     """F1's L counts RNS limbs (F1 §2). The logistic-regression program starts with F1's
     L, the DB lookup's inputs within it; the three that need more (LoLa's layout in CKKS

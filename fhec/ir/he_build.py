@@ -311,12 +311,21 @@ class HeBuilder:
 
     def hint_noise(self, vid: int, noise: float) -> int:
         """Give the last emitted node, `vid`, the ``noise`` attribute `noise` (a recipe's
-        tighter error estimate for its result, `he_types.with_noise_hint`); returns `vid`.
-        Only the last node: nothing has read its type yet."""
+        tighter error estimate for its result, `he_types.with_noise_hint`); returns `vid`."""
+        return self.hint(vid, noise=float(noise))
+
+    def hint(self, vid: int, **hints: float) -> int:
+        """Give the last emitted node, `vid`, the attributes `hints` (``noise``: a tighter
+        error estimate for its result; ``bound``: a tighter value bound;
+        `he_types.with_noise_hint`); returns `vid`. Only the last node: nothing has read
+        its type yet."""
         node = self.nodes[-1]
         if node.id != vid:
-            raise ht.IRTypeError(f"hint_noise: node {vid} is not the last emitted ({node.id})")
-        attrs = attrs_of(**{**dict(node.attrs), "noise": float(noise)})
+            raise ht.IRTypeError(f"hint: node {vid} is not the last emitted ({node.id})")
+        hints = {k: float(v) for k, v in hints.items()}
+        if "bound" in hints and "bound" in node.attrs:  # a hint only tightens
+            hints["bound"] = min(hints["bound"], float(node.attr("bound")))
+        attrs = attrs_of(**{**dict(node.attrs), **hints})
         typ = ht.with_noise_hint(node.type, dict(attrs))
         self.nodes[-1] = HeNode(vid, node.op, node.args, attrs, typ, node.loc)
         self._types[vid] = typ

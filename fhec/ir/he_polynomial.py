@@ -612,6 +612,37 @@ def derivative_bound(coeffs: tuple, basis: str, domain, bound: float) -> float |
     return peak / (1.0 - (d - 1) ** 2 / (points - 1))
 
 
+VALUE_BOUND_MARGIN = 64
+"""`value_bound` samples 64·d² + 1 points, so its Markov margin is 1/63 of the grid maximum."""
+
+
+def value_bound(coeffs: tuple, basis: str, domain, bound: float) -> float | None:
+    """An upper bound on max |p(x)| over |x| <= `bound` (x the operand, before the domain
+    map), or None when the degree needs more than `DERIVATIVE_GRID_MAX` points. The
+    maximum over G evenly spaced points of [-bound, bound] (spacing h = 2·bound/(G−1)),
+    divided by 1 − d²/(G−1): between two grid points |p| rises by at most (h/2)·max|p'|,
+    and Markov's inequality on that interval gives max|p'| <= d²/bound · max|p|. With
+    G = 64·d² + 1 the margin is 1/63, plus a relative 2^-40 for the grid's floating-point
+    evaluation.
+
+    Why: the generic rules bound a series by its Paterson–Stockmeyer pieces one by one,
+    several times its true maximum (Cheon et al.'s f_3, whose maximum on [-1, 1] is 1,
+    got 2.19), and composing such series, as comparison and sign approximations do,
+    compounds the excess until a bootstrap refuses the value."""
+    d = degree(coeffs)
+    if bound <= 0:
+        return abs(float(coeffs[0]))
+    points = VALUE_BOUND_MARGIN * d * d + 1
+    if points > DERIVATIVE_GRID_MAX:
+        return None
+    cls = np.polynomial.Chebyshev if basis == "chebyshev" else np.polynomial.Polynomial
+    series = (cls(np.asarray(coeffs, dtype=np.float64), domain=[float(v) for v in domain]) if domain is not None
+              else cls(np.asarray(coeffs, dtype=np.float64)))
+    peak = float(np.max(np.abs(series(np.linspace(-bound, bound, max(points, 2))))))
+    margin = 1.0 - d * d / (points - 1) if d > 0 else 1.0
+    return peak / margin * (1.0 + 2.0**-40)
+
+
 def polynomial_node_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
     """The POLYNOMIAL node's recipe: `polynomial_recipe`, with the CKKS result's error
     stated as a ``noise`` hint (`HeBuilder.hint_noise`), bounded as the sum in variance of
@@ -635,6 +666,9 @@ def polynomial_node_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) ->
     if not b.ckks or degree(coeffs) == 0 or out != b.nodes[-1].id or tx.bound is None:
         return out
     slope = derivative_bound(coeffs, basis, domain, tx.bound)
+    peak = value_bound(coeffs, basis, domain, tx.bound)
+    if peak is not None and b.type_of(out).bound is not None and peak < b.type_of(out).bound:
+        b.hint(out, bound=peak)
     if slope is None:
         return out
     scratch = b.scratch()

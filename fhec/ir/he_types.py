@@ -136,14 +136,22 @@ def plain_scale_for(params: Params, level: int, scale) -> float:
 
 
 def with_noise_hint(t: HeType, attrs: Mapping[str, Any]) -> HeType:
-    """`t` with the node's ``noise`` attribute as its noise, when it has one: a recipe
-    that bounds its result's error better than the generic per-op rules (a linear
-    transform from its diagonals' magnitudes, a polynomial from its derivative, a
-    bootstrap's rescales) states it on the node, and the evaluator applies the same
-    attribute (`fhec.evaluate.execute_nodes`), so types and ciphertexts still agree."""
-    if "noise" not in attrs or t.kind not in (ValueKind.CIPHER, ValueKind.EXTENDED):
+    """`t` with the node's hints applied: its ``noise`` attribute as its noise, and its
+    ``bound`` attribute as an upper limit on its bound, when it has them. A recipe that
+    knows its result better than the generic per-op rules states it on the node: the
+    error of a linear transform from its diagonals' magnitudes, of a polynomial from its
+    derivative, of a bootstrap's rescales (the evaluator applies the same ``noise``
+    attribute, `fhec.evaluate.execute_nodes`, so types and ciphertexts still agree); the
+    value bound of a polynomial from its maximum over the operand's range
+    (`fhec.ir.he_polynomial.value_bound`). A bound hint only ever tightens: the rules'
+    own bound stays when it is smaller."""
+    if t.kind not in (ValueKind.CIPHER, ValueKind.EXTENDED):
         return t
-    return replace(t, noise=float(attrs["noise"]))
+    if "noise" in attrs:
+        t = replace(t, noise=float(attrs["noise"]))
+    if "bound" in attrs and t.bound is not None:
+        t = replace(t, bound=min(t.bound, float(attrs["bound"])))
+    return t
 
 
 def _same(t: HeType) -> HeType:

@@ -14,9 +14,9 @@ from fhec.cli import main
 
 EXAMPLES = examples_dir()
 
-TARGET = {"rpu_matvec.py": "rpu", "resnet20.py": "osiris-tiny"}
+TARGET = {"rpu_matvec.py": "rpu", "resnet20.py": "osiris-tiny", "sorting.py": "osiris-tiny"}
 """Examples written for another machine than f1 (rpu_matvec uses the RPU's 40-bit words;
-resnet20's CI variant uses Osiris's 40-bit words at N = 2^12)."""
+resnet20's CI variant and sorting's window use Osiris's 40-bit words at N = 2^12)."""
 
 PROGRAM = {"helr.py": "small_f1"}
 """Examples that define several programs: the one compiled here (helr's other program,

@@ -17,7 +17,7 @@ import fhec
 import fhec.testing as ft
 from fhec.errors import PrecisionWarning
 from fhec.evaluate import evaluate, random_inputs
-from fhec.ir.he_polynomial import derivative_bound
+from fhec.ir.he_polynomial import derivative_bound, value_bound
 from fhec.ir.he_types import estimated_bits
 from fhec.reference import reference
 
@@ -153,6 +153,31 @@ def test_derivative_bound_holds_and_is_tight(basis, domain):
     lo, hi = (-1.5, 1.5) if domain is None else (max(-1.5, domain[0]), min(1.5, domain[1]))
     true = float(np.max(np.abs(series.deriv()(np.linspace(lo, hi, 2_000_001)))))
     assert true <= bound <= true * 16 / 15 + 1e-12
+
+
+@settings(max_examples=40, deadline=None)
+@given(coeffs=st.lists(st.floats(-1, 1), min_size=1, max_size=16), basis=st.sampled_from(["power", "chebyshev"]),
+       domain=st.sampled_from([None, (-2.0, 3.0), (-1.0, 0.5)]), bound=st.floats(0.01, 2.5))
+def test_value_bound_holds_and_is_tight(coeffs, basis, domain, bound):
+    """max |p(x)| over |x| <= bound never exceeds `value_bound`, which is within its 1/63
+    Markov margin of the true maximum."""
+    cls = np.polynomial.Chebyshev if basis == "chebyshev" else np.polynomial.Polynomial
+    series = cls(coeffs, domain=list(domain)) if domain else cls(coeffs)
+    true = float(np.max(np.abs(series(np.linspace(-bound, bound, 200_001)))))
+    got = value_bound(tuple(coeffs), basis, domain, bound)
+    assert true <= got <= true * 64 / 63 * (1 + 1e-9) + 1e-12
+
+
+def test_a_polynomial_output_is_bounded_by_its_maximum_not_its_pieces():
+    """Cheon-Kim-Kim's f_3 has maximum 1 on [-1, 1]: bounded by its Paterson-Stockmeyer
+    pieces it was 2.19 and two compositions 101; by its maximum every composition stays
+    within 1.02, so a composed comparison never leaves its domain."""
+    f3 = (0.0, 35 / 16, 0.0, -35 / 16, 0.0, 21 / 16, 0.0, -5 / 16)
+    p = fhec.Program("f3", fhec.CKKSParams(N=2**10, levels=30, scale_bits=30, word_bits=32, security=None))
+    s = p.input("x")
+    for _ in range(8):
+        s = s.polynomial(f3)
+        assert 1.0 <= s.bound < 1.02
 
 
 def test_resnet_small_and_lola_cifar_small_build_without_a_precision_warning():
