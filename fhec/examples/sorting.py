@@ -52,7 +52,11 @@ compile could schedule (a small conservative error: a stage runs for about ten m
 Deviations from the paper's formulation:
 
 * the stage's level structure is fhec's (Osiris does not state its bootstrap count or
-  where its comparisons are split);
+  where its comparisons are split). fhec's bootstrap takes its input at level 1 (its
+  scale-down is a multiply from level 1 to 0, where Lattigo's folds it into
+  CoeffsToSlots), so of set IV's 9 levels 8 carry work: two compositions fit between
+  bootstraps, and a stage takes 6 bootstraps (630 for the network). With all 9 levels,
+  three would fit and a stage would take 5;
 * set IV's bootstrap is fhec's (`resnet20.set_iv`, Lattigo's default shape with 2^14
   sparse slots);
 * the time is the sum of stage windows (above).
