@@ -222,7 +222,8 @@ def _print_version(ctx: click.Context, _param, value: bool) -> None:
 
 class _Group(click.Group):
     """fhec's command group: a usage error (an unknown option or command, a bad choice)
-    prints as every other error, ``error: ...``, and exits 2, not as click's usage text."""
+    prints as every other error, ``error: ...``, and exits 2, not as click's usage text;
+    Ctrl-C prints ``error: interrupted ...`` and exits 130 (the shell's code for SIGINT)."""
 
     def make_context(self, info_name, args, parent=None, **extra):
         try:
@@ -235,6 +236,10 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except click.UsageError as e:  # a subcommand's arguments
             _usage_fail(e)
+        except KeyboardInterrupt:  # click would print "Aborted!" and exit 1
+            click.echo("error: interrupted (Ctrl-C); the command did not finish, so rerun it for its "
+                       "output.", err=True)
+            sys.exit(130)
 
 
 def _usage_fail(e: click.UsageError) -> None:

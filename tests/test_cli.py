@@ -145,3 +145,14 @@ def test_a_warning_names_the_dsl_line_once(write):
     r = subprocess.run([sys.executable, "-m", "fhec.cli", "compile", path, "--target", "tiny", "--keyswitch", "bv"],
                        capture_output=True, text=True, cwd=pathlib.Path(path).parent)
     assert "u.py:6: PrecisionWarning" in r.stderr and "fhec/" not in r.stderr, r.stderr
+
+
+def test_ctrl_c_prints_an_error_and_exits_130(write, monkeypatch):
+    """Not click's bare "Aborted!" with exit 1: an ``error:`` line, and the shell's SIGINT code."""
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("fhec.cli.show_text", interrupted)
+    r = CliRunner().invoke(main, ["show", write("one.py", ONE)])
+    assert r.exit_code == 130
+    assert "error: interrupted (Ctrl-C)" in r.output and "Aborted" not in r.output
