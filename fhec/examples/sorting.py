@@ -34,7 +34,7 @@ so 8 levels of work: two compositions per bootstrap, six per stage on the compar
 chain; the stage's input chain loses two levels per stage and is bootstrapped every few
 stages.
 
-**Windows.** The whole network at 2^14 values is about 640 bootstraps, some 10^8 limb
+**Windows.** The whole network at 2^14 values is 629 bootstraps, 1.4-1.7 x 10^8 limb
 instructions: more than this machine's memory holds in one compile (ResNet-20's 36
 bootstraps are 10^7). And the compiler's value bounds cannot follow a sorting network: it
 proves |u| + |σ·d|·|s| <= 2 for a stage whose true values stay in [0, 1] (that a swap
@@ -55,8 +55,8 @@ Deviations from the paper's formulation:
   where its comparisons are split). fhec's bootstrap takes its input at level 1 (its
   scale-down is a multiply from level 1 to 0, where Lattigo's folds it into
   CoeffsToSlots), so of set IV's 9 levels 8 carry work: two compositions fit between
-  bootstraps, and a stage takes 6 bootstraps (630 for the network). With all 9 levels,
-  three would fit and a stage would take 5;
+  bootstraps, and a stage takes 6 bootstraps (629 for the network, the first stage 5).
+  With all 9 levels, three would fit and a stage would take 5;
 * set IV's bootstrap is fhec's (`resnet20.set_iv`, Lattigo's default shape with 2^14
   sparse slots);
 * the time is the sum of stage windows (above).

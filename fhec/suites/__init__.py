@@ -112,7 +112,7 @@ class SuiteRow:
 class Windows:
     """What a row's ``build`` may return instead of one program: consecutive windows of the
     workload run back to back, as ``parts`` of (program, how many times it runs). A
-    workload too large for one compile (Osiris's bitonic sort: about 640 bootstraps) whose
+    workload too large for one compile (Osiris's bitonic sort: 629 bootstraps) whose
     windows repeat (its stages, by the level they enter at) compiles each distinct window
     once. The row's cycles, traffic and limb instructions are the sums of each part's
     times its count. A window's loads cannot overlap the previous window's work, so the
