@@ -122,6 +122,16 @@ class Windows:
     parts: tuple[tuple[Any, int], ...]
     note: str = ""
 
+    def __post_init__(self):
+        from fhec.frontend import Program
+
+        ok = isinstance(self.parts, tuple) and len(self.parts) > 0 and all(
+            isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], Program)
+            and isinstance(part[1], int) and not isinstance(part[1], bool) and part[1] >= 1 for part in self.parts)
+        if not ok:
+            raise SuiteError(f"Windows {self.name!r}: parts must be a non-empty tuple of (fhec.Program, count >= 1) "
+                             f"pairs, got {self.parts!r:.200}.")
+
     @property
     def runs(self) -> int:
         """How many windows run in all."""
