@@ -244,9 +244,8 @@ def _tanh_step(sharpness: float):
 def sign_stages(degrees=RELU_DEGREES) -> list:
     """The composite sign approximation p1, p2, p3 (Chebyshev series on [-1, 1]): each
     interpolates a tanh step, so the composite sharpens towards sign(x). Each series is
-    divided by its coefficients' absolute sum, so that it maps [-1, 1] into [-1, 1] by
-    the compiler's own value bound (sum |c_i|·|T_i|), and the next stage's input stays in
-    its domain. The steps are odd, and so are the series: their even coefficients are
+    divided by its coefficients' absolute sum, so that it maps [-1, 1] into [-1, 1]
+    (sum |c_i|·|T_i| <= sum |c_i|), and the next stage's input stays in its domain. The steps are odd, and so are the series: their even coefficients are
     rounding (~1e-16) and are set to zero, so that only odd terms are evaluated, as in Lee
     et al.'s odd polynomials."""
     stages = []
@@ -324,9 +323,12 @@ class _Builder:
 
     def _within_unit_bound(self, coeffs: np.ndarray) -> np.ndarray:
         """`coeffs` scaled so that the compiler's proven bound of the series on [-1, 1] is
-        at most 1 (it bounds each Paterson–Stockmeyer piece separately, so it exceeds the
-        true maximum): otherwise the next stage's Chebyshev bound |T_i(u)| for u > 1 would
-        grow with the degree and a bootstrap would refuse the value."""
+        at most 1: otherwise the next stage's Chebyshev bound |T_i(u)| for u > 1 would grow
+        with the degree and a bootstrap would refuse the value. A guard: the compiler
+        bounds a series by its maximum over the operand's range
+        (`fhec.ir.he_polynomial.value_bound`; the stages' bounds are then about 0.8 and
+        nothing is scaled), where until 2026-11-24 it summed the Paterson–Stockmeyer
+        pieces' bounds, above 1 for these stages."""
         probe = fhec.Program("bound", self.net.params)
         bound = probe.input("u").polynomial(coeffs, basis="chebyshev").bound
         return coeffs / max(bound, 1.0)

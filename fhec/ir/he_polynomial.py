@@ -617,30 +617,45 @@ VALUE_BOUND_MARGIN = 64
 
 
 def value_bound(coeffs: tuple, basis: str, domain, bound: float) -> float | None:
-    """An upper bound on max |p(x)| over |x| <= `bound` (x the operand, before the domain
-    map), or None when the degree needs more than `DERIVATIVE_GRID_MAX` points. The
-    maximum over G evenly spaced points of [-bound, bound] (spacing h = 2·bound/(G−1)),
-    divided by 1 − d²/(G−1): between two grid points |p| rises by at most (h/2)·max|p'|,
-    and Markov's inequality on that interval gives max|p'| <= d²/bound · max|p|. With
-    G = 64·d² + 1 the margin is 1/63, plus a relative 2^-40 for the grid's floating-point
-    evaluation.
+    """An upper bound on max |p(x)| over the operand's range |x| <= `bound` (with a domain,
+    the range's part inside it, where the recipe takes the operand to lie, as the generic
+    bounds and `derivative_bound` do; the whole domain when the range misses it), or None
+    when the degree needs more than `DERIVATIVE_GRID_MAX` points.
+
+    The maximum over G evenly spaced points of that interval (half-width w, spacing
+    h = 2w/(G−1)), plus numpy's float64 evaluation error, divided by 1 − d²/(G−1): between
+    two grid points |p| rises by at most (h/2)·max|p'|, and Markov's inequality on the
+    interval gives max|p'| <= d²/w · max|p|. With G = 64·d² + 1 the margin is 1/63. The
+    evaluation error (Horner's rule for a power series, Clenshaw's recurrence for a
+    Chebyshev one) is taken as 4(d + 1)²·2^-53 times the coefficients' mass Σ|c_i|·|B_i|
+    over the interval, B_i bounded by U^i or `chebyshev_bound(i, U)` for U the series
+    variable's bound: a power series of large alternating coefficients (T_40 written in
+    the power basis) evaluates 0.3% below its true maximum.
 
     Why: the generic rules bound a series by its Paterson–Stockmeyer pieces one by one,
     several times its true maximum (Cheon et al.'s f_3, whose maximum on [-1, 1] is 1,
     got 2.19), and composing such series, as comparison and sign approximations do,
     compounds the excess until a bootstrap refuses the value."""
     d = degree(coeffs)
-    if bound <= 0:
-        return abs(float(coeffs[0]))
     points = VALUE_BOUND_MARGIN * d * d + 1
     if points > DERIVATIVE_GRID_MAX:
         return None
+    lo, hi = -float(bound), float(bound)
+    if domain is not None:
+        window = [float(v) for v in domain]
+        lo, hi = max(lo, min(window)), min(hi, max(window))
+        if lo > hi:  # an operand range outside the domain: the domain is all the recipe assumes
+            lo, hi = min(window), max(window)
+    c = np.asarray(coeffs, dtype=np.float64)
     cls = np.polynomial.Chebyshev if basis == "chebyshev" else np.polynomial.Polynomial
-    series = (cls(np.asarray(coeffs, dtype=np.float64), domain=[float(v) for v in domain]) if domain is not None
-              else cls(np.asarray(coeffs, dtype=np.float64)))
-    peak = float(np.max(np.abs(series(np.linspace(-bound, bound, max(points, 2))))))
-    margin = 1.0 - d * d / (points - 1) if d > 0 else 1.0
-    return peak / margin * (1.0 + 2.0**-40)
+    series = cls(c, domain=[float(v) for v in domain]) if domain is not None else cls(c)
+    peak = float(np.max(np.abs(series(np.linspace(lo, hi, max(points, 2))))))
+    alpha, beta = affine_map(domain)
+    u = max(abs(float(alpha) * lo + float(beta)), abs(float(alpha) * hi + float(beta)))
+    sizes = [u**i if basis == "power" else chebyshev_bound(i, u) for i in range(len(c))]
+    error = 4.0 * (d + 1) ** 2 * 2.0**-53 * float(np.sum(np.abs(c) * np.asarray(sizes, dtype=np.float64)))
+    margin = 1.0 - d * d / (points - 1) if d > 0 and hi > lo else 1.0
+    return (peak + error) / margin
 
 
 def polynomial_node_recipe(b, x: int, attrs: dict[str, Any], loc: str | None) -> int:
