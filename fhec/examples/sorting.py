@@ -29,13 +29,14 @@ of all n values at once. One stage (`stage`), on x:
   σ = -1 when s = sign(d). One level.
 
 Bootstraps go where a value runs out of levels (`_refresh`, as `resnet20.py` places
-them): set IV leaves 9 levels after one and ModRaise takes its input at level 1 or more,
-so 8 levels of work: two compositions per bootstrap. A stage leaves its output at level
-2, so every stage but the first bootstraps its input once and its comparison five times
-(the comparison's first two compositions run on the levels the partner products leave):
-6 bootstraps per stage.
+them). Set IV leaves 9 levels after one, and its bootstrap takes a level-0 input
+(`_modraise_floor`: q_0/scale = 2^12 against a message ratio of 2^8, so ModRaise's scale
+is reached by an exact integer multiply), so all 9 carry work: three compositions per
+bootstrap. The stages enter at levels 9 (the first), 5, 2 and 0 in turn; each
+bootstraps its comparison four times and, entering at 0, its input once: 489 bootstraps
+for the network, 4.7 per stage.
 
-**Windows.** The whole network at 2^14 values is 629 bootstraps, 1.1-1.7 x 10^8 limb
+**Windows.** The whole network at 2^14 values is 489 bootstraps, about 10^8 limb
 instructions: more than this machine's memory holds in one compile (ResNet-20's 36
 bootstraps are 10^7). And the compiler's value bounds cannot follow a sorting network: it
 proves |u| + |σ·d|·|s| <= 2 for a stage whose true values stay in [0, 1] (that a swap
@@ -54,11 +55,9 @@ runs for 14-18 ms).
 Deviations from the paper's formulation:
 
 * the stage's level structure is fhec's (Osiris does not state its bootstrap count or
-  where its comparisons are split). fhec's bootstrap takes its input at level 1 (its
-  scale-down is a multiply from level 1 to 0, where Lattigo's folds it into
-  CoeffsToSlots), so of set IV's 9 levels 8 carry work: two compositions fit between
-  bootstraps, and a stage takes 6 bootstraps (629 for the network, the first stage 5).
-  With all 9 levels, three would fit and a stage would take 5;
+  where its comparisons are split): 4.7 bootstraps per stage. Until 2026-11-24 this
+  program left every bootstrap's input a level (8 of set IV's 9 levels carried work),
+  which took 6 per stage, 629 in all, and 1.73-1.84 s at 1 TB/s;
 * set IV's bootstrap is fhec's (`resnet20.set_iv`, Lattigo's default shape with 2^14
   sparse slots);
 * the time is the sum of stage windows (above).
@@ -73,6 +72,7 @@ rest at the bootstrap that would decrypt to garbage). The module-level program `
 
 from __future__ import annotations
 
+import math
 from math import comb
 
 import numpy as np
@@ -139,9 +139,19 @@ def stage_diagonals(n: int, slots: int, block: int, dist: int) -> tuple[dict, di
 
 
 def _refresh(x, need: int):
-    """`x`, bootstrapped first unless it has `need` levels to spend and one more left
-    (ModRaise takes its input at level 1 or more)."""
-    return x.bootstrap() if x.level < need + 1 else x
+    """`x`, bootstrapped first unless it has `need` levels to spend and, where the bootstrap
+    cannot take a level-0 input, one more left (`_modraise_floor`)."""
+    return x.bootstrap() if x.level < need + _modraise_floor(x.program.params) else x
+
+
+def _modraise_floor(params: fhec.CKKSParams) -> int:
+    """The lowest level a bootstrap takes its input at: 0 when the level-0 scale leaves
+    q_0/scale >= 2^R (the bootstrap then brings it to q_0/2^R by an exact integer multiply,
+    no level: docs/bootstrapping.md, ModRaise), else 1 (a rescale to level 0 at that
+    scale). Set IV: q_0/scale = 2^12 against R = 8, so all 9 levels after a bootstrap
+    carry work, as Table II's L_eff = 9 says."""
+    q0 = math.prod(params.moduli_at(0))
+    return 0 if q0 / params.scale_at(0) >= 2**params.bootstrap.evalmod.message_ratio_bits else 1
 
 
 def stage(x, n: int, block: int, dist: int, compositions: int = COMPOSITIONS, hoisting: str | None = None):
@@ -247,9 +257,9 @@ def small(n: int = 8, compositions: int = 2) -> fhec.Program:
     """The CI-sized window: the stage (block 8, dist 2) of a network on 8 values (every
     group of 8 slots of the 256-slot period sorts on its own) at N = 2^12, the
     bootstrap-toy configuration of `resnet20.small_params` (10 levels after a bootstrap,
-    256 sparse slots), entering at level 3 so that the comparison bootstraps, with 2
-    compositions per comparison."""
-    return stage_program(3, small_params(), n, 8, 2, compositions)[0]
+    256 sparse slots), entering at level 4 so that the comparison's first composition
+    ends at level 0 and the bootstrap takes it there, with 2 compositions per comparison."""
+    return stage_program(4, small_params(), n, 8, 2, compositions)[0]
 
 
 p = small()

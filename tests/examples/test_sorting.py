@@ -65,6 +65,18 @@ def test_windows_count_every_stage_once():
     assert len(set(levels)) == len(levels)  # one window per distinct entry level
 
 
+def test_every_level_after_a_bootstrap_carries_work():
+    """Set IV's (and the toy's) bootstrap takes a level-0 input, so a comparison runs down
+    to level 0 before the next bootstrap: the module's window bootstraps a level-0 value,
+    and the network takes 489 bootstraps (6 per stage, 629, when a level was left)."""
+    from fhec.ir.he import HeOp
+
+    ir = sorting.p.ir
+    assert [ir.node(n.args[0]).type.level for n in ir.nodes if n.op is HeOp.BOOTSTRAP] == [0]
+    windows = sorting.sorting_windows("SH")  # traced, not compiled
+    assert sum(count * sum(n.op is HeOp.BOOTSTRAP for n in w.ir.nodes) for w, count in windows.parts) == 489
+
+
 def test_the_stage_window_runs_bit_identically_on_osiris_tiny():
     """`fhec run`: compile the module's window for osiris-tiny, execute the streams, compare
     every limb with the eager evaluator and the decryption with the reference."""
