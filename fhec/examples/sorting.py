@@ -50,7 +50,7 @@ four positions), so stages entering at the same level are compiled once and coun
 many times as they occur (`fhec.suites.Windows`). The windows run back to back: the
 suite's time is their sum, without the prefetching of one stage's keys during the
 previous one that a single compile could schedule (a small conservative error: a stage
-runs for 14-18 ms).
+runs for 11-14 ms).
 
 Deviations from the paper's formulation:
 
