@@ -148,14 +148,12 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 
 PAPER_BOOT_MS = {("osiris", "none"): 3.00, ("osiris", "single"): 2.82, ("osiris", "double"): 2.70,
                  ("osiris-2tb", "none"): 2.77, ("osiris-2tb", "single"): 2.59, ("osiris-2tb", "double"): 1.89}
 PAPER_TMULT_NS = {"none": 10.5, "single": 9.89, "double": 9.58}  # Table III(a), 1 TB/s
 PAPER_TMV_NS = {"none": 18.9, "single": 17.3, "double": 17.4}  # Table III(a), 1 TB/s
 LABEL = {"none": "NH", "single": "SH", "double": "DH"}
-DIAGONALS = 128
 
 
 def set_iii():
@@ -213,34 +211,23 @@ def tuned_bootstrap_ms(target, hoisting: str) -> tuple[float, object, float, str
 
 def residual_levels() -> int:
     """The level a bootstrap returns: the residual levels (8 for set III)."""
-    import fhec
+    from fhec.examples.bootstrap import residual_levels as levels
 
-    params = set_iii()
-    p = fhec.Program("b", params)
-    return p.input("x", level=1).bootstrap().level
+    return levels(set_iii())
 
 
 def hmult_us(target, level: int) -> float:
-    import fhec
+    from fhec.examples.bootstrap import hmult_program
 
-    p = fhec.Program("hmult", set_iii())
-    p.output("y", p.input("x", level=level) * p.input("z", level=level))
-    return _compile(p, target)[0].time_us
+    return _compile(hmult_program(level, set_iii()), target)[0].time_us
 
 
 def mv_us(target, level: int, hoisting: str) -> float:
-    """One Mv:128 at `level`, n1 by `fhec.analysis.bsgs.best_n1` for `target` (Osiris tunes
-    n1/n2 per machine, §V, §VII Fig. 11)."""
-    import fhec
-    from fhec.analysis.bsgs import best_n1
+    """One Mv:128 at `level`, n1 by `fhec.analysis.bsgs.best_n1` for `target`
+    (`fhec.examples.bootstrap.mv_program`, the suite's)."""
+    from fhec.examples.bootstrap import mv_program
 
-    params = set_iii()
-    rng = np.random.default_rng(level)
-    diagonals = {k: rng.uniform(-1, 1, params.slots) for k in range(DIAGONALS)}
-    n1 = best_n1(sorted(diagonals), params, level=level, hoisting=hoisting, target=target)
-    p = fhec.Program("mv128", params)
-    p.output("y", p.input("x", level=level).linear_transform(diagonals, hoisting=hoisting, n1=n1))
-    return _compile(p, target)[0].time_us
+    return _compile(mv_program(level, LABEL[hoisting], target, set_iii()), target)[0].time_us
 
 
 def _traffic(report) -> dict[str, float]:

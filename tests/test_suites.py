@@ -163,6 +163,10 @@ def test_a_row_of_windows_sums_each_window_times_its_count():
     assert out["fhec_ms"] == pytest.approx((3 * one.time_us + 2 * other.time_us) / 1000)
     assert out["limb_instructions"] == 3 * one.limb_instructions + 2 * other.limb_instructions
     assert Windows("w", ((_tiny(), 3), (_square(), 2))).runs == 5
+    amortized = run_row(SuiteRow("f1", "x", None, "f1", 1.0, "", lambda: Windows("w", ((_tiny(), 3),), per=4)))
+    assert amortized["fhec_ms"] == pytest.approx(3 * one.time_us / 1000 / 4)
+    with pytest.raises(SuiteError, match="per must be a positive integer"):
+        Windows("w", ((_tiny(), 1),), per=0)
     for bad in ((), ((_tiny(), 0),), ((_tiny(), 2.0),), (("tiny", 1),), [(_tiny(), 1)]):
         with pytest.raises(SuiteError, match="non-empty tuple of"):
             Windows("w", bad)

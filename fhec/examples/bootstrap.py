@@ -123,6 +123,60 @@ def tuned_osiris_bootstrap(variant: str, target: str = "osiris") -> fhec.Program
     return best[1]
 
 
+OSIRIS_AMORTIZED_NS = {"T_mult,a/s": {"NH": 10.5, "SH": 9.89, "DH": 9.58},
+                       "T_Mv:128,a/s": {"NH": 18.9, "SH": 17.3, "DH": 17.4}}
+"""Osiris Table III(a), 1 TB/s, nanoseconds: the amortized multiply and matrix-vector product."""
+
+MV_DIAGONALS = 128
+"""T_Mv:128: a matrix-vector product with 128 nonzero diagonals."""
+
+
+def residual_levels(params: fhec.CKKSParams) -> int:
+    """The level a bootstrap of a level-1 input returns (8 for set III)."""
+    return fhec.Program("levels", params).input("x", level=1).bootstrap().level
+
+
+def hmult_program(level: int, params: fhec.CKKSParams | None = None) -> fhec.Program:
+    """Osiris's HMult at `level`: a ciphertext product, relinearization and rescale."""
+    p = fhec.Program(f"hmult_at_{level}", params or osiris_set_iii())
+    p.output("y", p.input("x", level=level) * p.input("z", level=level))
+    return p
+
+
+def mv_program(level: int, variant: str, target: str = "osiris",
+               params: fhec.CKKSParams | None = None) -> fhec.Program:
+    """One Mv:128 at `level` with the variant's hoisting, n1 by `fhec.analysis.bsgs.best_n1`
+    for `target` (Osiris tunes n1/n2 per machine, §V, §VII Fig. 11)."""
+    import numpy as np
+
+    from fhec.analysis.bsgs import best_n1
+
+    params = params or osiris_set_iii()
+    rng = np.random.default_rng(level)
+    diagonals = {k: rng.uniform(-1, 1, params.slots) for k in range(MV_DIAGONALS)}
+    hoisting = HOISTING[variant]
+    n1 = best_n1(sorted(diagonals), params, level=level, hoisting=hoisting, target=target)
+    p = fhec.Program(f"mv128_at_{level}", params)
+    p.output("y", p.input("x", level=level).linear_transform(diagonals, hoisting=hoisting, n1=n1))
+    return p
+
+
+def amortized_windows(name: str, variant: str, target: str = "osiris"):
+    """Osiris Eq. 1 (after 100x's T_mult,a/s) as `fhec.suites.Windows`: (T_boot + the sum over
+    l = 1..R of T_op(l)) / ((R + 1)·N/2), the bootstrap (`tuned_osiris_bootstrap`) and one
+    HMult or Mv:128 at each of the R = 8 levels it returns, over the R + 1 levels and the
+    slots they serve (`benchmarks/bench_osiris.py` gives why R + 1)."""
+    from fhec.suites import Windows
+
+    boot = tuned_osiris_bootstrap(variant, target)
+    R = residual_levels(boot.params)
+    ops = [hmult_program(lvl) if name == "T_mult,a/s" else mv_program(lvl, variant, target)
+           for lvl in range(1, R + 1)]
+    return Windows(name=f"{name} {variant}", parts=((boot, 1), *((op, 1) for op in ops)),
+                   note=f"a bootstrap and {R} operations, one per level, over {R + 1} levels x "
+                        f"{boot.params.slots} slots", per=(R + 1) * boot.params.slots)
+
+
 def suite_rows() -> list[dict]:
     """F1 Table 3's CKKS bootstrapping row and Osiris Table III's bootstrap rows (`fhec.suites`)."""
     rows = [{
@@ -139,4 +193,12 @@ def suite_rows() -> list[dict]:
                     "variant's DFT hoisting, the giant-step cap tuned per variant (compile s includes the tuning); "
                     "benchmarks/bench_osiris.py gives the stage breakdown",
         })
+    for name, paper in OSIRIS_AMORTIZED_NS.items():
+        for variant, ns in paper.items():
+            rows.append({
+                "suite": "osiris", "name": name, "variant": variant, "target": "osiris", "paper_ms": ns * 1e-6,
+                "paper_source": "Osiris Table III(a)", "build": lambda n=name, v=variant: amortized_windows(n, v),
+                "note": "Osiris Eq. 1: (bootstrap + one HMult or Mv:128 per level it returns) / (levels x slots), "
+                        "set III; the times are per slot (ms, as every row)",
+            })
     return rows
