@@ -1,6 +1,9 @@
 """Osiris Table III rows compiled for the `osiris` (1 TB/s) and `osiris-2tb` targets: the
 amortized multiply T_mult,a/s, the amortized matrix-vector product T_Mv:128,a/s and the
 bootstrap, each with non-hoisted (NH), single-hoisted (SH) and double-hoisted (DH) BSGS.
+The programs are `fhec/examples/bootstrap.py`'s (`tuned_osiris_bootstrap`, `hmult_program`,
+`mv_program`), which `fhec bench --suite osiris` compiles too; this module adds the stage
+breakdown, the 2 TB/s bootstrap rows and the ablations.
 
 Parameters ("set III", Osiris Table II and §VI): the `lattigo-n16` preset (Lattigo's
 N16QP1546H192H32 shape, N = 2^16, 24 levels, 8 left after a bootstrap) with 40-bit words,
