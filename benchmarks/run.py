@@ -70,6 +70,8 @@ def _fmt(v):
     if v is None:
         return "–"
     if isinstance(v, float):
+        if v != 0 and abs(v) < 0.01:  # amortized times (T_mult,a/s in ms): significant digits, not 0.00
+            return f"{v:.3g}"
         return f"{v:,.2f}" if abs(v) < 100 else f"{v:,.0f}"
     return str(v)
 
