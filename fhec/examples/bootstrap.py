@@ -110,17 +110,34 @@ def osiris_bootstrap(variant: str, max_giant_steps: int | None = None,
     return q
 
 
-def tuned_osiris_bootstrap(variant: str, target: str = "osiris") -> fhec.Program:
-    """`osiris_bootstrap(variant)` at the cap of `GIANT_STEP_CAPS` x `CAP_STAGES` that runs
-    fastest on `target`, as Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C)."""
+def fastest_cap(build, target: str) -> tuple[int | None, tuple[str, ...]]:
+    """(cap, stages): the giant-step cap of `GIANT_STEP_CAPS` and the DFT stages of
+    `CAP_STAGES` it applies to whose program `build(cap, stages)` runs fastest on `target`
+    (the first of equals), as Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C).
+    The bootstrap, ResNet-20 and Sorting rows each tune on their own program."""
     best = None
     for cap in GIANT_STEP_CAPS:
         for stages in CAP_STAGES if cap is not None else CAP_STAGES[:1]:
-            program = osiris_bootstrap(variant, cap, stages)
-            cycles = fhec.compile(program, target).report.cycles
+            cycles = fhec.compile(build(cap, stages), target).report.cycles
             if best is None or cycles < best[0]:
-                best = (cycles, program)
-    return best[1]
+                best = (cycles, cap, stages)
+    return best[1], best[2]
+
+
+def table_iii_rows(name: str, paper_ms: dict[str, dict[str, float]], build, note: str) -> list[dict]:
+    """Osiris Table III rows of `name` in the suite-row convention: per target of `paper_ms`
+    (``"osiris"``: Table III(a), 1 TB/s; ``"osiris-2tb"``: Table III(b)) and per variant of its
+    times, the program `build(variant, target)`."""
+    source = {"osiris": "Osiris Table III(a)", "osiris-2tb": "Osiris Table III(b)"}
+    return [{"suite": "osiris", "name": name, "variant": variant, "target": target, "paper_ms": ms,
+             "paper_source": source[target], "build": (lambda v=variant, t=target: build(v, t)), "needs": None,
+             "note": note}
+            for target, times in paper_ms.items() for variant, ms in times.items()]
+
+
+def tuned_osiris_bootstrap(variant: str, target: str = "osiris") -> fhec.Program:
+    """`osiris_bootstrap(variant)` at the cap `fastest_cap` picks for it on `target`."""
+    return osiris_bootstrap(variant, *fastest_cap(lambda cap, stages: osiris_bootstrap(variant, cap, stages), target))
 
 
 OSIRIS_AMORTIZED_NS = {"T_mult,a/s": {"NH": 10.5, "SH": 9.89, "DH": 9.58},
@@ -185,20 +202,15 @@ def suite_rows() -> list[dict]:
         "note": "the f1-ckks-bootstrap preset: non-packed (one slot) bootstrapping as HEAAN's and F1's; its "
                 "parameters and their sources are in docs/bootstrapping.md",
     }]
-    for variant, ms in OSIRIS_BOOTSTRAP_MS.items():
-        rows.append({
-            "suite": "osiris", "name": "Bootstrap", "variant": variant, "target": "osiris", "paper_ms": ms,
-            "paper_source": "Osiris Table III(a)", "build": lambda v=variant: tuned_osiris_bootstrap(v, "osiris"),
-            "note": "set III (lattigo-n16 on 40-bit words, 38-bit level primes, alpha = 14), fully packed, the "
-                    "variant's DFT hoisting, the giant-step cap tuned per variant (compile s includes the tuning); "
-                    "benchmarks/bench_osiris.py gives the stage breakdown",
-        })
+    rows += table_iii_rows(
+        "Bootstrap", {"osiris": OSIRIS_BOOTSTRAP_MS}, tuned_osiris_bootstrap,
+        "set III (lattigo-n16 on 40-bit words, 38-bit level primes, alpha = 14), fully packed, the variant's DFT "
+        "hoisting, the giant-step cap tuned per variant (compile s includes the tuning); benchmarks/bench_osiris.py "
+        "gives the stage breakdown")
     for name, paper in OSIRIS_AMORTIZED_NS.items():
-        for variant, ns in paper.items():
-            rows.append({
-                "suite": "osiris", "name": name, "variant": variant, "target": "osiris", "paper_ms": ns * 1e-6,
-                "paper_source": "Osiris Table III(a)", "build": lambda n=name, v=variant: amortized_windows(n, v),
-                "note": "Osiris Eq. 1: (bootstrap + one HMult or Mv:128 per level it returns) / (levels x slots), "
-                        "set III; the times are per slot (ms, as every row)",
-            })
+        rows += table_iii_rows(
+            name, {"osiris": {v: ns * 1e-6 for v, ns in paper.items()}},
+            lambda v, t, n=name: amortized_windows(n, v, t),
+            "Osiris Eq. 1: (bootstrap + one HMult or Mv:128 per level it returns) / (levels x slots), set III; "
+            "the times are per slot (ms, as every row)")
     return rows

@@ -120,7 +120,7 @@ import fhec
 # the bootstrap splits `tuned_giant_steps` tries (n2 capped at 2..6 or not, on both DFT stages
 # or CoeffsToSlots alone), as bench_osiris does for its bootstrap row: one definition
 from fhec.examples.bootstrap import (  # noqa: F401 (re-exported)
-    CAP_STAGES, GIANT_STEP_CAPS, OSIRIS_HAMMING_WEIGHT, OSIRIS_Q0_BITS, cap_label)
+    CAP_STAGES, GIANT_STEP_CAPS, OSIRIS_HAMMING_WEIGHT, OSIRIS_Q0_BITS, cap_label, fastest_cap, table_iii_rows)
 
 PLANE_SIDE = 32
 """CIFAR-10's 32 x 32 image: one plane of the multiplexed packing."""
@@ -530,13 +530,7 @@ def tuned_giant_steps(variant: str, target: str = "osiris", word_bits: int = 40
     made the whole program slower (116 and 122 ms against 111 and 118 uncapped, measured
     before OF-Limb's digit sums and c0-only hoisted rotations), while the pair ranks the
     caps as the whole program does (docs/scheduling.md, "Scaling")."""
-    best = None
-    for cap in GIANT_STEP_CAPS:
-        for stages in CAP_STAGES if cap is not None else CAP_STAGES[:1]:
-            cycles = fhec.compile(bootstrap_pair(variant, word_bits, cap, stages), target).report.cycles
-            if best is None or cycles < best[0]:
-                best = (cycles, (cap, stages))
-    return best[1]
+    return fastest_cap(lambda cap, stages: bootstrap_pair(variant, word_bits, cap, stages), target)
 
 
 def tuned(variant: str, target: str = "osiris", word_bits: int = 40) -> fhec.Program:
@@ -577,19 +571,11 @@ def suite_rows() -> list[dict]:
     """The Osiris Table III ResNet-20 rows (suite-row convention): full size, about a minute of
     CPU each (and 30-80 s of split and cap tuning, in the row's compile seconds) and 4-5 GB;
     benchmarks/bench_resnet.py also runs each in a fresh process, with the checker."""
-    rows = []
-    for target, paper in OSIRIS_MS.items():
-        source = "Osiris Table III(a)" if target == "osiris" else "Osiris Table III(b)"
-        for variant in ("NH", "SH", "DH"):
-            rows.append({
-                "suite": "osiris", "name": "ResNet-20", "variant": variant, "target": target,
-                "paper_ms": paper[variant], "paper_source": source,
-                "build": lambda v=variant, t=target: tuned(v, t),
-                "note": "Lee et al.'s ResNet-20 with convolutions as BSGS matrix-vector products; sparse bootstraps "
-                        "of 2^14 slots (the packing's period), 2 per ReLU but the first (set IV's 9 levels against "
-                        "the ReLU's 14; Lee et al. take 1 with 16 levels), the variant's hoisting in convolutions "
-                        "and bootstraps, tanh-interpolant ReLU stages of Lee's degrees, two key-switching bases "
-                        "(alpha = 14 for the bootstrap, Table II's alpha = 5 on the residual levels); convolutions split by the best_n1 cost model on "
-                        "the target, the bootstraps' giant-step cap tuned on two consecutive bootstraps.",
-            })
-    return rows
+    return table_iii_rows(
+        "ResNet-20", OSIRIS_MS, tuned,
+        "Lee et al.'s ResNet-20 with convolutions as BSGS matrix-vector products; sparse bootstraps of 2^14 slots "
+        "(the packing's period), 2 per ReLU but the first (set IV's 9 levels against the ReLU's 14; Lee et al. take "
+        "1 with 16 levels), the variant's hoisting in convolutions and bootstraps, tanh-interpolant ReLU stages of "
+        "Lee's degrees, two key-switching bases (alpha = 14 for the bootstrap, Table II's alpha = 5 on the residual "
+        "levels); convolutions split by the best_n1 cost model on the target, the bootstraps' giant-step cap tuned "
+        "on two consecutive bootstraps.")

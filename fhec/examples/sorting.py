@@ -78,7 +78,7 @@ from math import comb
 import numpy as np
 
 import fhec
-from fhec.examples.bootstrap import CAP_STAGES, GIANT_STEP_CAPS, cap_label
+from fhec.examples.bootstrap import cap_label, fastest_cap, table_iii_rows
 from fhec.examples.resnet20 import L_EFF, set_iv, small_params
 
 ELEMENTS = 2**14
@@ -215,42 +215,28 @@ def sorting_windows(variant: str = "SH", n: int = ELEMENTS, compositions: int = 
 
 
 def tuned_windows(variant: str, target: str = "osiris", n: int = ELEMENTS) -> "fhec.suites.Windows":
-    """`sorting_windows(variant)` with the bootstraps' giant-step cap of `GIANT_STEP_CAPS` x
-    `CAP_STAGES` that runs the network's most frequent window (a stage entering at the
-    level the previous stage left, every stage but the first) fastest on `target`, as
-    Osiris tunes n1/n2 per hoisting mode and bandwidth (§VII-C) and `resnet20.tuned_giant_steps`
-    does for ResNet-20 (uncapped, the DH window took 20.6 ms on `osiris`; capped at
-    n2 <= 4 on CoeffsToSlots, 16.5)."""
-    hoisting = HOISTING[variant]
-    best = None
-    for cap in GIANT_STEP_CAPS:
-        for cap_stages in CAP_STAGES if cap is not None else CAP_STAGES[:1]:
-            params = set_iv(hoisting=hoisting, max_giant_steps=cap, max_giant_steps_stages=cap_stages)
-            windows = sorting_windows(variant, n, params=params)
-            common = max(windows.parts, key=lambda part: part[1])[0]
-            cycles = fhec.compile(common, target).report.cycles
-            if best is None or cycles < best[0]:
-                best = (cycles, params, cap_label(cap, cap_stages))
-    return sorting_windows(variant, n, params=best[1], note=f"; bootstraps' n2 cap {best[2]}")
+    """`sorting_windows(variant)` with the bootstraps' giant-step cap (`fastest_cap`) that
+    runs the network's most frequent window fastest on `target`, as `resnet20.tuned_giant_steps`
+    tunes ResNet-20's on two consecutive bootstraps (uncapped, the DH window took 20.6 ms on
+    `osiris`; capped at n2 <= 4 on CoeffsToSlots, 16.5)."""
+    def window(cap, stages):
+        params = set_iv(hoisting=HOISTING[variant], max_giant_steps=cap, max_giant_steps_stages=stages)
+        return max(sorting_windows(variant, n, params=params).parts, key=lambda part: part[1])[0]
+
+    cap, stages = fastest_cap(window, target)
+    params = set_iv(hoisting=HOISTING[variant], max_giant_steps=cap, max_giant_steps_stages=stages)
+    return sorting_windows(variant, n, params=params, note=f"; bootstraps' n2 cap {cap_label(cap, stages)}")
 
 
 def suite_rows() -> list[dict]:
     """Osiris Table III's Sorting rows (suite-row convention): the network as stage windows
     (module doc), NH/SH/DH at 1 and 2 TB/s."""
-    rows = []
-    for target, paper in PAPER_S.items():
-        source = "Osiris Table III(a)" if target == "osiris" else "Osiris Table III(b)"
-        for variant in ("NH", "SH", "DH"):
-            rows.append({
-                "suite": "osiris", "name": "Sorting", "variant": variant, "target": target,
-                "paper_ms": paper[variant] * 1000, "paper_source": source,
-                "build": (lambda v=variant, t=target: tuned_windows(v, t)), "needs": None,
-                "note": "bitonic sort of 2^14 values, each comparison twelve compositions of Cheon-Kim-Kim's "
-                        "degree-7 f_3; set IV with sparse bootstraps placed where a value runs out of levels; "
-                        "compiled as stage windows by entry level, their times summed (no prefetch across "
-                        "stages); the bootstraps' giant-step cap tuned per variant (compile s includes the tuning)",
-            })
-    return rows
+    return table_iii_rows(
+        "Sorting", {t: {v: sec * 1000 for v, sec in paper.items()} for t, paper in PAPER_S.items()}, tuned_windows,
+        "bitonic sort of 2^14 values, each comparison twelve compositions of Cheon-Kim-Kim's degree-7 f_3; set IV "
+        "with sparse bootstraps placed where a value runs out of levels; compiled as stage windows by entry level, "
+        "their times summed (no prefetch across stages); the bootstraps' giant-step cap tuned per variant (compile "
+        "s includes the tuning)")
 
 
 def small(n: int = 8, compositions: int = 2) -> fhec.Program:

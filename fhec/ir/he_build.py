@@ -445,7 +445,7 @@ class HeBuilder:
         bound: float | None = None,
     ) -> int:
         """a ± b. `bound`: a tighter CKKS value bound known by construction (a recipe's
-        hint, see `he_types._hinted`)."""
+        hint, applied by `he_types.with_noise_hint`)."""
         a, b = self.align_for_add(a, b, loc, auto)
         return self.emit(HeOp.SUB if subtract else HeOp.ADD, (a, b), self._hint(bound), loc)
 

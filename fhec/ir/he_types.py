@@ -90,16 +90,6 @@ def _sum_bound(*bounds: float | None) -> float | None:
     return None if any(b is None for b in bounds) else float(sum(bounds))
 
 
-def _hinted(bound: float | None, attrs: Mapping[str, Any]) -> float | None:
-    """An additive node's bound, tightened by its ``bound`` attribute when a recipe knows
-    better by construction (the row sums of a linear transform's partial sums, the
-    Chebyshev values |T_i| <= 1 on the domain): the sum of the operands' bounds alone
-    can grow exponentially through such recurrences."""
-    if bound is not None and "bound" in attrs:
-        return min(bound, float(attrs["bound"]))
-    return bound
-
-
 def _product_bound(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else float(a) * float(b)
 
@@ -232,7 +222,7 @@ def _additive(op: HeOp) -> Rule:
         elif a.scale != b.scale:
             raise IRTypeError(f"{op.value}: plaintext factors {a.scale} and {b.scale} differ")
         noise = nz.add_noise(a.noise, b.noise)
-        bound = _hinted(_sum_bound(a.bound, b.bound), attrs)
+        bound = _sum_bound(a.bound, b.bound)  # a ``bound`` hint tightens it (`with_noise_hint`)
         return cipher(params, a.level, a.scale, max(a.parts, b.parts), noise, bound=bound)
 
     return rule
@@ -259,7 +249,7 @@ def _with_const(op: HeOp) -> Rule:
         _ct(a, op)
         _check_value(params, attrs["value"], op)
         bound = _sum_bound(a.bound, _bound(params, const_bound(attrs["value"])))
-        return replace(_same(a), bound=_hinted(bound, attrs))
+        return replace(_same(a), bound=bound)
 
     return rule
 
@@ -358,7 +348,7 @@ def _rescale(params, attrs, args, loc):
     # `fhec.ir.he_bootstrap`) says so with a ``noise`` attribute; the evaluator applies
     # the same attribute (`fhec.evaluate.EXECUTORS`), so types and ciphertexts agree.
     noise = float(attrs.get("noise", noise))
-    return cipher(params, level, scale, a.parts, noise, bound=_hinted(a.bound, attrs))
+    return cipher(params, level, scale, a.parts, noise, bound=a.bound)
 
 
 def _mod_raise(params, attrs, args, loc):
