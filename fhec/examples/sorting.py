@@ -107,7 +107,11 @@ def comparison_polynomial() -> np.ndarray:
 
 def stages(n: int) -> list[tuple[int, int]]:
     """The bitonic network's stages in order, as (block, dist): blocks of 2..n values,
-    distances from half the block down to 1."""
+    distances from half the block down to 1. A `ProgramError` for an n that is not a power
+    of two of at least 2: the network would leave such a list unsorted."""
+    if not (isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 2 and n & (n - 1) == 0):
+        raise fhec.errors.ProgramError(f"bitonic sort of n = {n!r} values: n must be a power of two >= 2 "
+                                       f"(pad the values to the next power of two with 1s, above (0, 1)).")
     out = []
     block = 2
     while block <= n:
@@ -121,7 +125,10 @@ def stages(n: int) -> list[tuple[int, int]]:
 
 def stage_diagonals(n: int, slots: int, block: int, dist: int) -> tuple[dict, dict, dict]:
     """The diagonals of u = (x + p)/2, d = (x - p)/2 and σ·d (module doc), on one period
-    of n slots repeated over `slots`."""
+    of n slots repeated over `slots` (a `ProgramError` unless n divides the slots)."""
+    if n > slots or slots % n:
+        raise fhec.errors.ProgramError(f"bitonic sort of {n} values in {slots} slots: the values repeat with period "
+                                       f"n over the slots, so n must divide them; sort at most {slots} values.")
     i = np.arange(n)
     up = (i & dist) == 0  # the partner is dist ahead
     larger = ((i & dist) != 0) ^ ((i & block) != 0)  # the slot keeps the larger value

@@ -93,3 +93,13 @@ def test_a_whole_network_past_its_bounds_is_refused_at_the_bootstrap():
 
     with pytest.raises(FhecError, match="decrypt to garbage"):
         sorting.sort_program(8, small_params(), compositions=2)
+
+
+def test_a_size_the_network_cannot_sort_is_refused():
+    from fhec.errors import ProgramError
+
+    for n in (0, 1, 12, 2.0):
+        with pytest.raises(ProgramError, match="power of two"):
+            sorting.stages(n)
+    with pytest.raises(ProgramError, match="n must divide them"):
+        sorting.stage_diagonals(4096, 2048, 2, 1)
