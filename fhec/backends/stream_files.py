@@ -34,6 +34,7 @@ records are followed by one int32 tag per non-WAIT record.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -42,6 +43,9 @@ from pathlib import Path
 
 import numpy as np
 
+from fhec.backends.onchip import OnChip
+from fhec.backends.onchip_files import (NetworkFormatError, decode_network, encode_network, format_network,
+                                        parse_network, transfers_from_columns)
 from fhec.backends.streams import HAS_IMM, STREAM_ARITY, Streams, StreamOp, Unit
 from fhec.errors import FhecError, InvalidArgumentError, OutputDirectoryError
 from fhec.ir.limb_ops import LimbOp
@@ -68,6 +72,9 @@ _WAIT_OP = 63
 _NONE = 0xFFFFFFFF
 _MOD_NONE = 1023
 _FLAG_TAGS = 1
+_FLAG_REGS = 2
+"""Header flag bit 1: three int32 per entry follow the tags, the registers (of the unit's
+cluster, -1 none) the entry writes and reads on a target with an on-chip data path."""
 
 _FIELDS = ("cycle", "op", "dst", "src0", "src1", "mod", "imm", "tag")
 
@@ -81,6 +88,22 @@ def _unit_entries(streams: Streams, unit: int) -> dict[str, np.ndarray]:
     start = streams.unit_start
     a, b = int(start[unit]), int(start[unit + 1])
     return {f: getattr(streams, f)[a:b] for f in _FIELDS}
+
+
+_REG_FIELDS = ("reg", "reg0", "reg1")
+
+
+def _unit_registers(streams: Streams, unit: int) -> dict[str, np.ndarray] | None:
+    """The registers of unit `unit`'s entries as numbered within its cluster (-1 none),
+    or None when the streams carry no on-chip plan or the unit is in no cluster (the
+    memory controller moves slots, not registers)."""
+    plan = streams.onchip
+    if plan is None or streams.units[unit].cluster < 0:
+        return None
+    start = streams.unit_start
+    a, b = int(start[unit]), int(start[unit + 1])
+    base = max(streams.units[unit].cluster, 0) * plan.registers
+    return {f: np.where(getattr(plan, f)[a:b] >= 0, getattr(plan, f)[a:b] - base, -1) for f in _REG_FIELDS}
 
 
 # --- binary -----------------------------------------------------------------------------------
@@ -128,10 +151,13 @@ def encode_stream(streams: Streams, unit: int, *, tags: bool = True) -> bytes:
             prev = k
         parts.append(rec[prev:])
         rec = np.concatenate(parts)
-    flags = _FLAG_TAGS if tags else 0
+    regs = _unit_registers(streams, unit)
+    flags = (_FLAG_TAGS if tags else 0) | (_FLAG_REGS if regs is not None else 0)
     header = _HEADER.pack(MAGIC, FORMAT_VERSION, flags, len(rec), streams.N, streams.slots, unit, 0)
     body = rec.astype("<u4").tobytes()
     tail = e["tag"].astype("<i4").tobytes() if tags else b""
+    if regs is not None:
+        tail += np.stack([regs[f] for f in _REG_FIELDS], axis=1).astype("<i4").tobytes()
     return header + body + tail
 
 
@@ -153,8 +179,8 @@ def decode_stream(data: bytes) -> tuple[dict[str, int], dict[str, np.ndarray]]:
         raise StreamFormatError(f"not an fhec stream (magic {magic!r})")
     if version != FORMAT_VERSION:
         raise StreamFormatError(f"stream format version {version}; this fhec reads version {FORMAT_VERSION}")
-    if flags & ~_FLAG_TAGS:
-        raise StreamFormatError(f"unknown header flags {flags:#x}; this fhec knows only bit 0 (tags)")
+    if flags & ~(_FLAG_TAGS | _FLAG_REGS):
+        raise StreamFormatError(f"unknown header flags {flags:#x}; this fhec knows bits 0 (tags) and 1 (registers)")
     if not _is_ring_degree(N):
         raise StreamFormatError(f"header N = {N} is not a power of two between 2 and 2^17")
     body_end = _HEADER.size + 16 * count
@@ -177,7 +203,8 @@ def decode_stream(data: bytes) -> tuple[dict[str, int], dict[str, np.ndarray]]:
     third = loc(rec[:, 3])
     has_imm = HAS_IMM[op]
     tags = np.full(n, -1, dtype=np.int64)
-    expected = body_end + (4 * n if flags & _FLAG_TAGS else 0)
+    tags_end = body_end + (4 * n if flags & _FLAG_TAGS else 0)
+    expected = tags_end + (12 * n if flags & _FLAG_REGS else 0)
     if len(data) < expected:
         raise StreamFormatError("stream tag section truncated")
     if len(data) > expected:
@@ -198,6 +225,9 @@ def decode_stream(data: bytes) -> tuple[dict[str, int], dict[str, np.ndarray]]:
         "imm": np.where(has_imm, third, -1),
         "tag": tags,
     }
+    if flags & _FLAG_REGS:
+        regs = np.frombuffer(data, dtype="<i4", count=3 * n, offset=tags_end).reshape(n, 3).astype(np.int64)
+        cols.update({f: regs[:, j] for j, f in enumerate(_REG_FIELDS)})
     check_columns(cols, slots, "binary stream")
     return {"N": N, "slots": slots, "unit": unit, "records": count}, cols
 
@@ -277,11 +307,19 @@ def format_stream(streams: Streams, unit: int) -> str:
         f"cluster={u.cluster} N={streams.N} slots={streams.slots} entries={n}",
         f"# {'cycle':>9} {'wait':>9}  {'op':<10} operands",
     ]
+    regs = _unit_registers(streams, unit)
+    if regs is not None:
+        lines[0] += f" registers={streams.onchip.registers}"
     cols = [e[f].tolist() for f in _FIELDS]
+    reg_cols = [regs[f].tolist() for f in _REG_FIELDS] if regs is not None else [[None] * n] * 3
     prev = 0
-    for cyc, o, dst, s0, s1, mod, imm, tag in zip(*cols):
+    for (cyc, o, dst, s0, s1, mod, imm, tag), (r, r0, r1) in zip(zip(*cols), zip(*reg_cols)):
         prov = "-" if tag < 0 else (f"r{tag}" if o in (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN) else f"i{tag}")
         body = _operands(o, dst, s0, s1, mod, imm)
+        if r is not None and o not in (StreamOp.LOAD, StreamOp.STORE, StreamOp.GEN):
+            # the register view: a source streamed over the network reads no register ("net")
+            srcs = ", ".join("net" if x < 0 else f"r{x}" for x in ((r0, r1) if s1 >= 0 else (r0,)))
+            prov += f" | r{r} <- {srcs}"
         lines.append(f"  {cyc:>9} {'+' + str(cyc - prev):>9}  {StreamOp(o).name:<10} {body:<32} ; {prov}")
         prev = cyc
     return "\n".join(lines) + "\n"
@@ -349,16 +387,21 @@ def parse_stream(text: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
                     mod = _int_after(t, "@q", no)
                 elif t.startswith("k=") or t.startswith("c="):
                     imm = _int_after(t, t[:2], no)
-        p = prov.strip()
+        p, bar, reg_text = prov.partition("|")
+        p = p.strip()
         tag = -1 if p in ("", "-") else _int_after(p, p[0], no)
         if p not in ("", "-") and p[0] not in "ir":
             raise StreamFormatError(f"line {no}: tag {p!r} must be iK, rK or -")
-        rows.append((cyc, o, dst, src0, src1, mod, imm, tag))
+        regs = _parse_registers(reg_text, int(STREAM_ARITY[o]), no) if bar else (-1, -1, -1)
+        rows.append((cyc, o, dst, src0, src1, mod, imm, tag, *regs))
     try:
-        arr = np.array(rows, dtype=np.int64).reshape(-1, len(_FIELDS))
+        arr = np.array(rows, dtype=np.int64).reshape(-1, len(_FIELDS) + len(_REG_FIELDS))
     except OverflowError:
         raise StreamFormatError("a number in the stream does not fit 64 bits") from None
-    cols = {f: arr[:, i] for i, f in enumerate(_FIELDS)}
+    cols = {f: arr[:, i] for i, f in enumerate(_FIELDS + _REG_FIELDS)}
+    if "registers" not in header:
+        for f in _REG_FIELDS:
+            del cols[f]
     # The header's entry count is what makes a truncated (or padded) text file
     # detectable, as the record count does for a binary one.
     entries = _header_int(header, "entries", len(rows))
@@ -367,6 +410,22 @@ def parse_stream(text: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
     slots = _header_int(header, "slots", 2**31)
     check_columns(cols, slots, "text stream")
     return header, cols
+
+
+def _parse_registers(text: str, arity: int, no: int) -> tuple[int, int, int]:
+    """(reg, reg0, reg1) of a unit line's register view ``rK <- rA[, rB]`` (``net``: a
+    source streamed over the network; -1 for what is absent)."""
+    toks = text.replace(",", " ").split()
+    if len(toks) != 2 + arity or toks[1] != "<-":
+        raise StreamFormatError(f"line {no}: expected the register view 'rK <- src' with {arity} source(s), "
+                                f"got {text.strip()!r}")
+    regs = [-1 if t == "net" else _int_after(t, "r", no) for t in [toks[0]] + toks[2:]]
+    if any(r < 0 and t != "net" for r, t in zip(regs, [toks[0]] + toks[2:])):
+        raise StreamFormatError(f"line {no}: a register number is negative in {text.strip()!r}")
+    if regs[0] < 0:
+        raise StreamFormatError(f"line {no}: a functional unit writes a register, not {toks[0]!r}")
+    regs += [-1] * (3 - len(regs))
+    return regs[0], regs[1], regs[2]
 
 
 def _header_int(header: dict[str, str], key: str, default: int) -> int:
@@ -435,6 +494,7 @@ def prepare_output_dir(out_dir: str | os.PathLike[str]) -> Path:
         try:
             manifest = _read_manifest(out)
             names += [u[key] for u in _manifest_units(manifest, out) for key in ("text", "binary")]
+            names += [n[key] for n in _manifest_networks(manifest, out) for key in ("text", "binary")]
         except StreamFormatError as e:
             raise OutputDirectoryError(
                 f"{out} holds a manifest.json fhec cannot read ({e}); write to an empty directory, or remove it "
@@ -462,6 +522,11 @@ def write_streams(streams: Streams, out_dir: str | os.PathLike[str], *, tags: bo
     for i, u in enumerate(streams.units):
         files.append((out / f"{_file_stem(u)}.txt", format_stream(streams, i)))
         files.append((out / f"{_file_stem(u)}.bin", encode_stream(streams, i, tags=tags)))
+    plan = streams.onchip
+    if plan is not None:
+        for c in _plan_clusters(streams):
+            files.append((out / f"c{c}.net.txt", format_network(streams, c)))
+            files.append((out / f"c{c}.net.bin", encode_network(streams, c)))
     manifest = {
         "format": "fhec-streams",
         "version": FORMAT_VERSION,
@@ -476,10 +541,22 @@ def write_streams(streams: Streams, out_dir: str | os.PathLike[str], *, tags: bo
             for u in streams.units
         ],
     }
+    if plan is not None:
+        manifest["onchip"] = {
+            "registers": plan.registers,
+            "transfers": len(plan.transfers),
+            "networks": [{"cluster": c, "text": f"c{c}.net.txt", "binary": f"c{c}.net.bin"}
+                         for c in _plan_clusters(streams)],
+        }
     files.append((out / "manifest.json", json.dumps(manifest, indent=1) + "\n"))
     for path, content in files:
         write_file(path, content)
     return [path for path, _ in files]
+
+
+def _plan_clusters(streams: Streams) -> list[int]:
+    """The clusters that get a network stream: every cluster a unit belongs to."""
+    return sorted({u.cluster for u in streams.units if u.cluster >= 0})
 
 
 def write_file(path: Path, content: str | bytes) -> None:
@@ -508,11 +585,34 @@ def _manifest_units(manifest: dict, src: Path) -> list[dict]:
             if _manifest_field(u, key, int, src, where) < least:
                 raise StreamFormatError(f"{src}/manifest.json: {where}.{key} = {u[key]} is below {least}")
         for key in ("text", "binary"):
-            name = u[key]
-            # Stream files live in the directory itself: no paths, no escaping it.
-            if not name or name in (".", "..") or "/" in name or "\\" in name or os.sep in name or "\0" in name:
-                raise StreamFormatError(f"{src}/manifest.json: {where}.{key} = {name!r} must be a plain file name")
+            _plain_name(u[key], src, f"{where}.{key}")
     return units
+
+
+def _plain_name(name: str, src: Path, where: str) -> None:
+    # Stream files live in the directory itself: no paths, no escaping it.
+    if not name or name in (".", "..") or "/" in name or "\\" in name or os.sep in name or "\0" in name:
+        raise StreamFormatError(f"{src}/manifest.json: {where} = {name!r} must be a plain file name")
+
+
+def _manifest_networks(manifest: dict, src: Path) -> list[dict]:
+    """The manifest's network streams (none without an ``onchip`` section), each checked."""
+    if "onchip" not in manifest:
+        return []
+    onchip = _manifest_field(manifest, "onchip", dict, src)
+    for key in ("registers", "transfers"):
+        if _manifest_field(onchip, key, int, src, "onchip") < (1 if key == "registers" else 0):
+            raise StreamFormatError(f"{src}/manifest.json: onchip.{key} = {onchip[key]} is out of range")
+    nets = _manifest_field(onchip, "networks", list, src, "onchip")
+    for i, n in enumerate(nets):
+        where = f"onchip.networks[{i}]"
+        if not isinstance(n, dict):
+            raise StreamFormatError(f"{src}/manifest.json: {where} must be an object")
+        if _manifest_field(n, "cluster", int, src, where) < 0:
+            raise StreamFormatError(f"{src}/manifest.json: {where}.cluster = {n['cluster']} is negative")
+        for key in ("text", "binary"):
+            _plain_name(_manifest_field(n, key, str, src, where), src, f"{where}.{key}")
+    return nets
 
 
 def _manifest_field(obj: dict, key: str, kind: type, src: Path, where: str = "") -> object:
@@ -579,6 +679,7 @@ def read_streams(in_dir: str | os.PathLike[str], *, fmt: str = "bin") -> Streams
     entries = _manifest_field(manifest, "entries", int, src)
     units = tuple(Unit(u["name"], u["kind"], u["cluster"], u["index"]) for u in unit_list)
     parts = {f: [] for f in _FIELDS}
+    reg_parts: list[dict[str, np.ndarray] | None] = []
     unit_col = []
     for i, u in enumerate(unit_list):
         path = src / u["binary" if fmt == "bin" else "text"]
@@ -606,13 +707,68 @@ def read_streams(in_dir: str | os.PathLike[str], *, fmt: str = "bin") -> Streams
             )
         for f in _FIELDS:
             parts[f].append(cols[f])
+        reg_parts.append({f: cols[f] for f in _REG_FIELDS} if "reg" in cols else None)
         unit_col.append(np.full(len(cols["op"]), i, dtype=np.int64))
     cols = {f: np.concatenate(parts[f]) if parts[f] else np.zeros(0, np.int64) for f in _FIELDS}
     if len(cols["op"]) != entries:
         raise StreamFormatError(
             f"{src}/manifest.json: entries = {entries}, but its unit files hold {len(cols['op'])} entries"
         )
-    return Streams.from_entries(
+    streams = Streams.from_entries(
         target=manifest["target"], N=N, slots=slots, units=units,
         total_cycles=manifest["total_cycles"], unit=np.concatenate(unit_col) if unit_col else np.zeros(0), **cols,
     )
+    if "onchip" not in manifest:
+        return streams
+    return _with_plan(streams, manifest, src, fmt, reg_parts, units)
+
+
+def _with_plan(streams: Streams, manifest: dict, src: Path, fmt: str, reg_parts: list, units) -> Streams:
+    """`streams` with the on-chip plan the manifest's ``onchip`` section and the files
+    describe: the units' registers (as read with their entries) and the network streams."""
+    nets = _manifest_networks(manifest, src)
+    K = manifest["onchip"]["registers"]
+    missing = [units[i].name for i, r in enumerate(reg_parts) if r is None and units[i].cluster >= 0
+               and int(streams.unit_start[i + 1] - streams.unit_start[i])]
+    if missing:
+        raise StreamFormatError(f"{src}/manifest.json has an onchip section, but the streams of {missing[0]} name "
+                                f"no registers")
+    flat = {}
+    for f in _REG_FIELDS:
+        pieces = []
+        for i, r in enumerate(reg_parts):
+            n = int(streams.unit_start[i + 1] - streams.unit_start[i])
+            local = r[f] if r is not None else np.full(n, -1, dtype=np.int64)
+            if len(local) and (local.max() >= K or local.min() < -1):
+                raise StreamFormatError(f"{src}: a register of {units[i].name} is outside the {K} of its cluster")
+            pieces.append(np.where(local >= 0, local + max(units[i].cluster, 0) * K, -1))
+        flat[f] = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    by_name = {u.name: i for i, u in enumerate(units)}
+    parts = []
+    for n in nets:
+        path = src / n["binary" if fmt == "bin" else "text"]
+        try:
+            if fmt == "bin":
+                header, cols = decode_network(path.read_bytes())
+            else:
+                header, cols = parse_network(path.read_text(encoding="utf-8"), by_name)
+            if int(header["cluster"]) != n["cluster"] or int(header["registers"]) != K:
+                raise StreamFormatError(f"header cluster={header['cluster']} registers={header['registers']} "
+                                        f"disagrees with manifest.json (cluster={n['cluster']}, registers={K})")
+        except OSError as e:
+            raise StreamFormatError(f"{path}: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise StreamFormatError(f"{path}: not a text network stream (not UTF-8)") from None
+        except (NetworkFormatError, StreamFormatError) as e:
+            raise StreamFormatError(f"{path}: {e}") from None
+        if len(cols["unit"]) and (cols["unit"].max() >= len(units) or cols["unit"].min() < -1):
+            raise StreamFormatError(f"{path}: a transfer names unit {int(cols['unit'].max())}, which is not listed")
+        parts.append((n["cluster"], cols))
+    try:
+        transfers = transfers_from_columns(streams, parts)
+    except NetworkFormatError as e:
+        raise StreamFormatError(f"{src}: {e}") from None
+    if len(transfers) != manifest["onchip"]["transfers"]:
+        raise StreamFormatError(f"{src}/manifest.json: onchip.transfers = {manifest['onchip']['transfers']}, but "
+                                f"its network files hold {len(transfers)}")
+    return dataclasses.replace(streams, onchip=OnChip(K, flat["reg"], flat["reg0"], flat["reg1"], transfers))
