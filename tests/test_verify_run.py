@@ -92,3 +92,24 @@ def test_fhec_run_reports_a_corrupt_limb_of_the_executed_streams(tmp_path, monke
     r = CliRunner().invoke(main, ["run", str(path), "--target", "tiny"])
     assert r.exit_code == 2, r.output
     assert "not bit-identical" in r.output and "output 'y', part 1" in r.output and "limb instruction #" in r.output
+
+
+def test_fhec_run_judges_a_bv_compile_by_its_own_estimate(tmp_path):
+    """`fhec run --keyswitch bv` compares the outputs with the precision the BV-compiled
+    program is estimated to reach, not the parameters' default (hybrid) method's: a
+    correct BV run is OK (it reported MISMATCH, 13.1 bits against 15.1 required)."""
+    from click.testing import CliRunner
+
+    from fhec.cli import main
+
+    path = tmp_path / "poly.py"
+    path.write_text(
+        "import fhec\n"
+        "p = fhec.Program('poly3', fhec.CKKSParams(N=2**10, levels=4, scale_bits=28, word_bits=32, security=None))\n"
+        "x = p.input('x')\n"
+        "p.output('y', x * x * x + 0.5 * (x * x) - 2)\n"
+    )
+    for seed in ("1", "2"):
+        r = CliRunner().invoke(main, ["run", str(path), "--target", "f1", "--keyswitch", "bv", "--seed", seed])
+        assert r.exit_code == 0, r.output
+        assert ": OK" in r.output
