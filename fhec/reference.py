@@ -57,6 +57,12 @@ def normalize_inputs(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray
         value = as_1d_array(inputs[name], f"input {name!r}", error=InvalidPlaintextError, where=node.loc)
         if value.ndim == 0:
             value = np.full(params.slots, value, dtype=value.dtype)
+        elif value.size == 0:  # zero-padding nothing would silently run on all zeros
+            raise InvalidPlaintextError(
+                f"input {name!r} of program {program.name!r} is an empty vector; give it 1 to {params.slots} values "
+                f"(fewer are zero-padded to the {params.slots} slots) or one number for every slot.",
+                node.loc,
+            )
         out[name] = constants.vector(params, value, node.loc, f"input {name!r}")
     return out
 

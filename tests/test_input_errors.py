@@ -65,6 +65,18 @@ def test_truncated_floats_and_bools_are_refused_numpy_ints_accepted(ckks):
     assert np.allclose(out[:15], np.linspace(-1, 1, 16)[1:], atol=1e-3)
 
 
+def test_an_empty_input_is_refused_not_run_as_zeros(compiled):
+    """A 0-length input vector would be zero-padded into all-zero slots: refused, naming
+    the input, by the evaluator, a compiled run and fhec.reference alike."""
+    p = fhec.Program("simple", CKKS)
+    x = p.input("x")
+    p.output("y", x * x + 1)
+    for run in (lambda: fhec.evaluate(p, {"x": np.array([])}, seed=0), lambda: fhec.reference(p, {"x": []}),
+                lambda: compiled.run({"x": []}, seed=0)):
+        with pytest.raises(fhec.InvalidPlaintextError, match=r"input 'x' .* is an empty vector"):
+            run()
+
+
 def test_bgv_inputs_reduce_exactly_mod_t_and_floats_are_refused(bgv_keys):
     t = BGV.plain_modulus
     big = np.array([2**64 - 1, 2**63, 5], dtype=np.uint64)
