@@ -213,6 +213,11 @@ def _with_const(method: Callable) -> Executor:
     return run
 
 
+BOUND_SCALED = frozenset({HeOp.MUL, HeOp.MUL_PLAIN, HeOp.MUL_CONST, HeOp.MUL_CONST_EXT})
+"""Products whose error estimate the operands' bounds scale (`fhec.schemes.noise.magnitude`):
+the evaluator takes their noise from the node's type."""
+
+
 def _with_noise_hint(ct: Ciphertext, node: HeNode) -> Ciphertext:
     """A RESCALE's ``noise`` attribute replaces the estimate (as its type rule does)."""
     hint = node.attr("noise", None)
@@ -362,6 +367,10 @@ def execute_nodes(
                 if e.where is None and n.loc:
                     e.where, e.args = n.loc, (f"{n.loc}: {e.bare_message}",)
                 raise
+            if n.op in BOUND_SCALED and n.type is not None and isinstance(values[n.id], (Ciphertext, ExtendedCiphertext)):
+                # the product's error scales with its operands' magnitudes, which the type
+                # rule reads from their bounds (`noise.magnitude`) and ciphertexts do not carry
+                values[n.id] = replace(values[n.id], noise=n.type.noise)
             hint = n.attr("noise", None)  # a recipe's error estimate (`he_types.with_noise_hint`)
             if hint is not None and isinstance(values[n.id], (Ciphertext, ExtendedCiphertext)):
                 values[n.id] = replace(values[n.id], noise=float(hint))

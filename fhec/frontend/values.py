@@ -24,9 +24,11 @@ from fhec.errors import (
     ParameterError,
     PlainAttributeError,
     PlaintextOperandError,
+    PrecisionWarning,
     ProgramError,
     SchemeMismatchError,
     ValueOverflowError,
+    warn_at,
 )
 from fhec.frontend import constants
 from fhec.frontend.location import caller_location
@@ -587,6 +589,28 @@ class Cipher(_Handle):
             return None
         return f"the operand can reach |x| = {b:.6g} (its bound), beyond the interval [{a:.6g}, {z:.6g}]"
 
+    def _warn_beyond_domain(self, cs: tuple, basis: str, domain, loc: str | None) -> None:
+        """A `PrecisionWarning` when the operand's bound reaches further beyond the series'
+        interval than `he_polynomial.DOMAIN_SLACK`: there an approximation no longer
+        approximates and a Chebyshev series grows like (|u| + sqrt(u^2 - 1))^degree, so the
+        estimates cover the whole range and the result is usually far from the function."""
+        from fhec.ir.he_polynomial import DOMAIN_SLACK
+
+        interval = _chebyshev_domain(basis, domain)
+        b = self.bound
+        if interval is None or b is None or len(cs) <= 2:
+            return
+        a, z = sorted(interval)
+        slack = DOMAIN_SLACK * (z - a) / 2
+        if -b >= a - slack and b <= z + slack:
+            return
+        warn_at(f"{loc + ': ' if loc else ''}the operand of this degree-{len(cs) - 1} series can reach |x| = {b:.6g} "
+                f"(its bound), beyond the series' interval [{a:.6g}, {z:.6g}]: outside it an approximation does not "
+                f"approximate its function and a Chebyshev series grows exponentially with the degree, and the "
+                f"precision estimate covers that whole range. Declare a bound within the interval (p.input(name, "
+                f"bound=...)), scale the operand into it, or widen the domain (fhec.approx(f, domain=...)).",
+                PrecisionWarning, loc)
+
     def bootstrap(self) -> "Cipher":
         """CKKS bootstrapping: the same values at a high level again (the parameters'
         `fhec.BootstrapConfig` says how, and how many levels it uses; docs/bootstrapping.md).
@@ -606,6 +630,7 @@ class Cipher(_Handle):
         return self._apply(lambda: self._b.bootstrap(self._id, loc))
 
     def _polynomial(self, cs: tuple, loc: str | None, basis: str = "power", domain=None) -> "Cipher":
+        self._warn_beyond_domain(cs, basis, domain, loc)
         try:
             return self._apply(lambda: self._b.polynomial(self._id, cs, loc, basis, domain))
         except ValueOverflowError as e:

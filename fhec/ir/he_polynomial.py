@@ -583,11 +583,32 @@ DERIVATIVE_GRID_MAX = 1 << 20
 gets no bound (the generic rules' estimate stays)."""
 
 
+DOMAIN_SLACK = 1 / 16
+"""How far (a fraction of the domain's half-width) an operand's bound may reach beyond a
+series' domain and still be taken to lie inside it: a bound derived through a series
+(`value_bound`'s margin, 1/63) or a sum of rounded terms overshoots the value it bounds
+by a few percent, and a Chebyshev series of degree 63 at 1.016 is already 40,000 times
+its size on the domain. Beyond the slack the estimates cover the whole operand range
+(`_operand_range`), as the values can reach it."""
+
+
+def _operand_range(domain, bound: float) -> tuple[float, float]:
+    """The interval the estimates of a series on an operand of bound `bound` cover:
+    [-bound, bound], clipped to the domain when it reaches at most `DOMAIN_SLACK` beyond it."""
+    lo, hi = -float(bound), float(bound)
+    if domain is None:
+        return lo, hi
+    a, b = sorted(float(v) for v in domain)
+    slack = DOMAIN_SLACK * (b - a) / 2
+    if lo >= a - slack and hi <= b + slack:
+        return max(lo, a), min(hi, b)
+    return lo, hi
+
+
 def derivative_bound(coeffs: tuple, basis: str, domain, bound: float) -> float | None:
     """An upper bound on max |p'(x)| over |x| <= `bound` for the series (x the operand,
-    before the domain map; with a domain, over its part inside the domain, where the
-    recipe takes the operand to lie): the maximum over G evenly spaced points, divided by
-    1 − (d−1)²/(G−1). Why that holds: between two grid points (spacing h = 2w/(G−1) on
+    before the domain map; with a domain, the range `_operand_range` covers): the
+    maximum over G evenly spaced points, divided by 1 − (d−1)²/(G−1). Why that holds: between two grid points (spacing h = 2w/(G−1) on
     an interval of half-width w) |p'| rises by at most (h/2)·max|p''|, and Markov's
     inequality for the degree-(d−1) polynomial p' on that interval gives
     max|p''| <= (d−1)²/w · max|p'|. G is chosen so the margin is at most 1/16 (1/15
@@ -602,11 +623,7 @@ def derivative_bound(coeffs: tuple, basis: str, domain, bound: float) -> float |
     window = [-1.0, 1.0] if domain is None else [float(v) for v in domain]
     cls = np.polynomial.Chebyshev if basis == "chebyshev" else np.polynomial.Polynomial
     series = cls(np.asarray(coeffs, dtype=np.float64), domain=window) if domain is not None else cls(coeffs)
-    lo, hi = -bound, bound
-    if domain is not None:
-        lo, hi = max(lo, window[0]), min(hi, window[1])
-        if lo >= hi:  # an operand bound outside the domain: the domain is all the recipe assumes
-            lo, hi = window
+    lo, hi = _operand_range(domain, bound)
     grid = np.linspace(lo, hi, points)
     peak = float(np.max(np.abs(series.deriv()(grid))))
     return peak / (1.0 - (d - 1) ** 2 / (points - 1))
@@ -618,9 +635,9 @@ VALUE_BOUND_MARGIN = 64
 
 def value_bound(coeffs: tuple, basis: str, domain, bound: float) -> float | None:
     """An upper bound on max |p(x)| over the operand's range |x| <= `bound` (with a domain,
-    the range's part inside it, where the recipe takes the operand to lie, as the generic
-    bounds and `derivative_bound` do; the whole domain when the range misses it), or None
-    when the degree needs more than `DERIVATIVE_GRID_MAX` points.
+    the interval `_operand_range` gives: clipped to the domain only when the bound reaches
+    at most `DOMAIN_SLACK` beyond it), or None when the degree needs more than
+    `DERIVATIVE_GRID_MAX` points.
 
     The maximum over G evenly spaced points of that interval (half-width w, spacing
     h = 2w/(G−1)), plus numpy's float64 evaluation error, divided by 1 − d²/(G−1): between
@@ -640,12 +657,7 @@ def value_bound(coeffs: tuple, basis: str, domain, bound: float) -> float | None
     points = VALUE_BOUND_MARGIN * d * d + 1
     if points > DERIVATIVE_GRID_MAX:
         return None
-    lo, hi = -float(bound), float(bound)
-    if domain is not None:
-        window = [float(v) for v in domain]
-        lo, hi = max(lo, min(window)), min(hi, max(window))
-        if lo > hi:  # an operand range outside the domain: the domain is all the recipe assumes
-            lo, hi = min(window), max(window)
+    lo, hi = _operand_range(domain, bound)
     c = np.asarray(coeffs, dtype=np.float64)
     cls = np.polynomial.Chebyshev if basis == "chebyshev" else np.polynomial.Polynomial
     series = cls(c, domain=[float(v) for v in domain]) if domain is not None else cls(c)

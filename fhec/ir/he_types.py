@@ -260,7 +260,7 @@ def _mul(params, attrs, args, loc):
     _ct(b, HeOp.MUL, (2,))
     _same_level(a, b, HeOp.MUL)
     scale = rules.multiply_scale(params, a.scale, b.scale)
-    noise = nz.multiply_noise(params, a.noise, a.scale, b.noise, b.scale)
+    noise = nz.multiply_noise(params, a.noise, a.scale, b.noise, b.scale, nz.magnitude(a.bound), nz.magnitude(b.bound))
     return cipher(params, a.level, scale, 3, noise, bound=_product_bound(a.bound, b.bound))
 
 
@@ -271,14 +271,15 @@ def _relinearize(params, attrs, args, loc):
     return cipher(params, a.level, a.scale, 2, noise, (Key(KeyKind.RELIN),), a.bound)
 
 
-def _times_plain(params, a: HeType, plain_scale, factor_bound: float | None, magnitude: float = 1.0) -> HeType:
+def _times_plain(params, a: HeType, plain_scale, factor_bound: float | None, magnitude: float = 1.0,
+                 scalar: bool = False) -> HeType:
     """The evaluator's `multiply_plain`: scales multiply, plaintext-multiply noise (the
     error scaled by `magnitude`, a constant's max |value|; 1 for a plain input, whose
     values the evaluator sees but the types do not); the bound is multiplied by the
     plaintext's (`factor_bound`)."""
     if params.scheme == "ckks":
         _need(isinstance(plain_scale, float), f"CKKS plaintext multiply needs a float plain_scale, got {plain_scale!r}")
-        noise = nz.plain_multiply_noise(params, a.noise, a.scale, plain_scale, magnitude)
+        noise = nz.plain_multiply_noise(params, a.noise, a.scale, plain_scale, magnitude, nz.magnitude(a.bound), scalar)
     else:
         _need(plain_scale == 1, f"BGV plaintexts are encoded with factor 1, got {plain_scale!r}")
         noise = nz.plain_multiply_noise(params, a.noise, a.scale, 1.0)
@@ -316,7 +317,7 @@ def _mul_const(params, attrs, args, loc):
         k = rules.bgv_folded_constant(params, int(value), int(factor))
         return _times_integer(params, a, k, (a.scale * int(factor)) % params.plain_modulus)
     _need(params.scheme == "ckks" or isinstance(value, Const), "BGV constants are integers")
-    return _times_plain(params, a, plain_scale, const_bound(value), const_bound(value))
+    return _times_plain(params, a, plain_scale, const_bound(value), const_bound(value), not isinstance(value, Const))
 
 
 def _mul_monomial(params, attrs, args, loc):

@@ -3,8 +3,11 @@
 Estimates are average-case: each ciphertext carries ``noise``, log2 of the standard
 deviation of its error, propagated by the central-limit heuristics of the CKKS/BGV
 literature (e.g. Costache–Smart, "Which ring-based SHE scheme is best?"; Kim et al.,
-"Approximate homomorphic encryption with reduced approximation error"). They assume
-CKKS messages of magnitude at most about 1 per slot.
+"Approximate homomorphic encryption with reduced approximation error"). A CKKS product
+scales each factor's error by the other factor's magnitude: its bound when that exceeds
+1, else 1 (`magnitude`), so the estimate holds for every input within the declared
+bounds (and is pessimistic where an interval bound is far above the values a program
+meets, as for a sum of terms of mixed signs).
 
 * CKKS: error in the slot domain, in the units of the scaled message. The estimated
   precision is that of the *worst* slot, ``log2(scale) − noise − worst_slot_tail_bits``
@@ -96,24 +99,39 @@ def _keyswitch_noise(params: Params, level: int, method: str) -> float:
     return _log2_hypot(ks, rounding_noise(params)) if method == "hybrid" else ks
 
 
-def multiply_noise(params: Params, n1: float, s1, n2: float, s2) -> float:
-    """Error of a ct × ct product before relinearization."""
+def magnitude(bound: float | None) -> float:
+    """The message magnitude the CKKS product rules scale an error by: a value's bound
+    when it exceeds 1, else 1 (the model's assumption, |m| <= 1, and what it keeps for a
+    value whose bound is unknown)."""
+    return 1.0 if bound is None else max(1.0, float(bound))
+
+
+def multiply_noise(params: Params, n1: float, s1, n2: float, s2, m1: float = 1.0, m2: float = 1.0) -> float:
+    """Error of a ct × ct product before relinearization. CKKS: (m1·s1 + e1)(m2·s2 + e2)
+    carries e1·m2·s2 + e2·m1·s1 + e1·e2; `m1`, `m2` are the messages' magnitudes
+    (`magnitude`: 1 unless a bound says more). A partial sum of small coefficients times
+    u^4 <= 256 (a power series at |x| <= 4) carries the sum's error times 256, which the
+    |m| <= 1 model missed by 8 bits."""
     if _ckks(params):
-        return _log2_hypot(n1 + math.log2(s2), n2 + math.log2(s1), n1 + n2)
+        return _log2_hypot(n1 + math.log2(s2) + math.log2(m2), n2 + math.log2(s1) + math.log2(m1), n1 + n2)
     return n1 + n2 + 0.5 * math.log2(params.N)
 
 
-def plain_multiply_noise(params: Params, n: float, s, plain_scale: float, magnitude: float = 1.0) -> float:
+def plain_multiply_noise(params: Params, n: float, s, plain_scale: float, magnitude: float = 1.0,
+                         message: float = 1.0, scalar: bool = False) -> float:
     """Error of a ct × plaintext product (plaintext encoded at plain_scale, rounding ±1/2).
 
     CKKS: (m·s + e)(c·ps + r) = m·c·s·ps + e·c·ps + m·s·r + e·r. The ciphertext's error
     comes out multiplied by c slot by slot, so its std is at most `magnitude` (max |c|,
     when the constant is known: 1 for a plain input, the message bound the model
     assumes) times σ·ps; the encoding's rounding r (slot std √(N/12)) times the message
-    (|m| <= 1) adds s·√(N/12)."""
+    (`message`: its magnitude, `magnitude(bound)`) adds message·s·√(N/12). A `scalar`
+    is encoded exactly as a constant polynomial (`encryption.encode_scalar`): its one
+    rounding, std 1/√12, is the same in every slot, √N times less than a vector's."""
     if _ckks(params):
         carried = n + math.log2(plain_scale) + (math.log2(magnitude) if magnitude > 0 else -math.inf)
-        return _log2_hypot(carried, math.log2(s) + _to_slots(params, -0.5 * math.log2(12)))
+        rounding = -0.5 * math.log2(12) if scalar else _to_slots(params, -0.5 * math.log2(12))
+        return _log2_hypot(carried, math.log2(s) + math.log2(message) + rounding)
     return n + math.log2(params.plain_modulus) + 0.5 * math.log2(params.N) - 1
 
 
