@@ -72,6 +72,9 @@ def load_module(path: str):
     Raises `MissingProgramFileError` for a missing file and `ProgramFileError`
     (``FILE:LINE: ...``) when the file cannot be compiled or raises while it runs;
     FhecErrors from tracing (which name their DSL line) pass through unchanged."""
+    if os.path.isdir(path):
+        raise MissingProgramFileError(f"{path} is a directory, not a program file; name the .py files in it "
+                                      f"(e.g. {os.path.join(path, '*.py')})")
     if not os.path.isfile(path):
         raise MissingProgramFileError(f"no such file: {path}")
     mod_name = f"_fhec_program_{zlib.crc32(os.path.abspath(path).encode()):08x}"

@@ -78,6 +78,24 @@ def _jsonable(value):
     return value
 
 
+_KIND_NAMES = {"keyset": "key set", "compiled": "compiled program", "params": "parameter set"}
+
+
+def _params_difference(header: dict, expected) -> str:
+    """The constructor fields in which the file's parameter literal and `expected` differ
+    ("plain_modulus 65537 in the file, 786433 given"), or the N of each when the literal
+    names no difference (the primes themselves differ)."""
+    recorded = header.get("params")
+    given = _params_literal(expected)
+    if isinstance(recorded, dict):
+        diffs = [f"{k} {recorded.get(k)!r:.40} in the file, {given.get(k)!r:.40} given"
+                 for k in sorted(set(recorded) | set(given)) if recorded.get(k) != given.get(k)]
+        if diffs:
+            return "; ".join(diffs[:4]) + ("; ..." if len(diffs) > 4 else "")
+        return f"N = {recorded.get('N')} in both, other primes"
+    return f"N = {expected.N} given"
+
+
 def _params_from_header(header: dict, path, expected) -> Any:
     """The file's parameter set: `expected` when given (after checking the fingerprint),
     else rebuilt from the literal and checked against the recorded primes."""
@@ -86,11 +104,14 @@ def _params_from_header(header: dict, path, expected) -> Any:
     recorded = header.get("fingerprint")
     if expected is not None:
         if params_fingerprint(expected) != recorded:
+            kind = header.get("kind")
+            redo = {"ciphertext": "re-encrypt under these", "plaintext": "re-encode under these",
+                    "compiled": "compile the program again under these", "keyset": "generate keys under these"}
             raise MismatchedParametersError(
-                f"{path} holds a {header.get('kind')} of another parameter set than the one given "
-                f"(N = {header.get('params', {}).get('N')}, fingerprint {str(recorded)[:16]}, against N = "
-                f"{expected.N}, fingerprint {params_fingerprint(expected)[:16]}); load it with its own parameters "
-                f"(fhec.load(path) rebuilds them) or re-encrypt under these."
+                f"{path} holds a {_KIND_NAMES.get(kind, kind)} of another parameter set than the one given "
+                f"({_params_difference(header, expected)}, "
+                f"fingerprint {str(recorded)[:16]} against {params_fingerprint(expected)[:16]}); load it with its own "
+                f"parameters (fhec.load(path) rebuilds them) or {redo.get(kind, 'rebuild it under these')}."
             )
         return expected
     try:

@@ -316,3 +316,35 @@ def test_absurd_level_counts_are_refused_at_once():
     p = fhec.Program("p", CKKS)
     with pytest.raises(fhec.LevelExhaustedError, match="levels"):
         p.input("x") ** (10**9)
+
+
+# -- messages that name the actual fix (BGV porting, 2026-11-25) -------------------------------
+
+
+def test_bgv_messages_name_the_real_limit_and_fix(tmp_path):
+    # t's limit as enforced: 5 bits fewer than the primes (a 26-bit t on 30-bit level primes is refused)
+    with pytest.raises(fhec.ParameterError, match=r"\(26 bits\) is too large .* at most 25 bits"):
+        fhec.BGVParams(N=2**10, levels=2, plain_modulus=67104769, modulus_bits=30, security=None)
+    # a fraction: its inverse mod t, not "pass 0" (which would zero the product)
+    p = fhec.Program("b", BGV)
+    with pytest.raises(fhec.InvalidPlaintextError, match=r"1/2 mod t is 1·2\^-1 = 6145: multiply by 6145"):
+        p.input("x") * 0.5
+    # precision_bits means nothing for BGV
+    with pytest.raises(fhec.ParameterError, match="CKKS setting"):
+        fhec.AutoParams(scheme="bgv", precision_bits=20)
+    # a file of another parameter set says which field differs and what to rebuild
+    other = fhec.BGVParams(N=2**10, levels=2, plain_modulus=40961, security=None)
+    fhec.save(fhec.keygen(BGV, seed=1).public_only(), tmp_path / "k.fhec")
+    with pytest.raises(fhec.MismatchedParametersError,
+                       match=r"key set .*plain_modulus 12289 in the file, 40961 given.*generate keys under these"):
+        fhec.load(tmp_path / "k.fhec", params=other)
+    # a directory on the command line is not "no such file"
+    r = _cli("check", tmp_path)
+    assert r.exit_code == 2 and "is a directory, not a program file" in r.output
+
+
+def test_with_inputs_given_a_strategy_names_the_flatmap_form():
+    import fhec.testing as ft
+
+    with pytest.raises(fhec.ProgramError, match=r"programs\(\.\.\.\)\.flatmap\(fhec.testing.with_inputs\)"):
+        ft.with_inputs(ft.programs(scheme="bgv"))

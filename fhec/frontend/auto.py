@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from fhec.errors import ProgramError, TargetError, TooManyValuesError
+from fhec.errors import ParameterError, ProgramError, TargetError, TooManyValuesError
 from fhec.frontend.location import end_replay, replaying_at
 from fhec.schemes.auto_params import (
     _chain_precision,
@@ -66,6 +66,9 @@ class AutoParams:
     def __post_init__(self) -> None:
         as_choice(self.scheme, "scheme", ("ckks", "bgv"))
         as_real(self.precision_bits, "precision_bits", min=1.0, max=60.0, fix="the bits of precision, e.g. 12")
+        if self.scheme == "bgv" and self.precision_bits != 12.0:
+            raise ParameterError(f"precision_bits={self.precision_bits!r} is a CKKS setting: BGV computes exactly mod "
+                                 f"plain_modulus; leave it out for scheme=\"bgv\".")
         if self.security is not None:
             as_int(self.security, "security", fix="128, 192 or 256 bits, or None for insecure toy parameters")
         _check_word_bits(self.word_bits)
@@ -151,9 +154,17 @@ def resolve(program, target=None):
     if target is not None and params.N > target.n_max:
         raise TargetError(
             f"params=\"auto\" needs N = {params.N} for this program (the choice above), "
-            f"but target {target.name!r} runs N <= {target.n_max}: ask for less (fhec.AutoParams(precision_bits=...) "
-            f"or, for a test machine, security=None) or compile for a larger target.", program._builder.loc)
+            f"but target {target.name!r} runs N <= {target.n_max}: ask for less ({_less(auto)} or, for a test "
+            f"machine, security=None) or compile for a larger target.", program._builder.loc)
     return replayed
+
+
+def _less(auto) -> str:
+    """What asks for a smaller ring: CKKS less precision; BGV a smaller t or fewer
+    products in a row (its depth sets the modulus)."""
+    if auto.scheme == "ckks":
+        return "fhec.AutoParams(precision_bits=...)"
+    return "a smaller plain_modulus in fhec.AutoParams(scheme=\"bgv\", plain_modulus=...), fewer products in a row"
 
 
 def replay(program, params):

@@ -11,7 +11,9 @@ Everything raises a `FhecError` with the DSL location `where`.
 
 from __future__ import annotations
 
+import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
@@ -34,9 +36,18 @@ def centered(c: int, t: int) -> int:
     return c - t if c > t // 2 else c
 
 
-def _int_hint(value) -> str:
+def _int_hint(value, t: int) -> str:
+    """The fix for a non-integer BGV constant: a fraction p/q with q invertible mod t is
+    p·q^-1 mod t (dividing by 2 is multiplying by 2^-1), else an integer."""
     rounded = float(value)
-    return f"pass an int, e.g. {round(rounded)}" if np.isfinite(rounded) else "pass a finite int"
+    if not np.isfinite(rounded):
+        return "pass a finite int"
+    frac = Fraction(rounded).limit_denominator(1024)
+    if frac.denominator > 1 and float(frac) == rounded and math.gcd(frac.denominator, t) == 1:
+        k = frac.numerator * pow(frac.denominator, -1, t) % t
+        return (f"{frac} mod t is {frac.numerator}·{frac.denominator}^-1 = {k}: multiply by {k} to divide by "
+                f"{frac.denominator} mod t, or pass an int, e.g. {round(rounded)}")
+    return f"pass an int, e.g. {round(rounded)}"
 
 
 def scalar(params: Params, value, where: str | None):
@@ -49,7 +60,7 @@ def scalar(params: Params, value, where: str | None):
         if params.scheme == "bgv":
             raise InvalidPlaintextError(
                 f"BGV computes on integers mod t = {params.plain_modulus}; the constant {value!r} is not an "
-                f"integer ({_int_hint(value)}).",
+                f"integer ({_int_hint(value, params.plain_modulus)}).",
                 where,
             )
         if not np.isfinite(value):

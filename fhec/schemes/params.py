@@ -731,8 +731,8 @@ class BGVParams(_CommonParams):
         smallest = min(self.base_bits + self.special_bits)
         if self.plain_modulus.bit_length() >= smallest - 4:
             raise ParameterError(
-                f"plain_modulus t = {self.plain_modulus} is too large for {smallest}-bit primes: "
-                f"t must be at least 4 bits smaller than every ciphertext prime."
+                f"plain_modulus t = {self.plain_modulus} ({self.plain_modulus.bit_length()} bits) is too large for "
+                f"{smallest}-bit primes: t may have at most {smallest - 5} bits (5 fewer than every ciphertext prime)."
             )
         self._set("modulus_bits", as_optional_int(self.modulus_bits, "modulus_bits", min=MIN_WORD_BITS,
                                                   max=self.word_bits))
@@ -747,9 +747,9 @@ class BGVParams(_CommonParams):
             smallest_level = bits if self.levels > 0 else None
         if smallest_level is not None and self.plain_modulus.bit_length() >= smallest_level - 4:
             raise ParameterError(
-                f"plain_modulus t = {self.plain_modulus} is too large for {smallest_level}-bit level primes: "
-                f"t must be at least 4 bits smaller; raise modulus_bits (or q_bits's level sizes) or word_bits, "
-                f"or use a smaller t."
+                f"plain_modulus t = {self.plain_modulus} ({self.plain_modulus.bit_length()} bits) is too large for "
+                f"{smallest_level}-bit level primes: t may have at most {smallest_level - 5} bits (5 fewer than the "
+                f"level primes); raise modulus_bits (or q_bits's level sizes) or word_bits, or use a smaller t."
             )
         self._check_before_derivation(bits if smallest_level is None else smallest_level)  # a lower bound of log2(Q·P)
         used = {self.plain_modulus}

@@ -30,7 +30,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fhec.errors import (InvalidArgumentError, LevelExhaustedError, LevelMismatchError, ScaleMismatchError,
+from fhec.errors import (InvalidArgumentError, LevelExhaustedError, LevelMismatchError, ProgramError, ScaleMismatchError,
                          ScaleOverflowError, ValueOverflowError)
 from fhec.frontend import Cipher, Plain, Program
 from fhec.ir.he import HeOp
@@ -501,5 +501,10 @@ def inputs_for(program, *, full: bool = False):
 
 
 def with_inputs(program):
-    """A strategy of (program, inputs) pairs (use with ``programs(...).flatmap``)."""
+    """A strategy of (program, inputs) pairs (use with ``programs(...).flatmap``).
+    Raises `ProgramError` for a strategy in place of a program, naming that form."""
+    if isinstance(program, st.SearchStrategy):
+        raise ProgramError(
+            "with_inputs takes one program, not a strategy of programs: write "
+            "programs(...).flatmap(fhec.testing.with_inputs) to draw (program, inputs) pairs.")
     return inputs_for(program).map(lambda inputs: (program, inputs))
