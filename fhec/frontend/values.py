@@ -591,19 +591,16 @@ class Cipher(_Handle):
 
     def _warn_beyond_domain(self, cs: tuple, basis: str, domain, loc: str | None) -> None:
         """A `PrecisionWarning` when the operand's bound reaches further beyond the series'
-        interval than `he_polynomial.DOMAIN_SLACK`: there an approximation no longer
+        interval than `he_polynomial.within_domain` allows: there an approximation no longer
         approximates and a Chebyshev series grows like (|u| + sqrt(u^2 - 1))^degree, so the
         estimates cover the whole range and the result is usually far from the function."""
-        from fhec.ir.he_polynomial import DOMAIN_SLACK
+        from fhec.ir.he_polynomial import within_domain
 
         interval = _chebyshev_domain(basis, domain)
         b = self.bound
-        if interval is None or b is None or len(cs) <= 2:
+        if interval is None or b is None or len(cs) <= 2 or within_domain(interval, b):
             return
         a, z = sorted(interval)
-        slack = DOMAIN_SLACK * (z - a) / 2
-        if -b >= a - slack and b <= z + slack:
-            return
         warn_at(f"{loc + ': ' if loc else ''}the operand of this degree-{len(cs) - 1} series can reach |x| = {b:.6g} "
                 f"(its bound), beyond the series' interval [{a:.6g}, {z:.6g}]: outside it an approximation does not "
                 f"approximate its function and a Chebyshev series grows exponentially with the degree, and the "

@@ -592,17 +592,22 @@ its size on the domain. Beyond the slack the estimates cover the whole operand r
 (`_operand_range`), as the values can reach it."""
 
 
+def within_domain(interval, bound: float) -> bool:
+    """Whether an operand of bound `bound` is taken to lie in `interval` (a, b): it reaches
+    at most `DOMAIN_SLACK` of the half-width beyond it on either side."""
+    a, b = sorted(float(v) for v in interval)
+    slack = DOMAIN_SLACK * (b - a) / 2
+    return -float(bound) >= a - slack and float(bound) <= b + slack
+
+
 def _operand_range(domain, bound: float) -> tuple[float, float]:
     """The interval the estimates of a series on an operand of bound `bound` cover:
-    [-bound, bound], clipped to the domain when it reaches at most `DOMAIN_SLACK` beyond it."""
+    [-bound, bound], clipped to the domain when it is `within_domain`."""
     lo, hi = -float(bound), float(bound)
-    if domain is None:
+    if domain is None or not within_domain(domain, bound):
         return lo, hi
     a, b = sorted(float(v) for v in domain)
-    slack = DOMAIN_SLACK * (b - a) / 2
-    if lo >= a - slack and hi <= b + slack:
-        return max(lo, a), min(hi, b)
-    return lo, hi
+    return max(lo, a), min(hi, b)
 
 
 def derivative_bound(coeffs: tuple, basis: str, domain, bound: float) -> float | None:

@@ -275,8 +275,9 @@ def _times_plain(params, a: HeType, plain_scale, factor_bound: float | None, mag
                  scalar: bool = False) -> HeType:
     """The evaluator's `multiply_plain`: scales multiply, plaintext-multiply noise (the
     error scaled by `magnitude`, a constant's max |value|; 1 for a plain input, whose
-    values the evaluator sees but the types do not); the bound is multiplied by the
-    plaintext's (`factor_bound`)."""
+    values the evaluator sees but the types do not; the encoding's rounding scaled by the
+    ciphertext's `noise.magnitude`, one coefficient's for a `scalar`); the bound is
+    multiplied by the plaintext's (`factor_bound`)."""
     if params.scheme == "ckks":
         _need(isinstance(plain_scale, float), f"CKKS plaintext multiply needs a float plain_scale, got {plain_scale!r}")
         noise = nz.plain_multiply_noise(params, a.noise, a.scale, plain_scale, magnitude, nz.magnitude(a.bound), scalar)
