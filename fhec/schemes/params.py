@@ -546,7 +546,7 @@ class CKKSParams(_CommonParams):
         # Above 2^word_bits the scale only grows (every prime is smaller), so a scale past
         # what q_0 can hold fails _check_bottom_scale anyway: refuse it here, before it
         # overflows the float.
-        q0_limit = 2.0 ** (self.word_bits * self.base_limbs)
+        q0_limit = 2.0 ** min(self.word_bits * self.base_limbs, 1023)  # q_0 past float range: no limit
         for _ in range(self.levels):
             if not scale < q0_limit:
                 raise ParameterError(
