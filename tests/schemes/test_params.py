@@ -142,3 +142,10 @@ def test_an_unknown_parameter_name_is_a_parameter_error_naming_the_closest():
     with pytest.raises(fhec.ParameterError, match="BGVParams has no parameter 'bootstrap': it is a CKKSParams"):
         fhec.BGVParams(N=2**10, levels=3, security=None, bootstrap=None)
     assert fhec.CKKSParams(N=2**10, levels=3, security=None).levels == 3
+
+
+def test_a_q0_beyond_float_range_is_a_parameter_set_not_an_overflow():
+    """32 base primes of 32 bits: q_0 ~ 2^1024 is past float range; the chain is built
+    (the scale never nears it) where computing the limit raised a raw OverflowError."""
+    params = fhec.CKKSParams(N=1024, levels=2, base_limbs=32, security=None)
+    assert len(params.moduli) == 34
