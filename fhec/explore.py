@@ -60,6 +60,9 @@ def parse_value(text: str | int | float) -> int | float:
     if re.match(r"^\s*-", str(text)):
         # the pattern takes no sign: say what is wrong rather than "not a number"
         raise ExploreError(f"{text!r} is negative; target fields take sizes, counts and rates of 0 or more.")
+    if m and m.group(2).endswith("b"):  # "Mib", "kb": a lowercase b is bits, target fields are bytes
+        raise ExploreError(f"{text!r}: a lowercase b means bits, but sizes here are bytes; write "
+                           f"{m.group(1)}{m.group(2)[:-1]}B (suffixes: B, KiB, MiB, GiB, TiB, kB, MB, GB, TB).")
     if not m or m.group(2).lower() not in _SIZE_SUFFIXES:
         raise ExploreError(f"{text!r} is not a number; give numbers such as 512, 0.5 or 16MiB "
                            f"(suffixes: B, KiB, MiB, GiB, TiB, kB, MB, GB, TB).")
@@ -102,8 +105,13 @@ def _set_path(data: dict, path: str, value: Any) -> None:
             where = ".".join(keys[:i]) or "the target"
             raise ExploreError(f"--vary {path}: {where} has no field {key!r} (it has: {fields}).")
         if last:
-            if isinstance(node[key], (dict, list, tuple)):
-                raise ExploreError(f"--vary {path} names a table; name one of its fields.")
+            if isinstance(node[key], dict) or (isinstance(node[key], (list, tuple)) and node[key]
+                                               and all(isinstance(v, dict) for v in node[key])):
+                raise ExploreError(f"--vary {path} names a table; name one of its fields "
+                                   f"(a unit's by its kind: cluster.units.ntt.count).")
+            if isinstance(node[key], (list, tuple)):
+                raise ExploreError(f"--vary {path} names a list; a sweep varies numbers: counts, sizes, rates "
+                                   f"and latencies.")
             node[key] = value
         else:
             node = node[key]
@@ -222,8 +230,12 @@ class ExploreResult:
         return out
 
     def write(self, path: str | Path) -> Path:
-        """`to_parquet` for a ``.parquet`` path, else `to_csv`."""
-        return self.to_parquet(path) if str(path).endswith(".parquet") else self.to_csv(path)
+        """`to_parquet` for a ``.parquet`` path, `to_csv` for a ``.csv`` one; ExploreError
+        for another suffix (a .xlsx would hold CSV text)."""
+        suffix = Path(path).suffix.lower()
+        if suffix not in (".csv", ".parquet"):
+            raise ExploreError(f"{path}: write the table to a .csv or .parquet file (not {suffix or 'no suffix'}).")
+        return self.to_parquet(path) if suffix == ".parquet" else self.to_csv(path)
 
     def _cells(self, row: dict) -> list[str]:
         def fmt(v):
@@ -330,7 +342,9 @@ def explore(program, target="f1", vary: Mapping[str, Sequence] | Sequence[str] =
     target, `MissingExtraError` without Dask, and what compiling raises.
     """
     from fhec.backends.target import Target
+    from fhec.errors import TargetError
     from fhec.passes.he_rewrite import as_he
+    from fhec.passes.offchip.driver import MIN_SLOTS
     from fhec.pipeline import options_for
     from fhec.validate import as_int
 
@@ -352,6 +366,14 @@ def explore(program, target="f1", vary: Mapping[str, Sequence] | Sequence[str] =
     base.check_ring_degree(he.params.N)
     program_json = he.to_json()
     found = variants(base, vary)
+    for settings, t in found:  # what only the program's N decides, before anything compiles
+        t.check_ring_degree(he.params.N)
+        if t.scratchpad_rvecs(he.params.N) < MIN_SLOTS:
+            raise TargetError(
+                f"variant {t.name}: a scratchpad of {t.scratchpad.capacity_bytes} bytes holds "
+                f"{t.scratchpad_rvecs(he.params.N)} RVecs of {t.rvec_bytes(he.params.N)} bytes at N = "
+                f"{he.params.N}; scheduling needs at least {MIN_SLOTS}. Sweep scratchpad.capacity_bytes from "
+                f"{MIN_SLOTS * t.rvec_bytes(he.params.N)} bytes up.")
     tasks = [(program_json, t.model_dump(), settings, keyswitch, policy) for settings, t in found]
     if scheduler == "serial":
         rows = [compile_row(*task) for task in tasks]

@@ -147,3 +147,22 @@ def test_cli_explore_plot_formats(tmp_path):
 def test_isa_machines_are_not_swept():
     with pytest.raises(ExploreError, match="ISA machine"):
         explore(_program(), "rpu", {"clock_ghz": [1.0, 2.0]}, scheduler="serial")
+
+
+def test_sweep_mistakes_are_named_before_anything_compiles(tmp_path):
+    """A lowercase b (bits) where fields take bytes, a list field, an output that is not
+    CSV or Parquet, and a variant whose scratchpad cannot hold three RVecs at the
+    program's N (named, before any variant compiles; it aborted the sweep mid-way,
+    unnamed)."""
+    with pytest.raises(ExploreError, match="lowercase b means bits.*16MiB"):
+        parse_value("16Mib")
+    with pytest.raises(ExploreError, match="names a list"):
+        variants(fhec.backends.target.load_target("f1"), {"cluster.units.ntt.ops": [1]})
+    big = fhec.Program("n2048", fhec.CKKSParams(N=2**11, levels=2, scale_bits=28, word_bits=32, security=None))
+    big.output("y", big.input("x") * 2.0)
+    # 12 KiB holds 3 RVecs at f1's n_min (a valid target) but 1 at the program's N = 2^11
+    with pytest.raises(TargetError, match=r"variant f1\[scratchpad.capacity_bytes=12288\].*at least 3"):
+        explore(big, "f1", ["scratchpad.capacity_bytes=12288,64MiB"], scheduler="serial")
+    result = explore(_program(), "f1", ["memory.bandwidth_gb_s=512"], scheduler="serial")
+    with pytest.raises(ExploreError, match=r"\.csv or \.parquet"):
+        result.write(tmp_path / "t.xlsx")

@@ -111,6 +111,11 @@ def test_implausible_targets_and_reports_are_refused(compiled, tmp_path):
         load_report(path)
     r = _cli("report", path)
     assert r.exit_code == 2 and "cycles" in r.output
+    report = json.loads(compiled.report.to_json())
+    report["utilization"]["mul"] = 1.7  # a busy fraction above 1 is no schedule's
+    path.write_text(json.dumps(report))
+    with pytest.raises(fhec.ReportFormatError, match="utilization.mul"):
+        load_report(path)
 
 
 def test_corrupt_streams_are_refused(compiled, tmp_path):

@@ -118,7 +118,8 @@ def compute_bound(program: LimbProgram, target: Target) -> tuple[float, str, dic
 def bandwidth_bound(program: LimbProgram, target: Target) -> float:
     """Compulsory off-chip bytes over off-chip bytes per cycle (key halves the target
     generates on chip are no off-chip bytes)."""
-    return compulsory_traffic(program, target.generated_rvecs(program)).total / target.offchip_bytes_per_cycle
+    return (compulsory_traffic(program, target.generated_rvecs(program), target.rvec_bytes(program.N)).total
+            / target.offchip_bytes_per_cycle)
 
 
 def dependency_bound(program: LimbProgram, target: Target) -> float:

@@ -126,12 +126,14 @@ def stage_entry_windows(he_program, limb, streams: Streams, occupancy: np.ndarra
 
 
 def stage_costs(he_program, data: DataSchedule, streams: Streams, occupancy: np.ndarray,
-                generated: np.ndarray | None = None) -> dict[str, dict[str, Any]]:
+                generated: np.ndarray | None = None, rvec_bytes: int | None = None) -> dict[str, dict[str, Any]]:
     """Stage name -> {cycles, offchip_bytes, modular_multiplies, instructions} (see the
     module docstring); empty when no node has a stage. `occupancy`: cycles each stream
     op keeps its unit busy (`fhec.sim.timing.op_timing(...).occupancy`); `generated`: per
-    rvec, whether the target generates it on chip (`Target.generated_rvecs`)."""
+    rvec, whether the target generates it on chip (`Target.generated_rvecs`); `rvec_bytes`:
+    the target's bytes per rvec (default the program's)."""
     limb = data.program
+    rvec_bytes = limb.rvec_bytes if rvec_bytes is None else rvec_bytes
     names, instr_stage = instruction_stages(he_program, limb)
     if not names:
         return {}
@@ -148,7 +150,7 @@ def stage_costs(he_program, data: DataSchedule, streams: Streams, occupancy: np.
     for s, name in enumerate(names):
         out[name] = {
             "cycles": sum(hi - lo for lo, hi in windows[s]),
-            "offchip_bytes": int(np.count_nonzero(moved & (event_stage == s))) * limb.rvec_bytes,
+            "offchip_bytes": int(np.count_nonzero(moved & (event_stage == s))) * rvec_bytes,
             "modular_multiplies": int(mults[instr_stage == s].sum()),
             "instructions": int(np.count_nonzero(instr_stage == s)),
         }

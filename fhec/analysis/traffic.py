@@ -16,17 +16,19 @@ from fhec.ir.limb_ops import RVecClass
 from fhec.ir.schedule import Event, Traffic
 
 
-def compulsory_traffic(program: LimbProgram, generated: np.ndarray | None = None) -> Traffic:
+def compulsory_traffic(program: LimbProgram, generated: np.ndarray | None = None,
+                       rvec_bytes: int | None = None) -> Traffic:
     """The lower bound on off-chip traffic: one load of every INPUT, KSH and CONST rvec
     that some instruction reads and the target does not generate, and one store of every
-    OUTPUT rvec (bytes)."""
+    OUTPUT rvec (bytes: `rvec_bytes` each, the target's `Target.rvec_bytes`, which times
+    the transfers; default the program's own words)."""
     read = np.zeros(program.num_rvecs, dtype=bool)
     read[program.src0[program.src0 >= 0]] = True
     read[program.src1[program.src1 >= 0]] = True
     gen = np.zeros(program.num_rvecs, dtype=bool) if generated is None else generated
     used = read & ~gen
     cls = program.rvec_class
-    b = program.rvec_bytes
+    b = program.rvec_bytes if rvec_bytes is None else rvec_bytes
 
     def count(c: RVecClass, mask: np.ndarray | None = None) -> int:
         sel = cls == c
@@ -44,12 +46,13 @@ def compulsory_traffic(program: LimbProgram, generated: np.ndarray | None = None
 
 
 def classify_traffic(program: LimbProgram, kind: np.ndarray, arg: np.ndarray,
-                     generated: np.ndarray | None = None) -> Traffic:
+                     generated: np.ndarray | None = None, rvec_bytes: int | None = None) -> Traffic:
     """The traffic of a data schedule's events (`kind`, `arg` columns of a `DataSchedule`):
     the first load of a loaded rvec is compulsory, every later one is not; a store of an
     OUTPUT is compulsory; intermediates moved either way are not; loads of `generated`
-    rvecs are on-chip generation (``ksh_generated``, every time)."""
-    b = program.rvec_bytes
+    rvecs are on-chip generation (``ksh_generated``, every time). Bytes as in
+    `compulsory_traffic`."""
+    b = program.rvec_bytes if rvec_bytes is None else rvec_bytes
     cls = program.rvec_class
     all_loads = arg[kind == Event.LOAD].astype(np.int64)
     gen = np.zeros(len(all_loads), dtype=bool) if generated is None else generated[all_loads]

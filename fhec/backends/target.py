@@ -351,13 +351,13 @@ class Keys(_Frozen):
 class Unmodeled(_Frozen):
     """Machine facts that no part of fhec reads yet: the ``[unmodeled]`` table.
 
-    The schedulers assume, as F1 §3 states, that register files and the on-chip
-    network feed every functional unit at its rate, and the timing model uses each
-    unit's own ``throughput``; so none of these values changes a schedule, a cycle
-    count or an energy figure. They are kept (validated, shown by ``fhec targets``)
-    because modeling the register file, scratchpad banks and ports and the network
-    is planned; a field moves out of this table when code starts reading it. Every
-    field is optional.
+    The timing model uses each unit's own ``throughput`` (not the lanes) and books the
+    register file's ports (not its banks, F1 §3: "within 5% of an ideal infinite-ported
+    RF"); so neither value changes a schedule, a cycle count or an energy figure. They are
+    kept (validated, shown by ``fhec targets``) as facts of the machine; a field moves out
+    of this table when code starts reading it, as the register file, bank ports and
+    network did (``[register_file]``, ``[network]``). Every field is optional; other keys
+    are refused, as everywhere, so that a typo is caught.
     """
 
     lanes: int | None = Field(None, gt=0, le=MAX_N, description="vector lanes E (timing uses each unit's throughput)")

@@ -131,7 +131,7 @@ class Report(BaseModel):
     busiest_kind: str
     bound_ratio: float = _AMOUNT
     binding_bound: str = "compute"
-    utilization: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]]
+    utilization: dict[str, Annotated[float, Field(ge=0, le=1 + 1e-9, allow_inf_nan=False)]]  # busy fractions
     offchip_bytes: dict[str, Annotated[int, Field(ge=0)]]
     onchip_bytes: int = _COUNT
     register_file_bytes: int = 0
@@ -366,7 +366,8 @@ def make_report(
     from fhec.sim.resources import binding_resource, busy_intervals
 
     limb = data.program
-    on = onchip_bytes(streams, limb.rvec_bytes)
+    # bytes as the target stores words (a 32-bit program's words take 5 bytes on 40-bit Osiris)
+    on = onchip_bytes(streams, target.rvec_bytes(limb.N))
     intervals = busy_intervals(streams, target)
     binding = {"program": binding_resource(intervals, 0, streams.total_cycles)}
     if he_program is not None:
@@ -394,7 +395,7 @@ def make_report(
         utilization=util,
         offchip_bytes=data.traffic.as_dict(),
         onchip_bytes=on,
-        register_file_bytes=register_file_bytes(streams, limb.rvec_bytes),
+        register_file_bytes=register_file_bytes(streams, target.rvec_bytes(limb.N)),
         network_transfers={} if streams.onchip is None else streams.onchip.transfers.counts(),
         binding_resources=binding,
         peak_scratchpad_slots=data.peak_slots,
@@ -410,7 +411,8 @@ def make_report(
         compile_seconds=compile_seconds or {},
         compile_passes=compile_passes or [],
         stages={} if he_program is None else stage_costs(
-            he_program, data, streams, op_timing(target, streams.N).occupancy, target.generated_rvecs(limb)),
+            he_program, data, streams, op_timing(target, streams.N).occupancy, target.generated_rvecs(limb),
+            target.rvec_bytes(limb.N)),
     )
 
 

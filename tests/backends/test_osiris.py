@@ -212,3 +212,24 @@ def test_directions_are_checked_when_a_target_loads(directions, message):
         FunctionalUnit(**{**spec, "directions": directions})
     with pytest.raises(ValidationError, match="both NTT and INTT"):
         FunctionalUnit(**{**spec, "ops": ["NTT"], "directions": ("both", "both")})
+
+
+def test_traffic_is_counted_in_the_targets_words():
+    """A 32-bit-word program on osiris-tiny (40-bit words, 5 bytes each): the memory channel
+    moves 5-byte words, and the report's traffic, bandwidth bound and off-chip energy count
+    the same bytes (they counted 4, 20% below the channel's busy time)."""
+    import warnings
+
+    params = fhec.CKKSParams(N=2**10, levels=4, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("mv32", params)
+    x = p.input("x")
+    p.output("y", (x * x).rotate(1) + x.rotate(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = fhec.compile(p, target="osiris-tiny", progress=False)
+    t, r, s = c.target, c.report, c.streams
+    mem = s.unit_index("mem0")
+    moved = int(s.unit_start[mem + 1] - s.unit_start[mem])
+    assert r.offchip_bytes["total"] == moved * t.rvec_bytes(2**10) == moved * 5 * 2**10
+    assert r.offchip_bytes["total"] / t.offchip_bytes_per_cycle == pytest.approx(r.utilization["mem"] * r.cycles)
+    assert r.bandwidth_bound_cycles == pytest.approx(r.offchip_bytes["compulsory"] / t.offchip_bytes_per_cycle)

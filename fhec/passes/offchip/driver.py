@@ -183,6 +183,6 @@ def schedule_offchip(
         slot=res.slot.copy(),
         src0_slot=res.src0.copy(),
         src1_slot=res.src1.copy(),
-        traffic=classify_traffic(program, kind, arg, target.generated_rvecs(program)),
+        traffic=classify_traffic(program, kind, arg, target.generated_rvecs(program), target.rvec_bytes(program.N)),
         peak_slots=int(res.peak),
     )
