@@ -163,12 +163,17 @@ def as_1d_array(value: Any, name: str, *, error: type[FhecError], where: str | N
     Ragged nested lists and objects numpy cannot turn into an array are refused, and so
     is anything with two or more dimensions: slot vectors are 1-D.
     """
-    if isinstance(value, (str, bytes, Mapping)) or value is None:
+    if isinstance(value, (str, bytes, bytearray, memoryview, Mapping)) or value is None:
         raise error(f"{name} must be a number or a 1-D vector of numbers, not {type(value).__name__}.", where)
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise error(f"{name} must be a number or a 1-D vector of numbers: {exc}.", where) from None
+    if array.dtype.kind in "USVa" or (array.dtype.kind == "O" and any(
+            isinstance(v, (str, bytes, bytearray)) for v in array.ravel().tolist())):
+        # numpy turns ["1", "2.5"] into strings that later casts read as numbers
+        raise error(f"{name} must hold numbers, but it holds text ({array.ravel()[:3].tolist()!r:.60}); "
+                    f"convert it first, e.g. np.asarray(values, dtype=float).", where)
     if array.dtype.kind == "f" and isinstance(value, (list, tuple)) and _all_python_ints(value):
         # numpy promotes ints that need both int64 and uint64 ([0, 2**63]) to float64, which
         # rounds them; Python ints stay exact as objects (BGV reduces them mod t)

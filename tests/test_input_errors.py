@@ -353,3 +353,43 @@ def test_with_inputs_given_a_strategy_names_the_flatmap_form():
 
     with pytest.raises(fhec.ProgramError, match=r"programs\(\.\.\.\)\.flatmap\(fhec.testing.with_inputs\)"):
         ft.with_inputs(ft.programs(scheme="bgv"))
+
+
+def test_dsl_inputs_from_the_porting_pass_raise_fhec_errors_or_work():
+    """Found by a black-box pass over the DSL (2026-11-25): each raised a raw exception,
+    was silently coerced, or returned noise without a word."""
+    import functools
+    import warnings
+    from fractions import Fraction
+
+    p = fhec.Program("p", CKKS)
+    x, w = p.input("x"), p.plain("w")
+    x + Fraction(1, 3), x * Fraction(4, 2), x.dot(Fraction(1, 3))  # noqa: B018 (rationals are numbers)
+    with pytest.raises(fhec.InvalidPlaintextError, match="holds text"):
+        x + ["1", "2.5"]
+    with pytest.raises(fhec.InvalidPlaintextError, match="memoryview"):
+        x.linear_transform({1: memoryview(b"ab")})
+    for use in (lambda: w >> 1, lambda: np.exp(w), lambda: abs(w), lambda: len(w), lambda: w < 1, lambda: float(w)):
+        with pytest.raises(fhec.PlaintextOperandError):
+            use()
+    with pytest.raises(fhec.ProgramError, match=r"pow\(x, k, m\)"):
+        pow(x, 2, 3)
+    with pytest.raises(fhec.PolynomialError, match="complex values"):
+        fhec.approx(lambda t: np.exp(1j * t), domain=(-1, 1), degree=7)
+    # manual rescale of a value whose scale is one prime: no bit of it would be left
+    m = fhec.Program("m", CKKS, rescale="manual")
+    with pytest.raises(fhec.PrecisionError, match="leaving no bit of the value"):
+        m.input("x").rescale()
+    # an output of noise warns even with the BV guard off
+    bv = fhec.Program("bv", fhec.CKKSParams(N=2**10, levels=2, keyswitch="bv", min_precision_bits=None,
+                                            security=None))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bv.output("a", bv.input("x").rotate(1))
+    assert any("estimated worst-slot" in str(c.message) for c in caught)
+
+    def f(x, k):
+        return x.rotate(k)
+
+    traced = fhec.program(CKKS)(functools.partial(f, k=3))  # settings bound by partial, as docs/dsl.md says
+    assert list(traced.ir.inputs) == ["x"]

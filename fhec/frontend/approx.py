@@ -91,7 +91,14 @@ def approx(f: Callable, domain, degree: int) -> Approximation:
 
 def _values(f: Callable, xs: np.ndarray) -> np.ndarray:
     try:
-        ys = np.asarray(f(xs), dtype=np.float64)
+        raw = np.asarray(f(xs))
+        if np.iscomplexobj(raw) and np.any(np.imag(raw) != 0):
+            raise PolynomialError(
+                f"approx: {getattr(f, '__name__', f)!r} returns complex values; fhec approximates real functions "
+                f"of real slots (CKKS slots here are real): approximate the real and imaginary parts separately.")
+        ys = np.asarray(np.real(raw) if np.iscomplexobj(raw) else raw, dtype=np.float64)
+    except PolynomialError:
+        raise
     except Exception as e:  # the user's function: report whatever it raised
         raise PolynomialError(
             f"approx: calling {getattr(f, '__name__', f)!r} on a numpy array failed: {e!r}; "

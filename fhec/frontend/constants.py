@@ -54,9 +54,12 @@ def scalar(params: Params, value, where: str | None):
     """A scalar constant as stored in the IR (int or float)."""
     if isinstance(value, (bool, np.bool_)):
         raise ProgramError(f"{value!r} is a bool, not a number; use 1/0 explicitly.", where)
+    if isinstance(value, numbers.Rational) and not isinstance(value, numbers.Integral) and value.denominator == 1:
+        value = int(value)  # Fraction(4, 2): an integer
     if isinstance(value, numbers.Integral):
         return centered(int(value), params.plain_modulus) if params.scheme == "bgv" else int(value)
     if isinstance(value, numbers.Real):
+        value = float(value)  # Fraction, Decimal: numpy's isfinite and the encoders take floats
         if params.scheme == "bgv":
             raise InvalidPlaintextError(
                 f"BGV computes on integers mod t = {params.plain_modulus}; the constant {value!r} is not an "

@@ -13,6 +13,7 @@ A `Program` grows as the Python code runs; `p.ir` is an immutable, verified
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import typing
@@ -284,11 +285,11 @@ class Program:
 
     def _warn_if_noise(self, name: str, value: Cipher, where: str | None) -> None:
         """CKKS: a `PrecisionWarning` when an output's estimated worst-slot precision is
-        below 1 bit (its error swamps the value), unless the parameters turn the guard off
-        (``min_precision_bits=None``); BGV: when its estimated noise budget is below 1 bit. A warning, not an error: the estimate is an upper
-        bound on the error and can be pessimistic."""
-        from fhec.schemes.precision import min_precision_bits
-
+        below 1 bit (its error swamps the value), whatever the parameters'
+        ``min_precision_bits`` (None turns off the refusal of an explicit BV key switch, not
+        this: an output of noise is never returned silently); BGV: when its estimated noise
+        budget is below 1 bit. A warning, not an error: the estimate is an upper bound on the
+        error and can be pessimistic."""
         params = self._builder.params
         if params.scheme == "bgv":
             budget = value.estimated_bits
@@ -297,8 +298,6 @@ class Program:
                         f"likely to overflow the modulus, and decrypting it to raise NoiseBudgetExhaustedError. "
                         f"Use more levels (levels=...), a smaller plain_modulus, or fewer products in a row.",
                         PrecisionWarning, where)
-            return
-        if min_precision_bits(params) is None:
             return
         bits = value.estimated_bits
         if bits < 1.0:
@@ -434,22 +433,28 @@ def program(
             f"@fhec.program(\"auto\")) above def {params.__name__}.", caller_location())
 
     def trace(fn: Callable[..., Any]) -> Program:
-        code = getattr(fn, "__code__", None)
+        # a functools.partial binds settings (docs/dsl.md): trace the function it wraps, with
+        # the parameters it leaves open as the inputs
+        base = fn.func if isinstance(fn, functools.partial) else fn
+        bound = set(fn.keywords) if isinstance(fn, functools.partial) else set()
+        code = getattr(base, "__code__", None)
         if code is None:
             raise ProgramError(
                 f"@fhec.program(...) decorates a Python function (def f(x): ...), not {type(fn).__name__} {fn!r:.40}.",
                 caller_location(),
             )
         where = format_location(code.co_filename, code.co_firstlineno)
-        p = Program(name or fn.__name__, params, rescale=rescale, rotation_keys=rotation_keys,
+        p = Program(name or base.__name__, params, rescale=rescale, rotation_keys=rotation_keys,
                     max_rotation_keys=max_rotation_keys, loc=where)
         try:
-            hints = typing.get_type_hints(fn)
+            hints = typing.get_type_hints(base)
         except Exception:  # unresolvable string annotations: fall back to their text
             hints = {}
         args, kwargs = [], {}
         for pname, param in inspect.signature(fn).parameters.items():
-            value = _input_of(p, fn, param, hints.get(pname, param.annotation), where)
+            if pname in bound:
+                continue
+            value = _input_of(p, base, param, hints.get(pname, param.annotation), where)
             if param.kind is param.KEYWORD_ONLY:
                 kwargs[pname] = value
             else:
@@ -457,7 +462,7 @@ def program(
         result = fn(*args, **kwargs)
         if result is None:
             raise UnsetOutputError(
-                f"@fhec.program function {fn.__name__!r} returned None; return the result ciphertext "
+                f"@fhec.program function {base.__name__!r} returned None; return the result ciphertext "
                 f"(or a tuple / dict of them).",
                 where,
             )

@@ -24,6 +24,7 @@ from fhec.errors import (
     ParameterError,
     PlainAttributeError,
     PlaintextOperandError,
+    PrecisionError,
     PrecisionWarning,
     ProgramError,
     SchemeMismatchError,
@@ -35,6 +36,7 @@ from fhec.frontend.location import caller_location
 from fhec.validate import as_real, is_int
 from fhec.ir.he import HeType
 from fhec.ir.he_types import estimated_bits, row_length
+from fhec.schemes import rules
 
 if TYPE_CHECKING:
     from fhec.frontend.program import Program
@@ -260,8 +262,10 @@ class Cipher(_Handle):
         return self
 
     @_journaled
-    def __pow__(self, k):
+    def __pow__(self, k, modulo=None):
         loc = caller_location()
+        if modulo is not None:
+            self._unsupported("pow(x, k, m)", "a modulus is the scheme's (BGV's plain_modulus); write x ** k")
         if not is_int(k) or k < 1:
             raise ProgramError(f"x ** k needs an integer k >= 1, got {k!r}.", loc)
         if k == 1:
@@ -417,6 +421,17 @@ class Cipher(_Handle):
                 "with rescale='manual' to place rescales yourself (use level_down() to just drop a level).",
                 loc,
             )
+        params, t = self._b.params, self.type
+        if t.level > 0:
+            q = rules.rescale_prime(params, t.level)
+            if math.log2(t.scale) - math.log2(q) < 1.0:  # below 2: not one bit of the value left
+                raise PrecisionError(
+                    f"rescale() divides by the level's prime q ≈ 2^{math.log2(q):.1f}, but this value's scale is "
+                    f"2^{math.log2(t.scale):.1f}: the result's would be 2^{math.log2(t.scale) - math.log2(q):.1f}, "
+                    f"leaving no bit of the value (it would decrypt to noise). Rescale products (scale ≈ "
+                    f"2^{2 * math.log2(q):.0f}) once each; to drop a level and keep the scale use mod_switch().",
+                    loc,
+                )
         return self._apply(lambda: self._b.rescale(self._id, loc))
 
     @_journaled
@@ -754,6 +769,20 @@ class Plain(_Handle):
     mean = _plain_error("mean()")
     linear_transform = _plain_error("linear_transform()")
     polynomial = _plain_error("polynomial()")
+    # every other Python and numpy protocol: the same error, not Python's bare TypeError
+    __rpow__ = _plain_error("c ** w")
+    __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _plain_error("division")
+    __divmod__ = __rdivmod__ = _plain_error("divmod()")
+    __matmul__ = __rmatmul__ = _plain_error("@")
+    __pos__ = __abs__ = _plain_error("unary + and abs()")
+    __invert__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _plain_error("bitwise operators")
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _plain_error("bitwise operators")
+    __lt__ = __le__ = __gt__ = __ge__ = _plain_error("comparison")
+    __getitem__ = __setitem__ = __iter__ = __len__ = _plain_error("indexing, iteration and len()")
+    __float__ = __int__ = __complex__ = __index__ = _plain_error("conversion to a Python number")
+    __round__ = __trunc__ = __floor__ = __ceil__ = _plain_error("conversion to a Python number")
+    __array_ufunc__ = _plain_error("a numpy function")
+    __array_function__ = _plain_error("a numpy function")
 
 
 __all__ = ["Cipher", "Plain"]

@@ -37,6 +37,7 @@ from fhec.ir.he import HeOp
 from fhec.ir.he_verify import used_values
 from fhec.ir.he_types import row_length
 from fhec.schemes.params import BGVParams, CKKSParams
+from fhec.schemes.rules import rescale_prime
 
 MAX_CKKS_BOUND = 4.0
 """Largest magnitude a random CKKS program lets a value reach."""
@@ -273,8 +274,9 @@ class _Gen:
     def op_level(self):
         a, ba = self.pick()
         choice = self.draw(st.integers(0, 2))
-        if choice == 0 and self.p.options.rescale == "manual" and self.ckks:
-            self.keep(a.rescale(), ba)
+        if choice == 0 and self.p.options.rescale == "manual" and self.ckks and a.level > 0 \
+                and math.log2(a.scale) - math.log2(rescale_prime(self.params, a.level)) >= 1.0:
+            self.keep(a.rescale(), ba)  # a product's (a single-prime scale rescaled is noise, refused)
         elif choice == 1 or a.level == 0:
             self.keep(a.mod_switch(), ba)
         else:
