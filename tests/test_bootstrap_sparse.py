@@ -279,3 +279,20 @@ def test_f1_non_packed_preset_precision():
     p.output("y", p.input("x", level=1).bootstrap())
     out = fhec.evaluate(p, {"x": 0.9}, seed=1)["y"]
     assert _mean_bits(out, 0.9) >= 9.5
+
+
+def test_a_sparse_bootstrap_refuses_a_value_evalmod_would_lose():
+    """slots=2 on bootstrap-toy promises 4.4 bits; a constant 0.9 (m/q_0 = 0.225, near
+    EvalMod's 1/4) came back with 2.6 and passed the range check's 2-bit margin; at 1 bit
+    it is refused before anything is encrypted, and 0.5 still runs."""
+    import fhec
+    import numpy as np
+
+    base = fhec.CKKSParams.preset("bootstrap-toy")
+    cfg = fhec.BootstrapConfig(**{**dict(base.bootstrap), "slots": 2})
+    params = fhec.CKKSParams.preset("bootstrap-toy", levels=cfg.depth(base.N) + 3, bootstrap=cfg)
+    p = fhec.Program("sparse", params)
+    p.output("y", p.input("x", level=1).bootstrap())
+    with pytest.raises(fhec.BootstrapError, match="too close to 1/4"):
+        fhec.reference(p, {"x": np.full(params.slots, 0.9)})
+    fhec.reference(p, {"x": np.full(params.slots, 0.5)})

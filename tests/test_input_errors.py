@@ -393,3 +393,11 @@ def test_dsl_inputs_from_the_porting_pass_raise_fhec_errors_or_work():
 
     traced = fhec.program(CKKS)(functools.partial(f, k=3))  # settings bound by partial, as docs/dsl.md says
     assert list(traced.ir.inputs) == ["x"]
+
+
+def test_an_input_just_over_its_bound_is_named_with_enough_digits():
+    p = fhec.Program("p", CKKS)
+    p.output("y", p.input("x") * 0.5)
+    with pytest.raises(fhec.ValueOverflowError, match=r"\|value\| = 1.0000001, above its declared bound 1:.*"
+                                                      r"bound=1.0000001\)"):
+        fhec.evaluate(p, {"x": np.full(CKKS.slots, 1.0000001)}, seed=1)

@@ -122,10 +122,11 @@ def check_input_bound(params: Params, name: str, values, bound: float, where: st
         return
     biggest = float(np.abs(np.asarray(values)).max(initial=0.0))
     if biggest > bound:
+        shown, limit = format_excess(biggest, bound)  # digits enough to tell them apart
         raise ValueOverflowError(
-            f"input {name!r} holds |value| = {format_bound(biggest)}, above its declared bound "
-            f"{format_bound(bound)}: the program was checked for values up to the bound only. Declare it with "
-            f"p.input({name!r}, bound={format_bound(biggest)}) (or p.plain(...) for a plain input), or scale "
+            f"input {name!r} holds |value| = {shown}, above its declared bound "
+            f"{limit}: the program was checked for values up to the bound only. Declare it with "
+            f"p.input({name!r}, bound={shown}) (or p.plain(...) for a plain input), or scale "
             f"the data down.",
             where,
         )
