@@ -169,7 +169,7 @@ def as_1d_array(value: Any, name: str, *, error: type[FhecError], where: str | N
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise error(f"{name} must be a number or a 1-D vector of numbers: {exc}.", where) from None
-    if array.dtype.kind in "USVa" or (array.dtype.kind == "O" and any(
+    if array.dtype.kind in "USV" or (array.dtype.kind == "O" and any(
             isinstance(v, (str, bytes, bytearray)) for v in array.ravel().tolist())):
         # numpy turns ["1", "2.5"] into strings that later casts read as numbers
         raise error(f"{name} must hold numbers, but it holds text ({array.ravel()[:3].tolist()!r:.60}); "
