@@ -202,8 +202,27 @@ class Cipher(_Handle):
     def __add__(self, other):
         loc, b, x = caller_location(), self._b, self._id
         return self._combine(
-            other, loc, lambda o: b.add(x, o, loc), lambda w: b.add_plain(x, w, loc), lambda c: b.add_const(x, c, loc)
+            other, loc, lambda o: self._correlated(b.add(x, o, loc), x, o), lambda w: b.add_plain(x, w, loc),
+            lambda c: b.add_const(x, c, loc)
         )
+
+    def _correlated(self, vid: int, x: int, o: int) -> int:
+        """The sum `vid` of x and o, its error estimate raised to the two errors' coherent
+        sum where they read a common input slot through rotations
+        (`fhec.frontend.correlation`): the rules add them as independent."""
+        from fhec.frontend.correlation import coherent_noise, error_offsets, overlap_through_rotation
+
+        b = self._b
+        if b.params.scheme != "ckks":
+            return vid
+        # per program: node ids are stable once an op's transaction commits
+        cache = self._program.__dict__.setdefault("_offsets_cache", {})
+        if not overlap_through_rotation(error_offsets(b, x, cache), error_offsets(b, o, cache)):
+            return vid
+        node = b.nodes[vid]
+        na, nb = (b.type_of(v).noise for v in node.args[:2])
+        coherent = coherent_noise(na, nb)
+        return b.hint(vid, noise=coherent) if coherent > node.type.noise else vid
 
     __radd__ = __add__
 
@@ -213,7 +232,7 @@ class Cipher(_Handle):
         return self._combine(
             other,
             loc,
-            lambda o: b.add(x, o, loc, subtract=True),
+            lambda o: self._correlated(b.add(x, o, loc, subtract=True), x, o),
             lambda w: b.add_plain(x, w, loc, subtract=True),
             lambda c: b.add_const(x, c, loc, subtract=True),
         )
