@@ -38,30 +38,51 @@ Offsets = dict  # input node id -> frozenset of slot offsets, or None (untracked
 
 def error_offsets(builder, vid: int, cache: dict) -> Offsets | None:
     """Input id -> the slot offsets `vid`'s error reads from that input, or None when the
-    value mixes slots in another way (module docstring). `cache` memoizes per builder."""
-    if vid in cache:
-        return cache[vid]
-    node = builder.nodes[vid]
-    out: Offsets | None
+    value mixes slots in another way (module docstring). `cache` memoizes per builder.
+    Iterative: a program's chain of sums may be far deeper than Python's recursion limit."""
+    stack = [vid]
+    while stack:
+        v = stack[-1]
+        if v in cache:
+            stack.pop()
+            continue
+        node = builder.nodes[v]
+        missing = [d for d in _operands(node) if d not in cache]
+        if missing:
+            stack.extend(missing)
+            continue
+        stack.pop()
+        cache[v] = _offsets_of(builder, node, cache)
+    return cache[vid]
+
+
+def _operands(node) -> tuple:
+    """The operands whose offsets a node's depend on (none for an input or an untracked op)."""
+    if node.op is HeOp.ROTATE or node.op in _SLOTWISE:
+        return tuple(node.args[:1])
+    if node.op in _COMBINING:
+        return tuple(node.args[:2])
+    return ()
+
+
+def _offsets_of(builder, node, cache: dict) -> Offsets | None:
+    """`error_offsets` of one node whose operands' are in `cache`."""
     if node.op is HeOp.INPUT:
-        out = {vid: frozenset({0})}
-    elif node.op is HeOp.ROTATE:
-        inner = error_offsets(builder, node.args[0], cache)
+        return {node.id: frozenset({0})}
+    if node.op is HeOp.ROTATE:
+        inner = cache[node.args[0]]
         row = row_length(builder.params)
         step = int(node.attr("step"))
-        out = None if inner is None else {r: frozenset((o + step) % row for o in s) for r, s in inner.items()}
-    elif node.op in _SLOTWISE:
-        out = error_offsets(builder, node.args[0], cache)
-    elif node.op in _COMBINING:
-        a, b = (error_offsets(builder, v, cache) for v in node.args[:2])
-        out = None if a is None or b is None else {r: a.get(r, frozenset()) | b.get(r, frozenset())
-                                                    for r in set(a) | set(b)}
-        if out is not None and sum(len(s) for s in out.values()) > MAX_OFFSETS:
-            out = None
-    else:
-        out = None
-    cache[vid] = out
-    return out
+        return None if inner is None else {r: frozenset((o + step) % row for o in s) for r, s in inner.items()}
+    if node.op in _SLOTWISE:
+        return cache[node.args[0]]
+    if node.op in _COMBINING:
+        a, b = (cache[v] for v in node.args[:2])
+        if a is None or b is None:
+            return None
+        out = {r: a.get(r, frozenset()) | b.get(r, frozenset()) for r in set(a) | set(b)}
+        return None if sum(len(s) for s in out.values()) > MAX_OFFSETS else out
+    return None
 
 
 def overlap_through_rotation(a: Offsets | None, b: Offsets | None) -> bool:
