@@ -80,6 +80,7 @@ _LAZY: dict[str, str] = {
     "AutoParams": "fhec.frontend",
     # the drivers: plaintext semantics, eager evaluation, limb execution, compilation
     "reference": "fhec.reference",
+    "centered": "fhec.reference",
     "evaluate": "fhec.evaluate",
     "run": "fhec.run",
     "lower": "fhec.compiler",

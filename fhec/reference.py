@@ -339,6 +339,26 @@ def has_bootstrap(program: HeProgram) -> bool:
         n.op is HeOp.BOOTSTRAP for n in program.nodes)
 
 
+def centered(values, params) -> np.ndarray:
+    """BGV slot values (as `reference`, `fhec.evaluate` and the runs return them, in
+    [0, t)) as signed integers in (-t/2, t/2], the form SEAL's and OpenFHE's decoders give:
+    ``x * -3`` on ``[1, 2, -4]`` decrypts to ``[t-3, t-6, 12]``, centered ``[-3, -6, 12]``.
+    Raises `InvalidArgumentError` for CKKS parameters (their slots are already signed
+    reals) and `InvalidPlaintextError` for values that are not integers."""
+    from fhec.errors import InvalidArgumentError
+    from fhec.validate import as_1d_array
+
+    if getattr(params, "scheme", None) != "bgv":
+        raise InvalidArgumentError("centered() maps BGV values mod t to (-t/2, t/2]; give the program's BGVParams "
+                                   "(CKKS slots are signed reals already).")
+    t = params.plain_modulus
+    arr = as_1d_array(values, "values", error=InvalidPlaintextError)
+    if arr.dtype.kind not in "iuO" or (arr.dtype.kind == "O" and not all(isinstance(v, int) for v in arr.ravel())):
+        raise InvalidPlaintextError(f"centered() takes the integer values a BGV run returns, not {arr.dtype} values.")
+    residues = np.mod(arr.astype(object), t)
+    return np.where(residues > t // 2, residues - t, residues).astype(np.int64)
+
+
 def reference(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """The outputs of `program` (a `fhec.Program` or `HeProgram`) on plaintext `inputs`
     (name -> array or scalar, encrypted and plain inputs alike), each a full slot

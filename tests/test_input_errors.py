@@ -401,3 +401,16 @@ def test_an_input_just_over_its_bound_is_named_with_enough_digits():
     with pytest.raises(fhec.ValueOverflowError, match=r"\|value\| = 1.0000001, above its declared bound 1:.*"
                                                       r"bound=1.0000001\)"):
         fhec.evaluate(p, {"x": np.full(CKKS.slots, 1.0000001)}, seed=1)
+
+
+def test_bgv_outputs_centered_as_seal_and_openfhe_decode_them():
+    p = fhec.Program("n", BGV)
+    x = p.input("x")
+    p.output("y", x * -3)
+    out = fhec.evaluate(p, {"x": [1, 2, -4]}, seed=1)["y"]
+    assert out[:3].tolist() == [12289 - 3, 12289 - 6, 12]
+    assert fhec.centered(out, BGV)[:3].tolist() == [-3, -6, 12]
+    with pytest.raises(fhec.InvalidArgumentError, match="BGV"):
+        fhec.centered(out, CKKS)
+    with pytest.raises(fhec.InvalidPlaintextError, match="integer"):
+        fhec.centered([1.5], BGV)
