@@ -460,7 +460,8 @@ class OutputComparison:
                 return f"{self.name}: exact"
             return f"{self.name}: {int(self.max_error)} wrong slots, e.g. {list(self.bad_slots)}"
         bits = "exact" if math.isinf(self.bits) else f"{self.bits:.1f} bits"
-        verdict = "ok" if self.ok else f"MISMATCH: needs {self.required_bits:.1f} bits, worst slots {list(self.bad_slots)}"
+        verdict = (f"ok (needs {self.required_bits:.1f})" if self.ok else
+                   f"MISMATCH: needs {self.required_bits:.1f} bits, worst slots {list(self.bad_slots)}")
         return f"{self.name}: max error {self.max_error:.3g} ({bits}) {verdict}"
 
 
