@@ -472,6 +472,7 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
     mismatch (2 on a corrupt limb, naming the instruction that wrote it)."""
     from rich.console import Console
 
+    from fhec.compiler import judged_program
     from fhec.evaluate import compare_outputs, random_inputs
     from fhec.reference import reference
     from fhec.verify_run import run_compiled_checked
@@ -481,10 +482,7 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
         prog = load_program(program)
         inputs = random_inputs(prog, seed)
         ran = run_compiled_checked(compiled, inputs, seed, check=True)  # every limb vs the eager evaluator
-        # judged by the compiled program's own estimates (its key-switching method's
-        # noise: --keyswitch bv is less precise than the parameters' default)
-        judged = compiled.program if compiled.source is None else compiled.source
-        results = compare_outputs(judged, ran["outputs"], reference(prog, inputs), None)
+        results = compare_outputs(judged_program(compiled), ran["outputs"], reference(prog, inputs), None)
     except FhecError as e:
         _fail(e)
     console = Console()

@@ -317,6 +317,14 @@ def bootstrap_source(program) -> HeProgram | None:
     return he if has_bootstrap(he) else None
 
 
+def judged_program(compiled) -> HeProgram:
+    """The HE program a run of `compiled` (a `Compiled` or `IsaCompiled`) is compared
+    with: its traced `source` when it bootstraps (expansion leaves no plaintext meaning to
+    the bootstrap's pieces), else its program after ``choose_keyswitch``, whose types carry
+    the key-switching method it was compiled with (``keyswitch="bv"`` is less precise)."""
+    return compiled.program if compiled.source is None else compiled.source
+
+
 def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     program,
     target: str | Path | Target = "f1",

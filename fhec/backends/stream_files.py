@@ -102,7 +102,7 @@ def _unit_registers(streams: Streams, unit: int) -> dict[str, np.ndarray] | None
         return None
     start = streams.unit_start
     a, b = int(start[unit]), int(start[unit + 1])
-    base = max(streams.units[unit].cluster, 0) * plan.registers
+    base = streams.units[unit].cluster * plan.registers
     return {f: np.where(getattr(plan, f)[a:b] >= 0, getattr(plan, f)[a:b] - base, -1) for f in _REG_FIELDS}
 
 

@@ -108,6 +108,7 @@ class Program:
         options = _options(rescale, rotation_keys, max_rotation_keys, where)
         self._builder = HeBuilder(params, options, name, where)
         self._snapshot: HeProgram | None = None
+        self._offsets_cache: dict = {}  # `fhec.frontend.correlation`: node id -> error offsets
 
     @classmethod
     def _from_ir(cls, ir: HeProgram) -> "Program":
@@ -122,6 +123,7 @@ class Program:
             b._types[n.id] = n.type
         p._builder = b
         p._snapshot = ir
+        p._offsets_cache = {}
         return p
 
     # -- properties -----------------------------------------------------------------------

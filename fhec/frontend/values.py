@@ -215,8 +215,7 @@ class Cipher(_Handle):
         b = self._b
         if b.params.scheme != "ckks":
             return vid
-        # per program: node ids are stable once an op's transaction commits
-        cache = self._program.__dict__.setdefault("_offsets_cache", {})
+        cache = self._program._offsets_cache  # node ids are stable once an op's transaction commits
         if not overlap_through_rotation(error_offsets(b, x, cache), error_offsets(b, o, cache)):
             return vid
         node = b.nodes[vid]

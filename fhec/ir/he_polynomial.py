@@ -613,8 +613,9 @@ def _operand_range(domain, bound: float) -> tuple[float, float]:
 def derivative_bound(coeffs: tuple, basis: str, domain, bound: float) -> float | None:
     """An upper bound on max |p'(x)| over |x| <= `bound` for the series (x the operand,
     before the domain map; with a domain, the range `_operand_range` covers): the
-    maximum over G evenly spaced points, divided by 1 − (d−1)²/(G−1). Why that holds: between two grid points (spacing h = 2w/(G−1) on
-    an interval of half-width w) |p'| rises by at most (h/2)·max|p''|, and Markov's
+    maximum over G evenly spaced points, divided by 1 − (d−1)²/(G−1). Why that holds:
+    between two grid points (spacing h = 2w/(G−1) on an interval of half-width w) |p'|
+    rises by at most (h/2)·max|p''|, and Markov's
     inequality for the degree-(d−1) polynomial p' on that interval gives
     max|p''| <= (d−1)²/w · max|p'|. G is chosen so the margin is at most 1/16 (1/15
     more than the grid maximum)."""

@@ -104,11 +104,11 @@ def assert_matches_reference(
     another or gives an empty vector, or a
     `target` that contradicts a `Compiled`.
     """
-    from fhec.compiler import Compiled, IsaCompiled
+    from fhec.compiler import Compiled, IsaCompiled, judged_program
     from fhec.evaluate import as_he, compare_outputs, random_inputs
 
     compiled = program if isinstance(program, (Compiled, IsaCompiled)) else None
-    he = as_he(program) if compiled is None else compiled.program if compiled.source is None else compiled.source
+    he = as_he(program) if compiled is None else judged_program(compiled)
     if compiled is not None and target is not None and target != compiled.target.name:
         raise InvalidArgumentError(
             f"target={target!r} but the program was compiled for {compiled.target.name!r}; pass target=None "
