@@ -50,15 +50,16 @@ def _run_compiled(compiled, inputs, seed, check: bool, execute) -> dict[str, Any
     words), reading the outputs back and decrypting them."""
     from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs
     from fhec.passes.keyswitch_choice import check_run_methods
-    from fhec.reference import check_bootstrap_inputs
+    from fhec.reference import check_inputs
     from fhec.sim.bind import bind_lowered
 
     check_run_methods(compiled.program, compiled.keyswitch)  # PrecisionError for a method left without precision
     if compiled.source is not None:
         # the streams compute a sparse bootstrap's SubSum, which would silently average the
         # periods of a value that does not repeat, and EvalMod, which is far off for a value
-        # whose coefficients near q_0/4: refuse them as fhec.evaluate does
-        check_bootstrap_inputs(compiled.source, inputs)
+        # whose coefficients near q_0/4: refuse them as fhec.evaluate does (and warn of a
+        # series whose operand leaves its interval)
+        check_inputs(compiled.source, inputs)
     if check:
         compiled.check()
     keys = make_keys(compiled.program, seed, keyswitch=keygen_method(compiled.program, compiled.keyswitch))
@@ -85,9 +86,10 @@ class Compiled:
         keyswitch: the policy used to choose key-switching methods.
         hoisting: the compile option `hoisting` ("auto", "single", "none"), which
             `fhec.save` records so that `fhec.load` re-derives the same streams.
-        source: the program as traced, kept only when it bootstraps (`bootstrap_source`):
-            `run` checks a sparse bootstrap's inputs against it, and `fhec.testing` takes
-            its reference from it.
+        source: the program as traced, kept only when it bootstraps or evaluates a series
+            with an interval (`bootstrap_source`): `run` checks a sparse bootstrap's inputs
+            and the series' operands against it (`fhec.reference.check_inputs`), and
+            `fhec.testing` takes a bootstrap's reference from it.
     """
 
     program: HeProgram
@@ -307,14 +309,16 @@ def _compile_isa(program, options, *, verify, dump_after, dump_dir, progress, ke
 
 
 def bootstrap_source(program) -> HeProgram | None:
-    """`program` as an HeProgram when it bootstraps, else None. Expansion replaces a
-    BOOTSTRAP by ModRaise and polynomials that have no plaintext meaning, so the compiled
-    program keeps the traced one: `fhec.reference` of it (`fhec.testing`), and the check
-    that a sparse bootstrap's inputs repeat (`fhec.reference.check_bootstrap_inputs`)."""
-    from fhec.reference import has_bootstrap
+    """`program` as an HeProgram when it bootstraps or evaluates a series with an
+    interval, else None. Expansion replaces a BOOTSTRAP by ModRaise and polynomials that
+    have no plaintext meaning, and a POLYNOMIAL by its products, so the compiled program
+    keeps the traced one: `fhec.reference` of a bootstrap (`fhec.testing`), and the checks
+    that a sparse bootstrap's inputs repeat and a series' operands stay in its interval
+    (`fhec.reference.check_inputs`)."""
+    from fhec.reference import has_bootstrap, has_domain_series
 
     he = as_he(program)
-    return he if has_bootstrap(he) else None
+    return he if has_bootstrap(he) or has_domain_series(he) else None
 
 
 def judged_program(compiled) -> HeProgram:
@@ -322,7 +326,9 @@ def judged_program(compiled) -> HeProgram:
     with: its traced `source` when it bootstraps (expansion leaves no plaintext meaning to
     the bootstrap's pieces), else its program after ``choose_keyswitch``, whose types carry
     the key-switching method it was compiled with (``keyswitch="bv"`` is less precise)."""
-    return compiled.program if compiled.source is None else compiled.source
+    from fhec.reference import has_bootstrap
+
+    return compiled.source if compiled.source is not None and has_bootstrap(compiled.source) else compiled.program
 
 
 def compile(  # noqa: A001  (the public name the API promises: fhec.compile)

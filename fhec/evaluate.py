@@ -80,7 +80,7 @@ from fhec.ir.he_types import const_bound, declared_bound, estimated_bits, is_int
 from fhec.passes.he_rotations import key_requirements
 from fhec.passes.he_rewrite import as_he
 from fhec.pipeline import PREPARED, run_prefix
-from fhec.reference import check_bootstrap_inputs, normalize_inputs, reference
+from fhec.reference import check_inputs, normalize_inputs, reference
 from fhec.schemes.ciphertext import Ciphertext, ExtendedCiphertext, Plaintext
 from fhec.schemes.encryption import decrypt, encode, encode_scalar, encrypt, encryption_sampler
 from fhec.schemes.evaluator import Evaluator
@@ -421,7 +421,7 @@ def evaluate(program, inputs: Mapping[str, Any], seed=None) -> dict[str, np.ndar
     value that is not periodic...), and the evaluator's (`NoiseBudgetExhaustedError` for a
     BGV result whose noise overflowed).
     """
-    check_bootstrap_inputs(program, inputs)
+    check_inputs(program, inputs)
     prepared = prepare(program)
     # the methods the program's key switches carry (a BootstrapConfig(keyswitch="bv") marks
     # its own), as fhec.run and Compiled.run generate them

@@ -321,7 +321,7 @@ def _write_compiled(compiled, _options) -> tuple[dict, dict]:
         "report": compiled.report.to_json(indent=None),
         "units": len(compiled.streams.units),
     }
-    if compiled.source is not None:  # a bootstrap: the program as traced (`Compiled.source`)
+    if compiled.source is not None:  # a bootstrap or a domain series: the program as traced (`Compiled.source`)
         header["source"] = program_to_json(compiled.source)
     arrays = {f"stream{u}": np.frombuffer(encode_stream(compiled.streams, u), dtype=np.uint8)
               for u in range(len(compiled.streams.units))}
@@ -392,7 +392,7 @@ def _read_compiled(header, arrays, params, path):
     from fhec.backends.stream_files import encode_stream
     from fhec.backends.target import Target
     from fhec.compiler import Compiled
-    from fhec.reference import has_bootstrap
+    from fhec.reference import has_bootstrap, has_domain_series
     from fhec.ir.he_json import program_from_json
     from fhec.pipeline import COMPILED, HE_DONE, LOWERED, PASS_NAMES, PIPELINE, options_for, run_passes
     from fhec.sim.timing import Report
@@ -412,9 +412,10 @@ def _read_compiled(header, arrays, params, path):
         raise PersistenceFormatError(f"{path}: the stored program's parameters differ from the file's header.")
     options = options_for(target, **_back_end_options(header, report, path))
     back_end = PIPELINE[PASS_NAMES.index(HE_DONE) + 1:]
-    if source is not None and (not has_bootstrap(source) or set(source.outputs) != set(program.outputs)):
-        raise PersistenceFormatError(f"{path}: the stored source program is not the bootstrapping program "
-                                     f"this one was compiled from.")
+    if source is not None and (not (has_bootstrap(source) or has_domain_series(source))
+                               or set(source.outputs) != set(program.outputs)):
+        raise PersistenceFormatError(f"{path}: the stored source program is not the traced program (with a "
+                                     f"bootstrap or a series) this one was compiled from.")
     units = _field(header, "units", int, path)
     stored = [_array(arrays, f"stream{u}", path).tobytes() for u in range(units)]
 

@@ -304,14 +304,139 @@ def reference_values(program: HeProgram, inputs: Mapping[str, Any]) -> dict[int,
     return values
 
 
-def check_bootstrap_inputs(program, inputs: Mapping[str, Any]) -> None:
+SERIES_GROWTH = 2.0
+"""`check_series_operands` warns of a series whose value at an operand outside its
+interval exceeds this many times its largest on the interval: a series fitted to a
+function there (`fhec.approx`) no longer approximates it (measured: an approximation of
+tanh(20x) of degree 31 at 1.04 reaches 63; a degree-7 one stays at 1.29 up to 1.06, as on
+[-1, 1])."""
+
+
+SERIES_STEEPER = 4.0
+"""`check_series_operands` refuses a series whose slope at an operand outside its interval
+exceeds this many times the slope its precision estimate assumed (2 bits: the estimates
+are usually 2-3 bits pessimistic, docs/dsl.md, so a smaller excess still meets them)."""
+
+
+def _series_interval(params: Params, node: HeNode):
+    """The interval of a CKKS POLYNOMIAL node (its domain, or [-1, 1] for a Chebyshev
+    series without one), or None (a power series without a domain, BGV, degree <= 1)."""
+    coeffs, basis, domain = node.attr("coeffs"), node.attr("basis", "power"), node.attr("domain", None)
+    interval = domain if domain is not None else ((-1.0, 1.0) if basis == "chebyshev" else None)
+    if params.scheme != "ckks" or interval is None or len(coeffs) <= 2:
+        return None
+    return tuple(sorted(float(v) for v in interval))
+
+
+def series_outside(params: Params, node: HeNode, operand: HeNode, x: np.ndarray) -> None:
+    """Check the plaintext operand `x` of the POLYNOMIAL `node` (whose operand node is
+    `operand`) against the series' interval. Where it leaves the interval:
+
+    * `ValueOverflowError` when the series there exceeds the bound the compiler proved for
+      it (`node.type.bound`): the estimates take an operand bound up to
+      `fhec.ir.he_polynomial.DOMAIN_SLACK` beyond an explicit domain as inside it, so
+      values computed from the series could overflow their moduli unseen;
+    * `PrecisionError` when its slope there exceeds `SERIES_STEEPER` times the slope the
+      precision estimate used (`derivative_bound`): the estimate would be that many bits
+      optimistic;
+    * a `PrecisionWarning` when it only grows beyond `SERIES_GROWTH` times its largest value
+      on the interval: the run computes the series, as the estimate says, but the series no
+      longer approximates the function it was fitted to."""
+    from fhec.errors import PrecisionWarning, ValueOverflowError, warn_at
+    from fhec.ir.he_polynomial import DOMAIN_SLACK, derivative_bound
+
+    interval = _series_interval(params, node)
+    if interval is None:
+        return
+    a, b = interval
+    tol = 2.0**-30 * max(1.0, abs(a), abs(b))  # float rounding of data normalized to the edge
+    outside = np.flatnonzero((x < a - tol) | (x > b + tol))
+    if not len(outside):
+        return
+    coeffs, basis, domain = node.attr("coeffs"), node.attr("basis", "power"), node.attr("domain", None)
+    series = _NUMPY_SERIES[basis](np.asarray(coeffs, dtype=np.float64), domain=domain or (-1.0, 1.0))
+    d = len(coeffs) - 1
+    where = f"{node.loc}: " if node.loc else ""
+    far = np.abs(series(x[outside]))
+
+    def said(k: int) -> str:
+        return (f"on these inputs the operand of this degree-{d} series reaches {x[k]:.6g} (slot {k}), outside "
+                f"the series' interval [{a:.6g}, {b:.6g}]")
+
+    edge = max(0.0, min(b, -a)) + DOMAIN_SLACK * (b - a) / 2  # `within_domain` is false beyond it
+    fix = (f"Scale the operand into the interval, widen the domain (fhec.approx(f, domain=...)), or declare "
+           f"bounds on the inputs that put the operand's bound above {edge:.6g}, where the estimates cover the "
+           f"whole range")
+    worst = int(np.argmax(far))
+    bound = node.type.bound
+    if bound is not None and far[worst] > bound * (1 + 1e-9):
+        raise ValueOverflowError(
+            f"{said(int(outside[worst]))}, where the series reaches {far[worst]:.4g}, above the bound {bound:.4g} "
+            f"the compiler proved for it from the interval (an operand bound within 1/16 of the interval's "
+            f"half-width beyond it is taken as inside): values computed from it could overflow their moduli. "
+            f"{fix}.", node.loc)
+    slope = derivative_bound(coeffs, basis, domain, operand.type.bound) if operand.type.bound is not None else None
+    steep = np.abs(series.deriv()(x[outside]))
+    s = int(np.argmax(steep))
+    if slope is not None and steep[s] > SERIES_STEEPER * slope:
+        raise PrecisionError(
+            f"{said(int(outside[s]))}, where the series' slope reaches {steep[s]:.4g} against the {slope:.4g} its "
+            f"precision estimate assumed: the result could be {np.log2(steep[s] / slope):.1f} bits less precise "
+            f"than estimated. {fix}.", node.loc)
+    inside = float(np.max(np.abs(series(np.linspace(a, b, min(16 * d * d + 1, 1 << 16))))))
+    if far[worst] > SERIES_GROWTH * max(inside, 2.0**-30):
+        warn_at(f"{where}{said(int(outside[worst]))}, where the series reaches {far[worst]:.4g} against at most {inside:.4g} on the "
+                f"interval: it no longer approximates the function it was fitted to (the run computes the series "
+                f"itself, as fhec.reference does). {fix}.", PrecisionWarning, node.loc)
+
+
+def check_series_operands(program: HeProgram, values: Mapping[int, np.ndarray], refuse: bool = True) -> None:
+    """`series_outside` for every series of `program` on the plaintext values of its nodes
+    (`reference_values`): only the data can tell whether an operand whose bound the
+    estimates take as inside a series' interval really stays there. `refuse=False` (what
+    `reference`, the plaintext semantics, passes) warns where a run would refuse."""
+    from fhec.errors import FhecError, PrecisionWarning, warn_at
+
+    for n in program.nodes:
+        if n.op is HeOp.POLYNOMIAL:
+            try:
+                series_outside(program.params, n, program.node(n.args[0]), values[n.args[0]])
+            except FhecError as e:
+                if refuse:
+                    raise
+                warn_at(str(e), PrecisionWarning, n.loc)
+
+
+def has_domain_series(program: HeProgram) -> bool:
+    """Whether `program` (unexpanded) evaluates a CKKS series with an interval (a domain,
+    or the Chebyshev basis), which `check_series_operands` checks."""
+    return program.params.scheme == "ckks" and any(
+        n.op is HeOp.POLYNOMIAL and (n.attr("domain", None) is not None or n.attr("basis", "power") == "chebyshev")
+        for n in program.nodes)
+
+
+def check_inputs(program, inputs: Mapping[str, Any]) -> None:
+    """What every driver (`fhec.evaluate`, `fhec.run`, `Compiled.run`) checks on the
+    plaintext inputs before encrypting: `check_bootstrap_inputs`, and
+    `check_series_operands`. Evaluates `program` in plaintext once, only when it has a
+    bootstrap or a series with an interval."""
+    program = as_he(program)
+    if has_bootstrap(program):
+        check_bootstrap_inputs(program, inputs, then=check_series_operands)
+    elif has_domain_series(program):
+        check_series_operands(program, reference_values(program, inputs))
+
+
+def check_bootstrap_inputs(program, inputs: Mapping[str, Any], then: Callable | None = None) -> None:
     """Raise `BootstrapError` (naming the line) when a bootstrap of `program` (a
     `fhec.Program` or an unexpanded `HeProgram`) would get a value on `inputs` that a
     sparse bootstrap cannot refresh (it does not repeat with its period) or whose
     coefficients are too large for EvalMod (`_check_message_range`), by evaluating the
     program in plaintext; nothing to do without a bootstrap. `PrecisionError` when the
     parameters cannot bootstrap correctly whatever the input (`fhec.ir.he_bootstrap.execution_problem`:
-    K too small for the secret, or a scale-down constant that rounds away). `fhec.evaluate` and `fhec.run` call it before encrypting."""
+    K too small for the secret, or a scale-down constant that rounds away). `then(program,
+    values)`, when given, is called with the plaintext values of every node (`check_inputs`
+    passes `check_series_operands`, so that the program is evaluated once)."""
     from fhec.ir.he_bootstrap import execution_problem
 
     program = as_he(program)
@@ -320,7 +445,9 @@ def check_bootstrap_inputs(program, inputs: Mapping[str, Any]) -> None:
         if problem is not None:
             loc = next(n.loc for n in program.nodes if n.op is HeOp.BOOTSTRAP)
             raise PrecisionError(problem, loc)
-        reference_values(program, inputs)
+        values = reference_values(program, inputs)
+        if then is not None:
+            then(program, values)
 
 
 def has_sparse_bootstrap(program: HeProgram) -> bool:
@@ -365,8 +492,11 @@ def reference(program, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
     vector: float64 (CKKS) or int64 in [0, t) (BGV).
 
     Raises `UnsetOutputError` for a program without outputs and the errors of
-    `normalize_inputs`; warns (`UnusedInputWarning`) about inputs no output uses.
+    `normalize_inputs`; warns (`UnusedInputWarning`) about inputs no output uses, and
+    (`PrecisionWarning`, `check_series_operands`) about a series whose operand leaves its
+    interval on these inputs.
     """
     program = check_complete(as_he(program))
     values = reference_values(program, inputs)
+    check_series_operands(program, values, refuse=False)
     return {name: np.array(values[vid], copy=True) for name, vid in program.outputs.items()}

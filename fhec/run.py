@@ -19,7 +19,7 @@ import numpy as np
 from fhec.evaluate import decrypt_outputs, encrypt_inputs, keygen_method, make_keys, plain_inputs, run_he
 from fhec.ir.he import HeProgram
 from fhec.ir.lowered import LoweredProgram
-from fhec.reference import check_bootstrap_inputs
+from fhec.reference import check_inputs
 from fhec.pipeline import HE_DONE, LOWERED, Options, keyswitch_policy, run_prefix
 from fhec.schemes.ciphertext import Ciphertext
 from fhec.schemes.keys import KeySet
@@ -78,7 +78,7 @@ def run_detailed(
     from fhec.sim.bind import bind_lowered
     from fhec.sim.functional import execute
 
-    check_bootstrap_inputs(program, inputs)
+    check_inputs(program, inputs)
     compiled = run_prefix(LOWERED, program, Options(keyswitch=keyswitch, hoisting=hoisting))
     annotated, lowered = compiled[HE_DONE], compiled[LOWERED]
     policy = keyswitch_policy(annotated, keyswitch)

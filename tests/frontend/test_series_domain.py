@@ -1,0 +1,96 @@
+"""A series whose operand leaves its interval on the run's inputs warns at the series' line
+(`fhec.reference.warn_series_outside`): the estimates take an operand bound up to
+`DOMAIN_SLACK` beyond the interval as inside it, so only the data can tell."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import fhec
+from fhec.ir.he_polynomial import within_domain
+
+PARAMS = fhec.CKKSParams(N=2**10, levels=7, scale_bits=30, word_bits=32, security=None)
+
+
+def _step(x):
+    return np.tanh(20 * x)
+
+
+def _program(degree, bound, basis_domain=None):
+    p = fhec.Program("series", PARAMS)
+    x = p.input("x", bound=bound)
+    series = fhec.approx(_step, (-1, 1), degree) if basis_domain is None else basis_domain
+    p.output("y", x.polynomial(series))
+    return p
+
+
+def _domain_warnings(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn()
+    return result, [w for w in caught if issubclass(w.category, fhec.PrecisionWarning) and "interval" in str(w.message)]
+
+
+def test_a_series_whose_data_leaves_its_interval_warns_in_every_driver_and_still_runs_as_evaluated():
+    p = _program(31, 1.04)
+    assert within_domain((-1, 1), 1.04)  # the estimates take it as inside: no warning at trace time
+    xs = {"x": np.linspace(-1.04, 1.04, PARAMS.slots)}
+    compiled = fhec.compile(p, "tiny")
+    outs = {}
+    for name, run in [("evaluate", lambda: fhec.evaluate(p, xs, seed=3)), ("run", lambda: fhec.run(p, xs, seed=3)),
+                      ("compiled", lambda: compiled.run(xs, seed=3)), ("reference", lambda: fhec.reference(p, xs))]:
+        outs[name], caught = _domain_warnings(run)
+        assert len(caught) == 1, name
+        message = str(caught[0].message)
+        assert caught[0].filename.endswith("test_series_domain.py"), name  # the series' line
+        assert "reaches 1.04" in message and "[-1, 1]" in message and "domain=" in message
+    assert np.array_equal(outs["evaluate"]["y"], outs["run"]["y"])
+    assert np.array_equal(outs["evaluate"]["y"], outs["compiled"]["y"])
+
+
+@pytest.mark.parametrize("degree, bound, data", [(31, 1.04, 1.0), (7, 1.06, 1.06), (31, 1.0, 1.0)])
+def test_no_warning_inside_the_interval_or_where_the_series_stays_small(degree, bound, data):
+    # (7, 1.06): a degree-7 approximation of tanh(20x) reaches 1.29 at 1.06, as on [-1, 1]
+    p = _program(degree, bound)
+    _, caught = _domain_warnings(lambda: fhec.evaluate(p, {"x": np.linspace(-data, data, PARAMS.slots)}, seed=1))
+    assert caught == []
+
+
+def test_power_series_without_a_domain_have_no_interval_to_leave():
+    p = _program(None, 3.0, basis_domain=[0.5, 0.25, 0.0, 0.01])
+    _, caught = _domain_warnings(lambda: fhec.evaluate(p, {"x": np.linspace(-3, 3, PARAMS.slots)}, seed=1))
+    assert caught == []
+
+
+def test_a_saved_compiled_program_keeps_its_source_and_the_check(tmp_path):
+    p = _program(31, 1.04)
+    loaded = fhec.load(fhec.save(fhec.compile(p, "tiny"), tmp_path / "series.fhec"))
+    assert loaded.source is not None
+    _, caught = _domain_warnings(lambda: loaded.run({"x": np.linspace(-1.04, 1.04, PARAMS.slots)}, seed=1))
+    assert len(caught) == 1
+
+
+def _explicit_domain_program(bound):
+    p = fhec.Program("domain", PARAMS)
+    x = p.input("x", bound=bound)
+    y = x.polynomial(fhec.approx(lambda v: np.tanh(10 * v), (-2, 2), 31))  # the line errors name
+    p.output("y", y * y)
+    return p
+
+
+def test_data_beyond_an_explicit_domain_within_the_slack_is_refused_where_the_bound_would_not_hold():
+    # a bound of 2.08 is within 1/16 of [-2, 2]'s half-width: the compiler bounds the
+    # series by its maximum on [-2, 2] (about 1.08), but at 2.08 it reaches 63
+    p = _explicit_domain_program(2.08)
+    data = {"x": np.linspace(-2.08, 2.08, PARAMS.slots)}
+    compiled = fhec.compile(p, "tiny")
+    for run in (lambda: fhec.evaluate(p, data, seed=1), lambda: fhec.run(p, data, seed=1),
+                lambda: compiled.run(data, seed=1)):
+        with pytest.raises(fhec.ValueOverflowError, match=r"test_series_domain.py:\d+: .*reaches 2.08.*above 2.125"):
+            run()
+    _, caught = _domain_warnings(lambda: fhec.reference(p, data))  # the plaintext semantics warns
+    assert any("above the bound" in str(w.message) for w in caught)
+    # inside the domain the same program runs, and as evaluated
+    inside = {"x": np.linspace(-2, 2, PARAMS.slots)}
+    assert np.array_equal(fhec.evaluate(p, inside, seed=1)["y"], compiled.run(inside, seed=1)["y"])
