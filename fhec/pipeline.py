@@ -298,7 +298,7 @@ def _stage_spans(streams, stage: np.ndarray, count: int, occupancy: np.ndarray) 
     of = np.full(len(tag), -1, dtype=np.int64)
     of[fu] = stage[tag[fu]]
     start = np.asarray(streams.cycle, dtype=np.int64)
-    end = start + occupancy[np.asarray(streams.op)]
+    end = start + streams.entry_occupancy(occupancy)
     spans = np.zeros(count, dtype=np.int64)
     for s in range(count):
         mine = of == s

@@ -122,12 +122,18 @@ def test_compiled_programs_round_trip(tmp_path, target):
 def test_a_compile_that_climbed_past_the_default_reserves_round_trips(tmp_path, reserve):
     # BGV on osiris-tiny: the key-switch-paired variant climbs to reserve 0.5, where the plain
     # program, never scheduled there by the search, schedules faster; re-deriving at the stored
-    # reserve alone kept the plain one, and load refused the file ("does not reproduce")
+    # reserve alone kept the plain one, and load refused the file ("does not reproduce").
+    # The case was found with every BCONV term at the array's per-term rate (no `rows`)
+    from fhec.backends.target import UnitKind, load_target
+
+    tiny = load_target("osiris-tiny")
+    units = tuple(u.model_copy(update={"rows": None}) if u.kind == UnitKind.BCONV else u for u in tiny.cluster.units)
+    per_term = tiny.model_copy(update={"cluster": tiny.cluster.model_copy(update={"units": units})})
     p = fhec.Program("climb", BGV)
     x, w = p.input("x"), p.plain("w")
     p.output("y", (x * x + w).rotate(1))
     p.output("z", (x * w).sum_slots(4))
-    compiled = fhec.compile(p, target="osiris-tiny", prefetch_reserve=reserve)
+    compiled = fhec.compile(p, target=per_term, prefetch_reserve=reserve)
     assert compiled.report.prefetch_reserve == 0.5
     loaded = fhec.load(fhec.save(compiled, tmp_path / "c.fhec"))
     units = range(len(compiled.streams.units))

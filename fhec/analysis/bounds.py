@@ -46,7 +46,7 @@ import math
 import numpy as np
 
 from fhec.analysis.traffic import compulsory_traffic
-from fhec.backends.streams import StreamOp, op_timing
+from fhec.backends.streams import StreamOp, instruction_occupancy, op_timing
 from fhec.backends.target import Target, UnitKind
 from fhec.ir.limb import LimbProgram
 from fhec.ir.limb_ops import IS_LOADED, LimbOp, RVecClass
@@ -99,14 +99,13 @@ def _one_way_bound(program: LimbProgram, target: Target, unit) -> float:
 
 
 def compute_bound(program: LimbProgram, target: Target) -> tuple[float, str, dict[str, float]]:
-    """(cycles, busiest unit kind, per-kind cycles): occupancy over unit count per kind (for
+    """(cycles, busiest unit kind, per-kind cycles): occupancy (`instruction_occupancy`) over unit count per kind (for
     an NTT kind whose units each run one direction, also the INTTs over the units that run
     them and the forward NTTs over theirs)."""
-    counts = np.bincount(program.op, minlength=16)
+    cycles = np.bincount(program.op, weights=instruction_occupancy(target, program), minlength=16)
     per_kind = {k.value: 0.0 for k in UnitKind if target.total_units(k)}  # the kinds this target has
-    for op in np.flatnonzero(counts).tolist():
-        unit = target.unit_for(op)
-        per_kind[unit.kind.value] += counts[op] * target.occupancy_cycles(op, program.N)
+    for op in np.flatnonzero(cycles).tolist():
+        per_kind[target.unit_for(op).kind.value] += float(cycles[op])
     per_kind = {k: v / target.total_units(UnitKind(k)) for k, v in per_kind.items()}
     for unit in target.cluster.units:
         if unit.directions is not None and len(program):

@@ -120,7 +120,7 @@ def stage_entry_windows(he_program, limb, streams: Streams, occupancy: np.ndarra
     fu_stage = np.full(len(tag), -1, dtype=np.int64)
     fu_stage[fu] = instr_stage[tag[fu]]
     start = np.asarray(streams.cycle, dtype=np.int64)
-    end = start + occupancy[np.asarray(streams.op)]
+    end = start + streams.entry_occupancy(occupancy)
     several = bootstrap_count(he_program) > 1
     return names, [stage_windows(start[fu_stage == s], end[fu_stage == s], several) for s in range(len(names))]
 
@@ -129,7 +129,8 @@ def stage_costs(he_program, data: DataSchedule, streams: Streams, occupancy: np.
                 generated: np.ndarray | None = None, rvec_bytes: int | None = None) -> dict[str, dict[str, Any]]:
     """Stage name -> {cycles, offchip_bytes, modular_multiplies, instructions} (see the
     module docstring); empty when no node has a stage. `occupancy`: cycles each stream
-    op keeps its unit busy (`fhec.sim.timing.op_timing(...).occupancy`); `generated`: per
+    op keeps its unit busy (`fhec.sim.timing.op_timing(...).occupancy`; an entry's own,
+    `Streams.occupancy`, where recorded); `generated`: per
     rvec, whether the target generates it on chip (`Target.generated_rvecs`); `rvec_bytes`:
     the target's bytes per rvec (default the program's)."""
     limb = data.program

@@ -83,7 +83,7 @@ def chrome_trace(streams: Streams, target: Target, limb: LimbProgram, he: HeProg
     dst, src0, src1 = streams.dst.tolist(), streams.src0.tolist(), streams.src1.tolist()
     he_node = limb.he_node.tolist()
     rvec_class = limb.rvec_class.tolist()
-    occupancy, latency = tm.occupancy.tolist(), tm.latency.tolist()
+    occupancy, latency = streams.entry_occupancy(tm.occupancy).tolist(), tm.latency.tolist()
     op_names = {int(o): o.name for o in StreamOp}
     events = _metadata(streams)
     for e in range(len(streams)):
@@ -106,7 +106,7 @@ def chrome_trace(streams: Streams, target: Target, limb: LimbProgram, he: HeProg
             if loc:
                 args["loc"] = loc
         events.append({"name": name, "cat": cat, "ph": "X", "ts": cycles[e] * us_per_cycle,
-                       "dur": occupancy[op] * us_per_cycle, "pid": pid, "tid": tid, "args": args})
+                       "dur": occupancy[e] * us_per_cycle, "pid": pid, "tid": tid, "args": args})
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",

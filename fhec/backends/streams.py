@@ -85,6 +85,7 @@ __all__ = [
     "unit_layout",
     "OpTiming",
     "op_timing",
+    "instruction_occupancy",
     "scratchpad_slots",
     "Streams",
     "NUM_STREAM_OPS",
@@ -187,6 +188,29 @@ def needed_directions(program) -> np.ndarray:
     return need
 
 
+def instruction_occupancy(target: Target, program) -> np.ndarray:
+    """int64 per instruction of a `LimbProgram`: the cycles it keeps its unit busy, which
+    are also its read and write cycles (every functional unit streams its RVecs at its own
+    rate): the op's `OpTiming.occupancy`, but for the BCONV terms of a target whose
+    conversion array has `rows` (`Target.conversion_term_cycles`, from each term's
+    conversion width, `fhec.ir.limb_conversions`)."""
+    from fhec.ir.limb import RVecClass
+    from fhec.ir.limb_conversions import conversion_terms
+
+    op = np.asarray(program.op, dtype=np.int64)
+    occ = op_timing(target, program.N).occupancy[op]
+    if target.unit_for(LimbOp.BCONV).rows is not None:
+        # ciphertext conversions only (ModUp, ModDown, rescales: Osiris's ModChange). A sum of
+        # a plaintext's stored digits (OF-Limb's two-digit diagonals, fhec's own lowering)
+        # reads loaded constants; Osiris generates diagonals on its MDC units alone (§V), so
+        # those terms keep the per-term rate rather than a pass of the array.
+        terms = (op == LimbOp.BCONV) & (np.asarray(program.rvec_class)[np.maximum(program.src0, 0)] != RVecClass.CONST)
+        if terms.any():
+            width, index = conversion_terms(program)
+            occ[terms] = target.conversion_term_cycles(program.N, width[terms], index[terms])
+    return occ
+
+
 def scratchpad_slots(target: Target, N: int) -> int:
     """Scratchpad capacity in RVec slots at ring degree N."""
     return target.scratchpad_rvecs(N)
@@ -287,6 +311,7 @@ class Streams:
     tag: np.ndarray
     total_cycles: int
     onchip: OnChip | None = None  # registers and network transfers (fhec.backends.onchip), on targets that model them
+    occupancy: np.ndarray | None = None  # per entry, where it differs from the op's (`instruction_occupancy`)
 
     def __post_init__(self) -> None:
         for name, dtype in _COLUMNS.items():
@@ -299,17 +324,29 @@ class Streams:
             raise InternalError("Streams: unit index out of range")
         if self.onchip is not None and len(self.onchip.reg) != n:
             raise InternalError(f"Streams: {len(self.onchip.reg)} register rows for {n} entries")
+        if self.occupancy is not None:
+            object.__setattr__(self, "occupancy", _ro(self.occupancy, np.int64))
+            if len(self.occupancy) != n:
+                raise InternalError(f"Streams: {len(self.occupancy)} occupancies for {n} entries")
         object.__setattr__(self, "total_cycles", int(self.total_cycles))
 
     @classmethod
     def from_entries(cls, *, target: str, N: int, slots: int, units: tuple[Unit, ...], total_cycles: int,
-                     onchip: OnChip | None = None, **columns: np.ndarray) -> Streams:
-        """Build from unsorted columns (all of `_COLUMNS`; `onchip`'s register columns
-        aligned with them), sorting by (unit, cycle)."""
+                     onchip: OnChip | None = None, occupancy: np.ndarray | None = None,
+                     **columns: np.ndarray) -> Streams:
+        """Build from unsorted columns (all of `_COLUMNS`; `onchip`'s register columns and
+        `occupancy` aligned with them), sorting by (unit, cycle)."""
         order = np.lexsort((columns["cycle"], columns["unit"]))
         cols = {k: np.asarray(columns[k])[order] for k in _COLUMNS}
         return cls(target=target, N=N, slots=slots, units=units, total_cycles=total_cycles,
-                   onchip=None if onchip is None else onchip.take(order), **cols)
+                   onchip=None if onchip is None else onchip.take(order),
+                   occupancy=None if occupancy is None else np.asarray(occupancy)[order], **cols)
+
+    def entry_occupancy(self, table: np.ndarray) -> np.ndarray:
+        """int64 per entry: the cycles it keeps its unit busy, and for a functional unit
+        also its read and write cycles: `occupancy` where the scheduler recorded it
+        (`instruction_occupancy`), else the op's in `table` (`OpTiming.occupancy`)."""
+        return np.asarray(table[self.op] if self.occupancy is None else self.occupancy, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.unit)

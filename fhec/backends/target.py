@@ -156,6 +156,16 @@ class FunctionalUnit(_Frozen):
     area_mm2: float | None = Field(None, ge=0, le=MAX_AREA_MM2, description="silicon area of one unit")
     directions: tuple[Direction, ...] | None = Field(
         None, description="per unit of an NTT kind: the transforms it runs (docs/targets.md, 'Directions')")
+    rows: int | None = Field(
+        None, gt=0, le=MAX_UNITS,
+        description="a unit running BCONV as one array of this many input rows (docs/targets.md, 'Conversion arrays')")
+
+    @model_validator(mode="after")
+    def _rows_for_conversions(self) -> FunctionalUnit:
+        # an array takes a whole conversion at once: its time is set per conversion, not per term
+        if self.rows is not None and (LimbOp.BCONV not in self.ops or self.transposes):
+            raise ValueError("rows describe a unit that runs BCONV as one array (and has no transposes)")
+        return self
 
     @model_validator(mode="after")
     def _directions_per_unit(self) -> FunctionalUnit:
@@ -485,6 +495,10 @@ class Target(_Frozen):
             if any(u.directions is not None and any(d != "both" for d in u.directions) for u in self.cluster.units):
                 raise ValueError("the on-chip data path ([register_file], [network]) and NTT units with directions "
                                  "are not scheduled together: drop [network] or the directions")
+            if any(u.rows is not None for u in self.cluster.units):
+                # the data-path scheduler times every op by its kind's occupancy
+                raise ValueError("the on-chip data path ([register_file], [network]) and a conversion array (rows) "
+                                 "are not scheduled together: drop [network] or the unit's rows")
         if self.register_file is not None and (self.energy is None) != (self.register_file.pj_per_byte is None):
             raise ValueError("register_file.pj_per_byte is given exactly when the [energy] table is")
         rf = self.register_file
@@ -569,8 +583,29 @@ class Target(_Frozen):
         return sum(u.count for u in self.cluster.units if u.kind == kind) * self.cluster.count
 
     def occupancy_cycles(self, op: LimbOp, n: int) -> int:
-        """Cycles `op` on one RVec of `n` elements keeps its unit busy: ceil(n / throughput)."""
+        """Cycles `op` on one RVec of `n` elements keeps its unit busy: ceil(n / throughput).
+        A BCONV on a conversion array (`FunctionalUnit.rows`) may take longer:
+        `conversion_term_cycles`."""
         return math.ceil(n / self.unit_for(op).throughput)
+
+    def conversion_term_cycles(self, n: int, width: np.ndarray, index: np.ndarray) -> np.ndarray:
+        """Cycles each BCONV term keeps its unit busy, given its conversion's width (input
+        limbs) and its position among them (`fhec.ir.limb_conversions.conversion_terms`).
+
+        Without `rows`: `occupancy_cycles` each. On an array of `rows` input rows (Osiris's
+        BConv array, §IV-C) a conversion of w inputs takes ceil(w / rows) passes, each as
+        long as `rows` terms at the unit's throughput (one output limb per N/p cycles,
+        whatever the rows in use), so narrow conversions cost the array more than their
+        terms' elements: a one-limb rescale 16 times as much per term. The conversion's
+        cycles are dealt to its terms, the first ones taking the remainder, so that they sum
+        exactly."""
+        unit = self.unit_for(LimbOp.BCONV)
+        width = np.asarray(width, dtype=np.int64)
+        if unit.rows is None:
+            return np.full(len(width), self.occupancy_cycles(LimbOp.BCONV, n), dtype=np.int64)
+        w = np.maximum(width, 1)
+        total = -(-w // unit.rows) * math.ceil(unit.rows * n / unit.throughput)
+        return np.maximum(total // w + (np.asarray(index, dtype=np.int64) < total % w), 1)
 
     def latency_cycles(self, op: LimbOp, n: int) -> int:
         """Cycles from the first input chunk entering the unit to the first output chunk

@@ -46,8 +46,8 @@ from numba import njit
 
 from fhec._jit import announce_compile
 
-from fhec.backends.streams import (GENERATOR_KIND, MEMORY_KIND, OpTiming, Streams, StreamOp, needed_directions,
-                                   op_timing, unit_directions, unit_layout)
+from fhec.backends.streams import (GENERATOR_KIND, MEMORY_KIND, OpTiming, Streams, StreamOp, instruction_occupancy,
+                                   needed_directions, op_timing, unit_directions, unit_layout)
 from fhec.backends.target import Target, UnitKind
 from fhec.errors import InvalidArgumentError, TargetError
 from fhec.ir.limb import LimbProgram
@@ -126,7 +126,8 @@ def _book(u, t, length, g, min_len, tail, gap_a, gap_b, gap_n):
 @njit(cache=True)
 def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, num_rvecs, slots,
                   occ, lat, rd, wr, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit,
-                  need, unit_dir):
+                  need, unit_dir, iocc):
+    # iocc: per instruction, the cycles it keeps its unit busy, reads and writes (`instruction_occupancy`)
     ne = len(ev_kind)
     num_units = len(unit_min_occ)
     out_unit = np.empty(ne, dtype=np.int16)
@@ -149,11 +150,12 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
             i = ev_arg[e]
             o = op[i]
             t0 = np.int64(0)
+            busy = iocc[i]
             v = src0[i]
-            t0 = max(t0, avail[v] + max(0, wdur[v] - rd[o]))
+            t0 = max(t0, avail[v] + max(0, wdur[v] - busy))
             v = src1[i]
             if v >= 0:
-                t0 = max(t0, avail[v] + max(0, wdur[v] - rd[o]))
+                t0 = max(t0, avail[v] + max(0, wdur[v] - busy))
             t0 = max(t0, slot_free[s] - lat[o])
             kk = kind_of_op[o]
             best = -1
@@ -165,20 +167,20 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
                 u = kind_units[j]
                 if need[i] != 0 and unit_dir[u] != 0 and unit_dir[u] != need[i]:
                     continue  # a unit of the other direction (`fhec.backends.streams.needed_directions`)
-                t, w, g = _earliest(u, t0, occ[o], tail, gap_a, gap_b, gap_n)
+                t, w, g = _earliest(u, t0, busy, tail, gap_a, gap_b, gap_n)
                 # an idle hole too short for any op is lost for good: count it as time
                 cost = t + (w if w < unit_min_occ[u] else 0)
                 if cost < best_cost or (cost == best_cost and w < best_w):
                     best, best_t, best_w, best_g, best_cost = u, t, w, g, cost
             t = best_t
-            _book(best, t, occ[o], best_g, unit_min_occ[best], tail, gap_a, gap_b, gap_n)
-            slot_free[ev_s0[e]] = max(slot_free[ev_s0[e]], t + rd[o])
+            _book(best, t, busy, best_g, unit_min_occ[best], tail, gap_a, gap_b, gap_n)
+            slot_free[ev_s0[e]] = max(slot_free[ev_s0[e]], t + busy)
             if ev_s1[e] >= 0:
-                slot_free[ev_s1[e]] = max(slot_free[ev_s1[e]], t + rd[o])
+                slot_free[ev_s1[e]] = max(slot_free[ev_s1[e]], t + busy)
             d = dst[i]
             avail[d] = t + lat[o]
-            wdur[d] = wr[o]
-            end = t + lat[o] + wr[o]
+            wdur[d] = busy
+            end = t + lat[o] + busy
             slot_free[s] = max(slot_free[s], end)
             out_unit[e] = best
         elif k == _LOAD_EVENT:
@@ -256,6 +258,8 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
     gen = target.generated_rvecs(program)
     unit_dir = unit_directions(target)
     onchip = None
+    iocc = instruction_occupancy(target, program)
+    differs = bool(len(program)) and not np.array_equal(iocc, timing.occupancy[np.asarray(program.op, dtype=np.int64)])
     if target.models_onchip:  # register files, network and bank ports (fhec.passes.cycle_onchip)
         if unit_dir.any():
             raise TargetError(f"target {target.name!r} models the on-chip data path and gives its NTT units "
@@ -270,7 +274,8 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
         # directions: which NTT unit each transform may take (none unless the target gives them)
         need = needed_directions(program) if unit_dir.any() else np.zeros(len(program), dtype=np.int8)
         out_unit, out_cycle, total = _place_plain(
-            data, timing, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit, need, unit_dir)
+            data, timing, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit, need, unit_dir,
+            iocc)
     ne = len(data)
     comp = data.kind == Event.COMPUTE
     load = data.kind == Event.LOAD
@@ -288,6 +293,7 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
         target=target.name, N=N, slots=data.slots, units=units, total_cycles=int(total) if ne else 0,
         unit=out_unit, cycle=out_cycle, op=op, dst=dst, src0=src0, src1=src1, mod=mod, imm=imm,
         tag=data.arg, onchip=onchip,
+        occupancy=np.where(comp, iocc[instr], timing.occupancy[op]) if differs else None,
     )
 
 
@@ -322,7 +328,7 @@ def _place_onchip(data: DataSchedule, target: Target, timing: OpTiming, units, k
 
 
 def _place_plain(data: DataSchedule, timing: OpTiming, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit,
-                 gen, gen_unit, need, unit_dir):
+                 gen, gen_unit, need, unit_dir, iocc):
     program = data.program
     return _place_kernel(
         data.kind, data.arg.astype(np.int64), data.slot.astype(np.int64),
@@ -331,5 +337,5 @@ def _place_plain(data: DataSchedule, timing: OpTiming, kind_of_op, kind_ptr, kin
         program.dst.astype(np.int64), program.num_rvecs, data.slots,
         timing.occupancy, timing.latency, timing.read_cycles, timing.write_cycles,
         kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit,
-        need, unit_dir.astype(np.int8),
+        need, unit_dir.astype(np.int8), iocc,
     )

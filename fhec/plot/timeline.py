@@ -26,7 +26,7 @@ def busy_fractions(streams: Streams, target: Target, bins: int) -> tuple[np.ndar
     entries that started before t, minus the part of the last one still to come."""
     total = max(streams.total_cycles, 1)
     edges = np.linspace(0.0, float(total), bins + 1)
-    occ = op_timing(target, streams.N).occupancy[streams.op].astype(np.float64)
+    occ = streams.entry_occupancy(op_timing(target, streams.N).occupancy).astype(np.float64)
     start = streams.unit_start
     out = np.zeros((len(streams.units), bins))
     for u in range(len(streams.units)):

@@ -46,7 +46,7 @@ import enum
 
 import numpy as np
 
-from fhec.backends.streams import HAS_IMM, STREAM_ARITY, Streams, StreamOp, unit_layout
+from fhec.backends.streams import HAS_IMM, STREAM_ARITY, Streams, StreamOp, on_functional_units, unit_layout
 from fhec.backends.target import Target
 from fhec.errors import InternalError
 from fhec.sim.check_onchip import OnChipFacts, check_onchip, onchip_facts
@@ -154,7 +154,8 @@ def _replay(streams: Streams, target: Target, program: LimbProgram, limit: int |
     col.many(HazardKind.MISMATCH, bad, lambda e: f"unknown opcode {int(s.op[e])}")
     op = np.where(known_op, op, 0)
 
-    _check_units(s, tm, target, op, col)
+    occ = _entry_occupancy(s, tm, target, program, op)
+    _check_units(s, occ, target, op, col, tm)
     _check_directions(s, target, program, op, col)
     _check_bandwidth(s, tm, target, op, col)
     slot_ok = _check_capacity(s, target, op, col)
@@ -165,12 +166,12 @@ def _replay(streams: Streams, target: Target, program: LimbProgram, limit: int |
                                          f"register files, but the streams {'lack' if facts else 'carry'} a register plan")
         facts = None
     if facts is None or s.onchip is None:
-        _check_values(s, tm, program, op, fu, slot_ok, col)
+        _check_values(s, tm, occ, program, op, fu, slot_ok, col)
     else:
         reg_ok = check_onchip(s, tm, facts, program, op, fu, col, HazardKind)
         _check_values_onchip(s, tm, facts, program, op, fu & reg_ok, slot_ok, col)
     _check_complete(s, program, op, fu, col)
-    _check_total(s, tm, op, col)
+    _check_total(s, tm, occ, op, col)
     return col
 
 
@@ -217,7 +218,25 @@ def _check_directions(s: Streams, target: Target, program: LimbProgram, op: np.n
              lambda e: f"{StreamOp(int(op[e])).name} cannot run on {direction[e]!r} unit {s.units[s.unit[e]].name}")
 
 
-def _check_units(s: Streams, tm, target: Target, op: np.ndarray, col: _Collector) -> None:
+def _entry_occupancy(s: Streams, tm, target: Target, program: LimbProgram, op: np.ndarray) -> np.ndarray:
+    """int64 per entry: the cycles it keeps its unit busy and, on a functional unit, reads
+    and writes: the op's, but for a BCONV term on a conversion array (`FunctionalUnit.rows`)
+    its share of its conversion's passes, derived here from the program through the entry's
+    tag (`fhec.ir.limb_conversions`, `Target.conversion_term_cycles`); the entries'
+    recorded `Streams.occupancy` is not trusted."""
+    occ = np.asarray(tm.occupancy[op], dtype=np.int64).copy()
+    if target.unit_for(LimbOp.BCONV).rows is None or not len(program):
+        return occ
+    from fhec.backends.streams import instruction_occupancy
+
+    tag = np.asarray(s.tag, dtype=np.int64)
+    terms = np.flatnonzero((op == LimbOp.BCONV) & (tag >= 0) & (tag < len(program)))
+    terms = terms[np.asarray(program.op)[tag[terms]] == LimbOp.BCONV]  # a wrong tag is _check_fields' to report
+    occ[terms] = instruction_occupancy(target, program)[tag[terms]]
+    return occ
+
+
+def _check_units(s: Streams, occ: np.ndarray, target: Target, op: np.ndarray, col: _Collector, tm) -> None:
     layout = {u.name: u.kind for u in unit_layout(target)}
     used = np.bincount(s.unit, minlength=len(s.units))
     start = s.unit_start
@@ -233,7 +252,7 @@ def _check_units(s: Streams, tm, target: Target, op: np.ndarray, col: _Collector
     order = np.lexsort((s.cycle, s.unit))
     u, c, o = s.unit[order], s.cycle[order], op[order]
     same = u[1:] == u[:-1]
-    early = same & (c[1:] < c[:-1] + tm.occupancy[o[:-1]])
+    early = same & (c[1:] < c[:-1] + occ[order][:-1])
     col.many(HazardKind.UNIT_BUSY, order[1:][early],
              lambda e: "issued while the unit is still busy with its previous entry")
 
@@ -325,9 +344,10 @@ def _check_fields(s: Streams, program: LimbProgram, op: np.ndarray, generated: n
 # --- values ----------------------------------------------------------------------------------
 
 
-def _check_values(s: Streams, tm, program: LimbProgram, op: np.ndarray, fu_ok: np.ndarray,
+def _check_values(s: Streams, tm, occ: np.ndarray, program: LimbProgram, op: np.ndarray, fu_ok: np.ndarray,
                   slot_ok: np.ndarray, col: _Collector) -> None:
-    """Track which value every slot / memory vector holds over time and check every read."""
+    """Track which value every slot / memory vector holds over time and check every read
+    (a functional unit reads and writes for its entry's occupancy, `occ`)."""
     tag = s.tag.astype(np.int64)
     t = s.cycle
     load = _fills(op) & slot_ok & (tag >= 0) & (tag < program.num_rvecs)
@@ -341,15 +361,14 @@ def _check_values(s: Streams, tm, program: LimbProgram, op: np.ndarray, fu_ok: n
     # slot writes: (location, landing cycle, duration, value, entry)
     w_loc = np.concatenate([s.dst[fe], s.dst[le]]).astype(np.int64)
     w_land = np.concatenate([t[fe] + tm.latency[op[fe]], t[le] + tm.latency[op[le]]])
-    w_dur = np.concatenate([tm.write_cycles[op[fe]], tm.write_cycles[op[le]]])
+    w_dur = np.concatenate([occ[fe], tm.write_cycles[op[le]]])
     w_val = np.concatenate([program.dst[ti].astype(np.int64), tag[le]])
     w_ent = np.concatenate([fe, le])
     # slot reads: (location, start cycle, duration, value, entry)
     two = fe[program.src1[ti] >= 0]
     r_loc = np.concatenate([s.src0[fe], s.src1[two], s.src0[se]]).astype(np.int64)
     r_start = np.concatenate([t[fe], t[two], t[se]])
-    r_dur = np.concatenate([tm.read_cycles[op[fe]], tm.read_cycles[op[two]],
-                            np.full(len(se), tm.read_cycles[StreamOp.STORE])])
+    r_dur = np.concatenate([occ[fe], occ[two], np.full(len(se), tm.read_cycles[StreamOp.STORE])])
     r_val = np.concatenate([program.src0[ti].astype(np.int64), program.src1[tag[two]].astype(np.int64), tag[se]])
     r_ent = np.concatenate([fe, two, se])
     _check_reads(col, "slot s", w_loc, w_land, w_dur, w_val, w_ent, r_loc, r_start, r_dur, r_val, r_ent)
@@ -546,11 +565,12 @@ def _check_complete(s: Streams, program: LimbProgram, op: np.ndarray, fu_ok: np.
         col.add(HazardKind.MISSING, -1, f"output {program.rvec_label(r)} is never stored")
 
 
-def _check_total(s: Streams, tm, op: np.ndarray, col: _Collector) -> None:
+def _check_total(s: Streams, tm, occ: np.ndarray, op: np.ndarray, col: _Collector) -> None:
     if not len(s):
         return
     is_store = op == StreamOp.STORE
-    end = s.cycle + np.where(is_store, tm.latency[op], tm.latency[op] + tm.write_cycles[op])
+    writes = np.where(on_functional_units(op), occ, tm.write_cycles[op])
+    end = s.cycle + np.where(is_store, tm.latency[op], tm.latency[op] + writes)
     last = int(end.max())
     if s.total_cycles < last:
         col.add(HazardKind.MISMATCH, int(np.argmax(end)),

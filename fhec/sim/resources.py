@@ -36,7 +36,7 @@ def busy_intervals(streams, target: Target) -> dict[str, tuple[np.ndarray, np.nd
         sel = ek == kind
         t = streams.cycle[sel]
         count = sum(1 for u in streams.units if u.kind == kind)
-        out["hbm" if kind == MEMORY_KIND else kind] = (t, t + tm.occupancy[streams.op[sel]], count)
+        out["hbm" if kind == MEMORY_KIND else kind] = (t, t + streams.entry_occupancy(tm.occupancy)[sel], count)
     plan = streams.onchip
     if plan is None or target.network is None:
         return out

@@ -286,7 +286,7 @@ class Report(BaseModel):
 def unit_busy_cycles(streams: Streams, target: Target) -> np.ndarray:
     """Busy (occupied) cycles of every unit of `streams`."""
     tm = op_timing(target, streams.N)
-    occ = tm.occupancy[streams.op]
+    occ = streams.entry_occupancy(tm.occupancy)
     return np.bincount(streams.unit, weights=occ, minlength=len(streams.units))
 
 

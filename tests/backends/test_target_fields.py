@@ -104,6 +104,12 @@ def _one_way_ntt_units(d):
     _two_ntt_units(d, ("inverse", "forward"))
 
 
+def _conversion_array(d):
+    # the multipliers (tiny's BCONV kind) as one array of 4 input rows; not with the data path
+    _slots_only(d)
+    d["cluster"]["units"][MUL]["rows"] = 4
+
+
 def _wider_words(d):
     # 64-bit words double every RVec: the register file must still hold 3 at n_max
     d["word_bits"] = 64
@@ -127,6 +133,7 @@ PERTURB = {
     "cluster.units[].pj_per_element": _unit(NTT, "pj_per_element", 50.0),
     "cluster.units[].area_mm2": _unit(NTT, "area_mm2", 1.0),
     "cluster.units[].directions": _one_way_ntt_units,  # against two-way units: test_directions_are_read
+    "cluster.units[].rows": _conversion_array,  # against no array: test_rows_are_read
     "area.cluster_extra_mm2": _set("area", "cluster_extra_mm2", 1.0),
     "area.scratchpad_mm2_per_mib": _set("area", "scratchpad_mm2_per_mib", 2.0),
     "area.network_mm2": _set("area", "network_mm2", 5.0),
@@ -255,3 +262,8 @@ def test_a_generator_field_changes_the_output_of_a_generating_target(field):
 def test_generating_key_halves_changes_the_output_of_a_target_without_the_data_path():
     # PERTURB's "keys.uniform_half" also drops tiny's data path: this isolates the flag
     assert compiled_output(perturbed(_generating)) != compiled_output(perturbed(_slots_only))
+
+
+def test_rows_are_read():
+    # the same slots-only machine, with and without a conversion array
+    assert compiled_output(perturbed(_conversion_array)) != compiled_output(perturbed(_slots_only))
