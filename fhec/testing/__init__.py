@@ -82,7 +82,8 @@ def assert_matches_reference(
     (`fhec.evaluate`); ``"limbs"``, the compiled limb-level program run by the functional
     model (`fhec.run`); a target name or TOML path (``"f1"``, ``"tiny"``), the program
     compiled for that accelerator with its streams executed (`fhec.compile(...).run`), or,
-    for an ISA machine (``"rpu"``), its encoded instructions executed in the ISA's simulator.
+    for an ISA machine (``"rpu"``), its encoded instructions executed in the ISA's simulator;
+    a ``params="auto"`` program's parameters are then chosen for that target, as by `fhec.compile`.
     With a `Compiled`, `target` must be None or that program's target's name.
 
     `expected`: the values to compare with instead of `fhec.reference`: a mapping
@@ -107,13 +108,13 @@ def assert_matches_reference(
     from fhec.compiler import Compiled, IsaCompiled, judged_program
     from fhec.evaluate import as_he, compare_outputs, random_inputs
 
-    compiled = program if isinstance(program, (Compiled, IsaCompiled)) else None
-    he = as_he(program) if compiled is None else judged_program(compiled)
-    if compiled is not None and target is not None and target != compiled.target.name:
+    if isinstance(program, (Compiled, IsaCompiled)) and target is not None and target != program.target.name:
         raise InvalidArgumentError(
-            f"target={target!r} but the program was compiled for {compiled.target.name!r}; pass target=None "
+            f"target={target!r} but the program was compiled for {program.target.name!r}; pass target=None "
             f"to run a Compiled program as compiled, or compile it for {target!r}."
         )
+    compiled = _compiled_for(program, target)
+    he = as_he(program) if compiled is None else judged_program(compiled)
     inputs = random_inputs(he, seed) if inputs is None else inputs
     got = _execute(compiled, he, inputs, target, seed)
     want = _expected_values(he, inputs, expected)
@@ -129,6 +130,26 @@ def assert_matches_reference(
         raise AssertionError("\n".join(lines))
 
 
+UNCOMPILED_TARGETS = (None, "limbs")
+"""`target` values that execute a program without compiling it for an accelerator."""
+
+
+def _compiled_for(program, target):
+    """`program` compiled for the accelerator `target` names (a `Compiled` as it is), or
+    None for an uncompiled execution. Compiled first, so that a params="auto" program's
+    parameters are chosen for the target, as `fhec.compile` chooses them, before the
+    inputs and the reference are drawn for its slots."""
+    from fhec.compiler import Compiled, IsaCompiled
+
+    if isinstance(program, (Compiled, IsaCompiled)):
+        return program
+    if target in UNCOMPILED_TARGETS:
+        return None
+    from fhec import compile as compile_program
+
+    return compile_program(program, target=target)
+
+
 def _execute(compiled, he, inputs, target, seed) -> Mapping[str, np.ndarray]:
     """Decrypted outputs of the program on `inputs` by the execution `target` names."""
     from fhec.evaluate import evaluate
@@ -138,11 +159,7 @@ def _execute(compiled, he, inputs, target, seed) -> Mapping[str, np.ndarray]:
         return run_compiled_checked(compiled, inputs, seed)["outputs"]
     if target is None:
         return evaluate(he, inputs, seed)
-    if target == "limbs":
-        return run_checked(he, inputs, seed).outputs
-    from fhec import compile as compile_program
-
-    return run_compiled_checked(compile_program(he, target=target), inputs, seed)["outputs"]
+    return run_checked(he, inputs, seed).outputs  # target "limbs"
 
 
 def _expected_values(he, inputs, expected: Expected | None) -> dict[str, np.ndarray]:

@@ -73,6 +73,26 @@ def test_compiled_program_and_expected_values():
     ft.assert_matches_reference(compiled, {"x": xs}, seed=0, expected=lambda inputs: inputs["x"] ** 2 + 1)
 
 
+def _cube(params):
+    p = fhec.Program("cube", params=params)
+    x = p.input("x")
+    p.output("y", x * x * x)
+    return p
+
+
+def test_an_auto_program_gets_the_targets_parameters():
+    """assert_matches_reference chooses a params="auto" program's parameters for its
+    target, as fhec.compile does: it chose them without the target (N = 2^5), then f1
+    refused them (TargetError: not N = 32)."""
+    ft.assert_matches_reference(_cube(fhec.AutoParams(security=None)), target="f1", seed=1)
+
+
+def test_an_auto_program_too_large_for_the_target_gets_the_auto_advice():
+    # it gave the generic "pick parameters in that range", which says nothing of params="auto"
+    with pytest.raises(fhec.TargetError, match=r'params="auto" needs N = 8192 .* security=None'):
+        ft.assert_matches_reference(_cube("auto"), target="tiny", seed=1)
+
+
 def test_a_wrong_expectation_prints_the_worst_slots():
     p = _program()
     xs = np.linspace(-1, 1, 20)
