@@ -609,7 +609,7 @@ def _read_archive(path: Path) -> tuple[dict, dict]:
     raw = arrays.pop(HEADER, None)
     try:
         header = json.loads(raw.tobytes().decode()) if isinstance(raw, np.ndarray) and raw.dtype == np.uint8 else None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # RecursionError: nested past Python's limit
         header = None
     if not isinstance(header, dict):
         raise PersistenceFormatError(f"{path}: no readable header; not a file written by fhec.save.")

@@ -282,6 +282,18 @@ def test_pickles_and_foreign_files_are_refused(tmp_path):
         assert "allow_pickle" not in str(e.value)  # numpy's advice to load pickles unsafely does not reach the user
 
 
+def test_a_header_nested_past_the_recursion_limit_is_refused(tmp_path):
+    # json.loads raised a raw RecursionError on it
+    path = fhec.save(CKKS, tmp_path / "p.fhec")
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["header"] = np.frombuffer(("[" * 100_000 + "]" * 100_000).encode(), dtype=np.uint8)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    with pytest.raises(fhec.PersistenceFormatError, match="no readable header"):
+        fhec.load(path)
+
+
 def test_a_member_header_claiming_an_unknown_compression_is_refused(tmp_path):
     # one flipped bit in a zip member's compression method raised zipfile's NotImplementedError
     path = fhec.save(CKKS, tmp_path / "p.fhec")
