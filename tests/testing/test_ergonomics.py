@@ -131,6 +131,8 @@ def test_bad_arguments_are_fhec_errors(kwargs, message):
 @pytest.mark.parametrize("build, message", [
     (lambda: ft.params("tfhe"), "scheme = 'tfhe'"),
     (lambda: ft.params("ckks", log_n=(7, 5)), r"log_n\[1\] = 5 must be an integer >= 7"),
+    # beyond N = 2^17 failed only inside the test (InvalidRingDegreeError at the first draw)
+    (lambda: ft.params("ckks", log_n=(18, 18)), r"log_n\[0\] = 18 must be an integer >= 1 and <= 17"),
     (lambda: ft.params("bgv", min_levels=0), "min_levels = 0"),
     (lambda: ft.programs(scheme="ckks", max_depth=-1), "max_depth = -1"),
     (lambda: ft.programs(max_ops=0), "max_ops = 0"),
@@ -150,6 +152,10 @@ def test_strategy_arguments_are_checked_when_built(build, message):
 
 @pytest.mark.parametrize("build, message", [
     (lambda: ft.params("ckks", target="nope"), "unknown target 'nope'"),
+    (lambda: ft.programs(scheme="ckks", max_depth=2, target="nope"), "unknown target 'nope'"),
+    # a log_n the target has no ring degree of was replaced by the target's smallest, silently
+    (lambda: ft.params("ckks", target="f1", log_n=(5, 6)),
+     r"log_n = \(5, 6\) draws N = 2\^5..2\^6, but target 'f1' supports ring degrees N = 2\^10..2\^14"),
     (lambda: ft.programs(target="f1", params=fhec.CKKSParams(N=32, levels=1, security=None)),
      "target 'f1' supports ring degrees N = 1024..16384"),
 ])
@@ -158,6 +164,12 @@ def test_strategy_targets_are_checked_when_built(build, message):
     # was ignored, and the programs drawn did not compile for it
     with pytest.raises(fhec.TargetError, match=message):
         build()
+
+
+@ft.settings(max_examples=10)
+@given(ft.params("ckks", target="f1", log_n=(8, 11)))
+def test_a_log_n_is_narrowed_to_the_targets_ring_degrees(p):
+    assert p.N in (2**10, 2**11)
 
 
 @ft.settings(max_examples=60)
