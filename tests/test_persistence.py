@@ -198,6 +198,26 @@ def test_corrupt_files_are_refused(tmp_path, corrupt, message):
         fhec.load(path)
 
 
+@pytest.mark.parametrize("corrupt", [
+    lambda h, a: h.update(fingerprint="0" * 64),
+    lambda h, a: h.update(format="fhec.save/99"),
+])
+def test_a_file_this_fhec_wrote_that_disagrees_with_itself_is_called_corrupt(tmp_path, corrupt):
+    # it said "written by fhec 0.1.0; load it with the fhec version that wrote it", the
+    # version running, as though another one could read it
+    keys = fhec.keygen(CKKS, seed=1)
+    path = fhec.save(fhec.encrypt(keys, [0.5], seed=1), tmp_path / "c.fhec")
+    _rewrite(path, corrupt)
+    with pytest.raises(fhec.PersistenceFormatError, match="though this fhec .* wrote it: the file is corrupt or was "
+                                                          "edited since; save the object again") as e:
+        fhec.load(path)
+    assert "version that wrote it" not in str(e.value)
+    _rewrite(path, lambda h, a: h.update(fhec_version="0.0.1"))  # another version: blamed on it
+    with pytest.raises(fhec.PersistenceFormatError, match=r"written by fhec 0\.0\.1, this is fhec .*; load it with "
+                                                          r"the fhec version that wrote it"):
+        fhec.load(path)
+
+
 @pytest.mark.parametrize("kind", ["ciphertext", "plaintext"])
 @pytest.mark.parametrize("scale", [0, BGV.plain_modulus, -2 * BGV.plain_modulus])
 def test_bgv_factors_not_invertible_mod_t_are_refused(tmp_path, kind, scale):
@@ -264,6 +284,15 @@ def test_corrupt_compiled_programs_are_refused(tmp_path, compiled_file, corrupt,
     path.write_bytes(compiled_file)
     _rewrite(path, corrupt)
     with pytest.raises(fhec.PersistenceFormatError, match=message):
+        fhec.load(path)
+
+
+def test_an_edited_compiled_program_is_called_corrupt(tmp_path, compiled_file):
+    path = tmp_path / "c.fhec"
+    path.write_bytes(compiled_file)
+    _rewrite(path, lambda h, a: h["target"]["memory"].update(bandwidth_gb_s=64.0))
+    with pytest.raises(fhec.PersistenceFormatError, match="does not reproduce the stored ones, though this fhec .* wrote "
+                                                          "it: the file is corrupt or was edited since; compile"):
         fhec.load(path)
 
 
