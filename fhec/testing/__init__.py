@@ -111,7 +111,7 @@ def assert_matches_reference(
     if isinstance(program, (Compiled, IsaCompiled)) and target is not None and target != program.target.name:
         raise InvalidArgumentError(
             f"target={target!r} but the program was compiled for {program.target.name!r}; pass target=None "
-            f"to run a Compiled program as compiled, or compile it for {target!r}."
+            f"to run a Compiled program as compiled, or {_other_execution(target)}."
         )
     compiled = _compiled_for(program, target)
     he = as_he(program) if compiled is None else judged_program(compiled)
@@ -132,6 +132,13 @@ def assert_matches_reference(
 
 UNCOMPILED_TARGETS = (None, "limbs")
 """`target` values that execute a program without compiling it for an accelerator."""
+
+
+def _other_execution(target) -> str:
+    """How to get the execution `target` names instead of a Compiled program's own."""
+    if target == "limbs":  # not a compile target: the functional model of an uncompiled program
+        return "pass the uncompiled fhec.Program with target='limbs' to run its limb-level program (fhec.run)"
+    return f"compile it for {target!r}"
 
 
 def _compiled_for(program, target):

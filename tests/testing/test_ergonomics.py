@@ -120,7 +120,9 @@ def test_bgv_mismatch_prints_expected_and_actual():
     # these passed, checking nothing of what they named
     ({"expected": {"y": [1.25], "y2": [1.0]}}, r"names 'y2', which the program does not output"),
     ({"expected": {"y": []}}, r"expected\['y'\] is empty"),
-    ({"target": "tiny"}, "compiled for 'f1'"),
+    ({"target": "tiny"}, "compiled for 'f1'.*or compile it for 'tiny'"),
+    # it advised compiling for 'limbs', which is no compile target
+    ({"target": "limbs"}, r"compiled for 'f1'.*pass the uncompiled fhec.Program with target='limbs'"),
 ])
 def test_bad_arguments_are_fhec_errors(kwargs, message):
     compiled = fhec.compile(_program(), target="f1")
