@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -42,13 +43,31 @@ def settings(**overrides):
     checks off (a ``suppress_health_check`` given adds to them). Keyword arguments
     (``max_examples=10``...) are passed on to
     ``hypothesis.settings``; the rest comes from the active profile. Use as a decorator:
-    ``@ft.settings(max_examples=10)``."""
+    ``@ft.settings(max_examples=10)``.
+
+    Raises `InvalidArgumentError` naming a setting hypothesis does not have or a value it
+    refuses (``max_examples=-1``)."""
     hypothesis = _hypothesis()
+    _check_setting_names(hypothesis, overrides)
     quiet = [hypothesis.HealthCheck.too_slow, hypothesis.HealthCheck.data_too_large]
     # health checks the caller suppresses come on top of these (hypothesis checks each one)
     extra = overrides.pop("suppress_health_check", ())
     quiet += [c for c in (extra if isinstance(extra, (list, tuple, set, frozenset)) else [extra]) if c not in quiet]
-    return hypothesis.settings(**{"deadline": None, "suppress_health_check": quiet, **overrides})
+    try:
+        return hypothesis.settings(**{"deadline": None, "suppress_health_check": quiet, **overrides})
+    except hypothesis.errors.InvalidArgument as e:  # its message names the setting and the value
+        raise InvalidArgumentError(f"fhec.testing.settings: {e}") from None
+
+
+def _check_setting_names(hypothesis, overrides) -> None:
+    """Refuse keyword arguments `hypothesis.settings` does not take (it raised a bare TypeError)."""
+    known = [name for name in inspect.signature(hypothesis.settings.__init__).parameters if name != "self"]
+    unknown = sorted(set(overrides) - set(known))
+    if unknown:
+        raise InvalidArgumentError(
+            f"fhec.testing.settings: no hypothesis setting named {', '.join(map(repr, unknown))}; the settings are "
+            f"{', '.join(known)}."
+        )
 
 
 def __getattr__(name: str):

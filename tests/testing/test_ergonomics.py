@@ -53,6 +53,15 @@ def test_settings_have_no_deadline_and_take_overrides():
     assert {HealthCheck.too_slow, HealthCheck.filter_too_much} <= set(s.suppress_health_check)
 
 
+@pytest.mark.parametrize("overrides, message", [
+    ({"nonsense": 1}, "no hypothesis setting named 'nonsense'; the settings are .*max_examples"),  # a raw TypeError
+    ({"max_examples": -1}, "max_examples=-1 must be at least one"),  # hypothesis's InvalidArgument
+])
+def test_bad_settings_are_fhec_errors_naming_the_setting(overrides, message):
+    with pytest.raises(fhec.InvalidArgumentError, match=message):
+        ft.settings(**overrides)
+
+
 @pytest.mark.parametrize("target", ["f1", "tiny", load_target("rpu")])
 @ft.settings(max_examples=10)
 @given(data=__import__("hypothesis").strategies.data())
