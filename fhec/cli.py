@@ -479,10 +479,12 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
 
     try:
         compiled = compile_with_progress(program, target, keyswitch, "belady")
-        prog = load_program(program)
-        inputs = random_inputs(prog, seed)
+        # the program as compiled, not the file loaded again: a params="auto" program's
+        # slots are chosen for the target, and a fresh copy would choose them without it
+        judged = judged_program(compiled)
+        inputs = random_inputs(judged, seed)
         ran = run_compiled_checked(compiled, inputs, seed, check=True)  # every limb vs the eager evaluator
-        results = compare_outputs(judged_program(compiled), ran["outputs"], reference(prog, inputs), None)
+        results = compare_outputs(judged, ran["outputs"], reference(judged, inputs), None)
     except FhecError as e:
         _fail(e)
     console = Console()
@@ -490,7 +492,7 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
     ok = all(r.ok for r in results)
     click.echo(f"{program} on {compiled.target.name}: {'OK' if ok else 'MISMATCH'}")
     for r in results:
-        click.echo(f"  {r.describe(prog.params.scheme)}")
+        click.echo(f"  {r.describe(judged.params.scheme)}")
     sys.exit(0 if ok else 1)
 
 

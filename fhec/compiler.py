@@ -221,15 +221,28 @@ class IsaCompiled:
 
         return backend_for(self.target)
 
-    def run(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, np.ndarray]:
+    def run(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False,
+            progress: bool | None = None) -> dict[str, np.ndarray]:
         """Execute the *encoded machine words* in the ISA's functional simulator on real
         ciphertexts (keygen and encrypt as `fhec.evaluate` does for this seed), decrypt.
-        Returns output name -> slot vector. `check` re-decodes the words first."""
-        return self.run_detailed(inputs, seed, check=check)["outputs"]
+        Returns output name -> slot vector. `check` re-decodes the words first.
+        `progress`: as `Compiled.run`'s, a display of the words executed."""
+        return self.run_detailed(inputs, seed, check=check, progress=progress)["outputs"]
 
-    def run_detailed(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False) -> dict[str, Any]:
+    def run_detailed(self, inputs: Mapping[str, Any], seed=None, *, check: bool = False,
+                     progress: bool | None = None) -> dict[str, Any]:
         """`run`, returning also the output ciphertexts, keys and input ciphertexts."""
-        return _run_compiled(self, inputs, seed, check, lambda loaded: self.backend.simulate(self.code, self.target, loaded))
+        from fhec import progress as displays
+
+        show = displays.wanted(progress)
+        words = len(self.code.words)
+
+        def execute(loaded):
+            with displays.display("simulating machine words", words, show) as update:
+                return self.backend.simulate(self.code, self.target, loaded,
+                                             progress=lambda done: update(done, "words"))
+
+        return _run_compiled(self, inputs, seed, check, execute)
 
     def check(self) -> None:
         """Decode the words and compare with the scheduled code; disassemble and

@@ -119,11 +119,25 @@ def _params_from_header(header: dict, path, expected) -> Any:
     except FhecError as e:
         raise PersistenceFormatError(f"{path}: its parameter literal is not valid: {e}") from None
     if params_fingerprint(params) != recorded:
-        raise PersistenceFormatError(
-            f"{path}: its parameter literal derives other primes than the file records (written by fhec "
-            f"{header.get('fhec_version')}); load it with the fhec version that wrote it."
-        )
+        raise _disagreement(path, header, "its parameter literal derives other primes than the file records",
+                            other_version="load it with the fhec version that wrote it",
+                            same_version="save the object again")
     return params
+
+
+def _disagreement(path, header: dict, what: str, *, other_version: str, same_version: str) -> PersistenceFormatError:
+    """The error for a file that disagrees with itself (`what`). Written by another fhec
+    version, the difference may be that version's: `other_version` says what to do. Written
+    by this one, which reads what it writes, the file is corrupt or was edited:
+    `same_version` says what to do (blaming the version there sent users looking for one)."""
+    from fhec.version import package_version
+
+    written, running = header.get("fhec_version"), package_version()
+    if written == running:
+        return PersistenceFormatError(f"{path}: {what}, though this fhec ({running}) wrote it: the file is corrupt or "
+                                      f"was edited since; {same_version}.")
+    return PersistenceFormatError(f"{path}: {what} (written by fhec {written!s:.40}, this is fhec {running}); "
+                                  f"{other_version}.")
 
 
 # -- array checks -------------------------------------------------------------------------------
@@ -434,10 +448,9 @@ def _read_compiled(header, arrays, params, path):
         done, rebuilt = derive(dataclasses.replace(options, prefetch_reserve=None))
     lowered, scheduled = done[LOWERED], done[COMPILED]
     if stored != rebuilt:
-        raise PersistenceFormatError(
-            f"{path}: re-deriving the program's streams does not reproduce the stored ones (written by fhec "
-            f"{header.get('fhec_version')}); load it with that version, or compile the program again."
-        )
+        raise _disagreement(path, header, "re-deriving the program's streams does not reproduce the stored ones",
+                            other_version="load it with that version, or compile the program again",
+                            same_version="compile the program again")
     bounds = lower_bounds(lowered.limb, target)
     _check_report(report, program, lowered, scheduled, target, bounds, path)
     return Compiled(program, lowered, target, scheduled.data, scheduled.streams, bounds,
@@ -609,13 +622,12 @@ def _read_archive(path: Path) -> tuple[dict, dict]:
     raw = arrays.pop(HEADER, None)
     try:
         header = json.loads(raw.tobytes().decode()) if isinstance(raw, np.ndarray) and raw.dtype == np.uint8 else None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # RecursionError: nested past Python's limit
         header = None
     if not isinstance(header, dict):
         raise PersistenceFormatError(f"{path}: no readable header; not a file written by fhec.save.")
     if header.get("format") != FORMAT:
-        raise PersistenceFormatError(
-            f"{path}: format {header.get('format')!r:.40}, this fhec reads {FORMAT!r}; load it with the fhec "
-            f"version that wrote it ({header.get('fhec_version')})."
-        )
+        raise _disagreement(path, header, f"format {header.get('format')!r:.40}, this fhec reads {FORMAT!r}",
+                            other_version="load it with the fhec version that wrote it",
+                            same_version="save the object again")
     return header, arrays

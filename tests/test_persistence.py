@@ -204,6 +204,26 @@ def test_corrupt_files_are_refused(tmp_path, corrupt, message):
         fhec.load(path)
 
 
+@pytest.mark.parametrize("corrupt", [
+    lambda h, a: h.update(fingerprint="0" * 64),
+    lambda h, a: h.update(format="fhec.save/99"),
+])
+def test_a_file_this_fhec_wrote_that_disagrees_with_itself_is_called_corrupt(tmp_path, corrupt):
+    # it said "written by fhec 0.1.0; load it with the fhec version that wrote it", the
+    # version running, as though another one could read it
+    keys = fhec.keygen(CKKS, seed=1)
+    path = fhec.save(fhec.encrypt(keys, [0.5], seed=1), tmp_path / "c.fhec")
+    _rewrite(path, corrupt)
+    with pytest.raises(fhec.PersistenceFormatError, match="though this fhec .* wrote it: the file is corrupt or was "
+                                                          "edited since; save the object again") as e:
+        fhec.load(path)
+    assert "version that wrote it" not in str(e.value)
+    _rewrite(path, lambda h, a: h.update(fhec_version="0.0.1"))  # another version: blamed on it
+    with pytest.raises(fhec.PersistenceFormatError, match=r"written by fhec 0\.0\.1, this is fhec .*; load it with "
+                                                          r"the fhec version that wrote it"):
+        fhec.load(path)
+
+
 @pytest.mark.parametrize("kind", ["ciphertext", "plaintext"])
 @pytest.mark.parametrize("scale", [0, BGV.plain_modulus, -2 * BGV.plain_modulus])
 def test_bgv_factors_not_invertible_mod_t_are_refused(tmp_path, kind, scale):
@@ -273,6 +293,15 @@ def test_corrupt_compiled_programs_are_refused(tmp_path, compiled_file, corrupt,
         fhec.load(path)
 
 
+def test_an_edited_compiled_program_is_called_corrupt(tmp_path, compiled_file):
+    path = tmp_path / "c.fhec"
+    path.write_bytes(compiled_file)
+    _rewrite(path, lambda h, a: h["target"]["memory"].update(bandwidth_gb_s=64.0))
+    with pytest.raises(fhec.PersistenceFormatError, match="does not reproduce the stored ones, though this fhec .* wrote "
+                                                          "it: the file is corrupt or was edited since; compile"):
+        fhec.load(path)
+
+
 def test_pickles_and_foreign_files_are_refused(tmp_path):
     evil = tmp_path / "evil.npz"
     np.savez(evil, header=np.array([{"kind": "ciphertext"}], dtype=object))  # an object array is a pickle
@@ -286,6 +315,18 @@ def test_pickles_and_foreign_files_are_refused(tmp_path):
         with pytest.raises(fhec.PersistenceFormatError) as e:
             fhec.load(tmp_path / name)
         assert "allow_pickle" not in str(e.value)  # numpy's advice to load pickles unsafely does not reach the user
+
+
+def test_a_header_nested_past_the_recursion_limit_is_refused(tmp_path):
+    # json.loads raised a raw RecursionError on it
+    path = fhec.save(CKKS, tmp_path / "p.fhec")
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["header"] = np.frombuffer(("[" * 100_000 + "]" * 100_000).encode(), dtype=np.uint8)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    with pytest.raises(fhec.PersistenceFormatError, match="no readable header"):
+        fhec.load(path)
 
 
 def test_a_member_header_claiming_an_unknown_compression_is_refused(tmp_path):

@@ -61,6 +61,38 @@ def test_compile_reports_every_pass_to_a_function_and_to_a_display(monkeypatch):
     np.testing.assert_array_equal(out["y"], c.run({"x": np.linspace(-1, 1, 512)}, seed=3, progress=False)["y"])
 
 
+def _recording(updates):
+    """A display kind that records its updates (label, total, done, what)."""
+    import contextlib
+
+    def recording(label, total):
+        @contextlib.contextmanager
+        def cm():
+            yield lambda done, what: updates.append((label, total, done, what))
+        return cm()
+
+    return recording
+
+
+@pytest.mark.parametrize("target", ["rpu", "presto"])
+def test_isa_run_takes_progress_as_compiled_run_does(monkeypatch, target):
+    # IsaCompiled.run raised TypeError: unexpected keyword argument 'progress'
+    updates = []
+    monkeypatch.setitem(displays._DISPLAYS, "terminal", _recording(updates))
+    monkeypatch.setattr(displays, "in_notebook", lambda: False)
+    c = fhec.compile(_program(), target, progress=False)
+    inputs = {"x": np.linspace(-1, 1, 512)}
+    out = c.run(inputs, seed=3, progress=True)
+    words = len(c.code.words)
+    assert updates[0][:3] == ("simulating machine words", words, 0) and updates[-1][:3] == (
+        "simulating machine words", words, words)
+    updates.clear()
+    np.testing.assert_array_equal(out["y"], c.run(inputs, seed=3, progress=False)["y"])
+    assert updates == []
+    with pytest.raises(InvalidArgumentError, match="progress"):
+        c.run(inputs, seed=3, progress="loud")
+
+
 def test_terminal_display_draws_on_stderr(capsys, monkeypatch):
     monkeypatch.setattr(displays, "in_notebook", lambda: False)
     with displays.display("compiling", 3, True) as update:

@@ -113,3 +113,24 @@ def test_fhec_run_judges_a_bv_compile_by_its_own_estimate(tmp_path):
         r = CliRunner().invoke(main, ["run", str(path), "--target", "f1", "--keyswitch", "bv", "--seed", seed])
         assert r.exit_code == 0, r.output
         assert ": OK" in r.output
+
+
+def test_fhec_run_draws_inputs_for_an_auto_program_as_compiled(tmp_path):
+    """`fhec run` of a params="auto" program takes its random inputs and reference from
+    the program as compiled for the target (N = 2^10 on f1), not from a second load of
+    the file, which chose N = 2^5 without the target (it crashed: operands could not be
+    broadcast together with shapes (512,) (16,))."""
+    from click.testing import CliRunner
+
+    from fhec.cli import main
+
+    path = tmp_path / "auto.py"
+    path.write_text(
+        "import fhec\n"
+        "a = fhec.Program('a', params=fhec.AutoParams(security=None))\n"
+        "x = a.input('x')\n"
+        "a.output('y', x * x * x)\n"
+    )
+    r = CliRunner().invoke(main, ["run", str(path), "--target", "f1", "--seed", "1"])
+    assert r.exit_code == 0, r.output
+    assert ": OK" in r.output

@@ -27,7 +27,7 @@ memory image built from `MemoryLayout` and the loaded rvecs' words), and
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import numpy as np
@@ -59,7 +59,11 @@ class IsaBackend(Protocol):
 
     def disassemble(self, words: np.ndarray) -> str: ...
 
-    def simulate(self, encoded: Encoded, machine: IsaMachine, loaded: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]: ...
+    def simulate(self, encoded: Encoded, machine: IsaMachine, loaded: Mapping[int, np.ndarray],
+                 progress: Callable[[int], None] | None = None) -> dict[int, np.ndarray]:
+        """Execute `encoded`'s words on `loaded`; `progress`, when given, is called with the
+        number of words executed every `fhec.isa.code.PROGRESS_EVERY` words and at the end."""
+        ...
 
     def classify(self, op: int) -> str: ...
 

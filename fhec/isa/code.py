@@ -31,6 +31,10 @@ import numpy as np
 
 from fhec.ir.lowered import LoweredProgram
 
+PROGRESS_EVERY = 4096
+"""Machine words a simulator executes between two progress reports (as
+`fhec.sim.streams.PROGRESS_EVERY` for stream entries, which this layer may not import)."""
+
 __all__ = ["Instr", "RomSegment", "MemoryLayout", "Selected", "Allocated", "Timed", "Encoded", "format_code", "without_origins"]
 
 

@@ -77,7 +77,7 @@ def _describe(seed) -> str:
 
 
 _SEED_FIX = (
-    "pass a non-negative int (e.g. seed=7) or bytes for a reproducible experiment, or seed=None "
+    "pass a non-negative int (e.g. seed=7) or non-empty bytes for a reproducible experiment, or seed=None "
     "(the default) for fresh randomness from the operating system"
 )
 
@@ -85,8 +85,8 @@ _SEED_FIX = (
 def check_seed(seed) -> Seed:
     """`seed` as fhec uses it: a non-negative Python int, bytes, None, or a `Sampler`.
 
-    numpy integers are accepted (converted to int); bool, negative ints, floats, strings
-    and numpy Generators (not a cryptographic source) raise `SeedError`.
+    numpy integers are accepted (converted to int); bool, negative ints, empty bytes,
+    floats, strings and numpy Generators (not a cryptographic source) raise `SeedError`.
     """
     if seed is None or isinstance(seed, Sampler):
         return seed
@@ -97,6 +97,8 @@ def check_seed(seed) -> Seed:
             raise SeedError(f"seed={int(seed)} is negative: {_SEED_FIX}.")
         return int(seed)
     if isinstance(seed, (bytes, bytearray, memoryview)):
+        if not len(seed):  # no bytes to key the stream with: a constant, not a seed
+            raise SeedError(f"seed={bytes(seed)!r} is empty, so it seeds nothing: {_SEED_FIX}.")
         return bytes(seed)
     if isinstance(seed, np.random.Generator):
         raise SeedError(

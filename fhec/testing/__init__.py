@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -42,13 +43,31 @@ def settings(**overrides):
     checks off (a ``suppress_health_check`` given adds to them). Keyword arguments
     (``max_examples=10``...) are passed on to
     ``hypothesis.settings``; the rest comes from the active profile. Use as a decorator:
-    ``@ft.settings(max_examples=10)``."""
+    ``@ft.settings(max_examples=10)``.
+
+    Raises `InvalidArgumentError` naming a setting hypothesis does not have or a value it
+    refuses (``max_examples=-1``)."""
     hypothesis = _hypothesis()
+    _check_setting_names(hypothesis, overrides)
     quiet = [hypothesis.HealthCheck.too_slow, hypothesis.HealthCheck.data_too_large]
     # health checks the caller suppresses come on top of these (hypothesis checks each one)
     extra = overrides.pop("suppress_health_check", ())
     quiet += [c for c in (extra if isinstance(extra, (list, tuple, set, frozenset)) else [extra]) if c not in quiet]
-    return hypothesis.settings(**{"deadline": None, "suppress_health_check": quiet, **overrides})
+    try:
+        return hypothesis.settings(**{"deadline": None, "suppress_health_check": quiet, **overrides})
+    except hypothesis.errors.InvalidArgument as e:  # its message names the setting and the value
+        raise InvalidArgumentError(f"fhec.testing.settings: {e}") from None
+
+
+def _check_setting_names(hypothesis, overrides) -> None:
+    """Refuse keyword arguments `hypothesis.settings` does not take (it raised a bare TypeError)."""
+    known = [name for name in inspect.signature(hypothesis.settings.__init__).parameters if name != "self"]
+    unknown = sorted(set(overrides) - set(known))
+    if unknown:
+        raise InvalidArgumentError(
+            f"fhec.testing.settings: no hypothesis setting named {', '.join(map(repr, unknown))}; the settings are "
+            f"{', '.join(known)}."
+        )
 
 
 def __getattr__(name: str):
@@ -82,7 +101,8 @@ def assert_matches_reference(
     (`fhec.evaluate`); ``"limbs"``, the compiled limb-level program run by the functional
     model (`fhec.run`); a target name or TOML path (``"f1"``, ``"tiny"``), the program
     compiled for that accelerator with its streams executed (`fhec.compile(...).run`), or,
-    for an ISA machine (``"rpu"``), its encoded instructions executed in the ISA's simulator.
+    for an ISA machine (``"rpu"``), its encoded instructions executed in the ISA's simulator;
+    a ``params="auto"`` program's parameters are then chosen for that target, as by `fhec.compile`.
     With a `Compiled`, `target` must be None or that program's target's name.
 
     `expected`: the values to compare with instead of `fhec.reference`: a mapping
@@ -107,13 +127,13 @@ def assert_matches_reference(
     from fhec.compiler import Compiled, IsaCompiled, judged_program
     from fhec.evaluate import as_he, compare_outputs, random_inputs
 
-    compiled = program if isinstance(program, (Compiled, IsaCompiled)) else None
-    he = as_he(program) if compiled is None else judged_program(compiled)
-    if compiled is not None and target is not None and target != compiled.target.name:
+    if isinstance(program, (Compiled, IsaCompiled)) and target is not None and target != program.target.name:
         raise InvalidArgumentError(
-            f"target={target!r} but the program was compiled for {compiled.target.name!r}; pass target=None "
-            f"to run a Compiled program as compiled, or compile it for {target!r}."
+            f"target={target!r} but the program was compiled for {program.target.name!r}; pass target=None "
+            f"to run a Compiled program as compiled, or {_other_execution(target)}."
         )
+    compiled = _compiled_for(program, target)
+    he = as_he(program) if compiled is None else judged_program(compiled)
     inputs = random_inputs(he, seed) if inputs is None else inputs
     got = _execute(compiled, he, inputs, target, seed)
     want = _expected_values(he, inputs, expected)
@@ -129,6 +149,33 @@ def assert_matches_reference(
         raise AssertionError("\n".join(lines))
 
 
+UNCOMPILED_TARGETS = (None, "limbs")
+"""`target` values that execute a program without compiling it for an accelerator."""
+
+
+def _other_execution(target) -> str:
+    """How to get the execution `target` names instead of a Compiled program's own."""
+    if target == "limbs":  # not a compile target: the functional model of an uncompiled program
+        return "pass the uncompiled fhec.Program with target='limbs' to run its limb-level program (fhec.run)"
+    return f"compile it for {target!r}"
+
+
+def _compiled_for(program, target):
+    """`program` compiled for the accelerator `target` names (a `Compiled` as it is), or
+    None for an uncompiled execution. Compiled first, so that a params="auto" program's
+    parameters are chosen for the target, as `fhec.compile` chooses them, before the
+    inputs and the reference are drawn for its slots."""
+    from fhec.compiler import Compiled, IsaCompiled
+
+    if isinstance(program, (Compiled, IsaCompiled)):
+        return program
+    if target in UNCOMPILED_TARGETS:
+        return None
+    from fhec import compile as compile_program
+
+    return compile_program(program, target=target)
+
+
 def _execute(compiled, he, inputs, target, seed) -> Mapping[str, np.ndarray]:
     """Decrypted outputs of the program on `inputs` by the execution `target` names."""
     from fhec.evaluate import evaluate
@@ -138,11 +185,7 @@ def _execute(compiled, he, inputs, target, seed) -> Mapping[str, np.ndarray]:
         return run_compiled_checked(compiled, inputs, seed)["outputs"]
     if target is None:
         return evaluate(he, inputs, seed)
-    if target == "limbs":
-        return run_checked(he, inputs, seed).outputs
-    from fhec import compile as compile_program
-
-    return run_compiled_checked(compile_program(he, target=target), inputs, seed)["outputs"]
+    return run_checked(he, inputs, seed).outputs  # target "limbs"
 
 
 def _expected_values(he, inputs, expected: Expected | None) -> dict[str, np.ndarray]:

@@ -31,12 +31,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fhec.errors import (InvalidArgumentError, LevelExhaustedError, LevelMismatchError, ProgramError, ScaleMismatchError,
-                         ScaleOverflowError, ValueOverflowError)
+                         ScaleOverflowError, TargetError, ValueOverflowError)
 from fhec.frontend import Cipher, Plain, Program
 from fhec.ir.he import HeOp
 from fhec.ir.he_verify import used_values
 from fhec.ir.he_types import row_length
-from fhec.schemes.params import BGVParams, CKKSParams
+from fhec.schemes.params import MAX_N, MIN_N, BGVParams, CKKSParams
 from fhec.schemes.rules import rescale_prime
 
 MAX_CKKS_BOUND = 4.0
@@ -52,6 +52,13 @@ BGV_PLAIN_MODULI = (257, 7681, 12289, 65537)
 BGV_MAX_LOG_N = max((t - 1 & 1 - t).bit_length() - 2 for t in BGV_PLAIN_MODULI)
 """log2 of the largest N one of `BGV_PLAIN_MODULI` fits (65537: N <= 2^15)."""
 
+DEFAULT_LOG_N = (5, 7)
+"""`params`' ring degrees when no `log_n` is given (N = 2^5..2^7; with a target, moved
+into its ring degrees)."""
+
+LOG_N_RANGE = (MIN_N.bit_length() - 1, MAX_N.bit_length() - 1)
+"""The log2 N a parameter set can have (N = 2..2^17)."""
+
 _SKIPPED = (LevelExhaustedError, LevelMismatchError, ScaleMismatchError, ScaleOverflowError, ValueOverflowError)
 """DSL errors that drop a drawn operation. ValueOverflowError is among them because a
 parameter set the user passes may have less headroom than the generator's bounds assume."""
@@ -65,7 +72,7 @@ def params(
     *,
     min_levels: int = 1,
     max_levels: int = 4,
-    log_n: tuple[int, int] = (5, 7),
+    log_n: tuple[int, int] | None = None,
     base_limbs: int | None = None,
     keyswitch: str | None = None,
     target=None,
@@ -78,25 +85,30 @@ def params(
     residual key-switching basis (one special prime at and below a drawn level below the
     top), so every property test also covers key switches on two bases.
 
+    `log_n`: (least, most) log2 N, within 1..17; None: `DEFAULT_LOG_N`.
+
     `target` (a shipped target name, a TOML path or a `Target`): draw only parameters the
-    target accepts: N within its ring degrees (`log_n` is moved into
-    [log2 n_min, log2 n_max], so ``target="f1"`` draws N = 2^10 unless `log_n` asks for
-    more) and primes within its word size.
+    target accepts: N within its ring degrees and primes within its word size. Without
+    `log_n`, the default is moved into [log2 n_min, log2 n_max] (``target="f1"`` draws
+    N = 2^10, its smallest); a `log_n` given is narrowed to the target's ring degrees, and
+    one with none of them is refused (`TargetError`).
     """
     _check_scheme(scheme)
     _check_int("min_levels", min_levels, 1)
     _check_int("max_levels", max_levels, min_levels)
+    given_log_n = log_n is not None
+    log_n = DEFAULT_LOG_N if log_n is None else log_n
     if not (isinstance(log_n, tuple) and len(log_n) == 2):
         raise InvalidArgumentError(f"log_n = {log_n!r:.40} must be a pair (least, most) of log2 N, e.g. (5, 7).")
-    _check_int("log_n[0]", log_n[0], 1)
-    _check_int("log_n[1]", log_n[1], log_n[0])
+    _check_int("log_n[0]", log_n[0], LOG_N_RANGE[0], LOG_N_RANGE[1])
+    _check_int("log_n[1]", log_n[1], log_n[0], LOG_N_RANGE[1])
     if base_limbs is not None:
         _check_int("base_limbs", base_limbs, 1)
     if keyswitch not in (None, "hybrid", "bv"):
         raise InvalidArgumentError(f"keyswitch = {keyswitch!r:.40} must be None (drawn), 'hybrid' or 'bv'.")
     word = 32
     if target is not None:  # an unknown target is refused here, not inside a test
-        log_n, word = _target_ring(target, log_n)
+        log_n, word = _target_ring(target, log_n, given_log_n)
     if scheme == "bgv" and log_n[1] > BGV_MAX_LOG_N:
         raise InvalidArgumentError(
             f"log_n = {log_n!r}: the BGV plaintext moduli drawn ({', '.join(map(str, BGV_PLAIN_MODULI))}) need "
@@ -137,18 +149,27 @@ def _check_scheme(scheme) -> None:
         raise InvalidArgumentError(f"scheme = {scheme!r:.40}: fhec.testing draws 'ckks' or 'bgv' programs.")
 
 
-def _check_int(name: str, value, least: int) -> None:
-    """An argument that must be an int >= least (InvalidArgumentError naming it)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise InvalidArgumentError(f"{name} = {value!r:.40} must be an integer >= {least}.")
+def _check_int(name: str, value, least: int, most: int | None = None) -> None:
+    """An argument that must be an int >= least (and <= most, if given; InvalidArgumentError naming it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least or (
+            most is not None and value > most):
+        upto = "" if most is None else f" and <= {most}"
+        raise InvalidArgumentError(f"{name} = {value!r:.40} must be an integer >= {least}{upto}.")
 
 
-def _target_ring(target, log_n: tuple[int, int]) -> tuple[tuple[int, int], int]:
-    """(`log_n` moved into the target's ring degrees, the word size to draw primes of)."""
+def _target_ring(target, log_n: tuple[int, int], given: bool) -> tuple[tuple[int, int], int]:
+    """(`log_n` within the target's ring degrees, the word size to draw primes of): the
+    default moved into them, a `log_n` the caller `given` narrowed to them (TargetError
+    when it holds none: moving it would silently draw rings the caller did not ask for)."""
     from fhec.ring.primes import MIN_WORD_BITS
 
     t = _target(target)
     least, most = t.n_min.bit_length() - 1, t.n_max.bit_length() - 1
+    if given and (log_n[1] < least or log_n[0] > most):
+        raise TargetError(
+            f"log_n = {log_n!r} draws N = 2^{log_n[0]}..2^{log_n[1]}, but target {t.name!r} supports ring degrees "
+            f"N = 2^{least}..2^{most}; pass log_n within ({least}, {most}), or leave log_n out to draw N = 2^{least}."
+        )
     lo = min(max(log_n[0], least), most)
     hi = min(max(log_n[1], lo), most)
     return (lo, hi), max(MIN_WORD_BITS, min(32, t.word_bits))
@@ -428,13 +449,16 @@ def programs(
         raise InvalidArgumentError(f"rescale = {rescale!r:.40} must be None (drawn), 'auto' or 'manual'.")
     if params is not None and target is not None:  # the target would draw nothing: check the two agree
         _target(target).check_ring_degree(params.N)
-    return _programs(scheme or "ckks", max_depth, params, max_ops, rescale, target)
+    # the parameter strategy is built here, so that its errors (an unknown target) come
+    # when this strategy is built, not at the first draw inside a test
+    drawn = st.just(params) if params is not None else params_strategy(scheme or "ckks", max_levels=max_depth,
+                                                                       target=target)
+    return _programs(drawn, max_ops, rescale)
 
 
 @st.composite
-def _programs(draw, scheme, max_depth, params, max_ops, rescale, target):
-    if params is None:
-        params = draw(params_strategy(scheme, max_levels=max_depth, target=target))
+def _programs(draw, drawn_params, max_ops, rescale):
+    params = draw(drawn_params)
     policy = rescale or draw(st.sampled_from(["auto", "auto", "manual"]))
     p = Program("random", params, rescale=policy, loc="<random program>")
     g = _Gen(draw, p)

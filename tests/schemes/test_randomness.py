@@ -277,7 +277,8 @@ def test_child_streams_are_reproducible_and_independent():
 @pytest.mark.parametrize(
     "bad, shown",
     [("abc", "seed='abc'"), (-1, "seed=-1 is negative"), (True, "seed=True is a bool"), (1.5, "seed=1.5"),
-     ([1], "seed=[1]"), (np.random.default_rng(0), "numpy Generator")],
+     ([1], "seed=[1]"), (np.random.default_rng(0), "numpy Generator"),
+     (b"", "seed=b'' is empty"), (bytearray(), "seed=b'' is empty")],  # empty bytes were accepted
 )
 def test_bad_seeds_raise_seed_error_naming_the_fix(bad, shown, ckks_params, ckks_keys):
     p = _program(fhec.CKKSParams(N=2**10, levels=2, scale_bits=30, word_bits=32, security=None))

@@ -53,6 +53,15 @@ def test_settings_have_no_deadline_and_take_overrides():
     assert {HealthCheck.too_slow, HealthCheck.filter_too_much} <= set(s.suppress_health_check)
 
 
+@pytest.mark.parametrize("overrides, message", [
+    ({"nonsense": 1}, "no hypothesis setting named 'nonsense'; the settings are .*max_examples"),  # a raw TypeError
+    ({"max_examples": -1}, "max_examples=-1 must be at least one"),  # hypothesis's InvalidArgument
+])
+def test_bad_settings_are_fhec_errors_naming_the_setting(overrides, message):
+    with pytest.raises(fhec.InvalidArgumentError, match=message):
+        ft.settings(**overrides)
+
+
 @pytest.mark.parametrize("target", ["f1", "tiny", load_target("rpu")])
 @ft.settings(max_examples=10)
 @given(data=__import__("hypothesis").strategies.data())
@@ -71,6 +80,26 @@ def test_compiled_program_and_expected_values():
     ft.assert_matches_reference(compiled, {"x": xs}, seed=0)
     ft.assert_matches_reference(p, {"x": xs}, seed=0, expected={"y": xs * xs + 1})
     ft.assert_matches_reference(compiled, {"x": xs}, seed=0, expected=lambda inputs: inputs["x"] ** 2 + 1)
+
+
+def _cube(params):
+    p = fhec.Program("cube", params=params)
+    x = p.input("x")
+    p.output("y", x * x * x)
+    return p
+
+
+def test_an_auto_program_gets_the_targets_parameters():
+    """assert_matches_reference chooses a params="auto" program's parameters for its
+    target, as fhec.compile does: it chose them without the target (N = 2^5), then f1
+    refused them (TargetError: not N = 32)."""
+    ft.assert_matches_reference(_cube(fhec.AutoParams(security=None)), target="f1", seed=1)
+
+
+def test_an_auto_program_too_large_for_the_target_gets_the_auto_advice():
+    # it gave the generic "pick parameters in that range", which says nothing of params="auto"
+    with pytest.raises(fhec.TargetError, match=r'params="auto" needs N = 8192 .* security=None'):
+        ft.assert_matches_reference(_cube("auto"), target="tiny", seed=1)
 
 
 def test_a_wrong_expectation_prints_the_worst_slots():
@@ -100,7 +129,9 @@ def test_bgv_mismatch_prints_expected_and_actual():
     # these passed, checking nothing of what they named
     ({"expected": {"y": [1.25], "y2": [1.0]}}, r"names 'y2', which the program does not output"),
     ({"expected": {"y": []}}, r"expected\['y'\] is empty"),
-    ({"target": "tiny"}, "compiled for 'f1'"),
+    ({"target": "tiny"}, "compiled for 'f1'.*or compile it for 'tiny'"),
+    # it advised compiling for 'limbs', which is no compile target
+    ({"target": "limbs"}, r"compiled for 'f1'.*pass the uncompiled fhec.Program with target='limbs'"),
 ])
 def test_bad_arguments_are_fhec_errors(kwargs, message):
     compiled = fhec.compile(_program(), target="f1")
@@ -111,6 +142,8 @@ def test_bad_arguments_are_fhec_errors(kwargs, message):
 @pytest.mark.parametrize("build, message", [
     (lambda: ft.params("tfhe"), "scheme = 'tfhe'"),
     (lambda: ft.params("ckks", log_n=(7, 5)), r"log_n\[1\] = 5 must be an integer >= 7"),
+    # beyond N = 2^17 failed only inside the test (InvalidRingDegreeError at the first draw)
+    (lambda: ft.params("ckks", log_n=(18, 18)), r"log_n\[0\] = 18 must be an integer >= 1 and <= 17"),
     (lambda: ft.params("bgv", min_levels=0), "min_levels = 0"),
     (lambda: ft.programs(scheme="ckks", max_depth=-1), "max_depth = -1"),
     (lambda: ft.programs(max_ops=0), "max_ops = 0"),
@@ -130,6 +163,10 @@ def test_strategy_arguments_are_checked_when_built(build, message):
 
 @pytest.mark.parametrize("build, message", [
     (lambda: ft.params("ckks", target="nope"), "unknown target 'nope'"),
+    (lambda: ft.programs(scheme="ckks", max_depth=2, target="nope"), "unknown target 'nope'"),
+    # a log_n the target has no ring degree of was replaced by the target's smallest, silently
+    (lambda: ft.params("ckks", target="f1", log_n=(5, 6)),
+     r"log_n = \(5, 6\) draws N = 2\^5..2\^6, but target 'f1' supports ring degrees N = 2\^10..2\^14"),
     (lambda: ft.programs(target="f1", params=fhec.CKKSParams(N=32, levels=1, security=None)),
      "target 'f1' supports ring degrees N = 1024..16384"),
 ])
@@ -138,6 +175,12 @@ def test_strategy_targets_are_checked_when_built(build, message):
     # was ignored, and the programs drawn did not compile for it
     with pytest.raises(fhec.TargetError, match=message):
         build()
+
+
+@ft.settings(max_examples=10)
+@given(ft.params("ckks", target="f1", log_n=(8, 11)))
+def test_a_log_n_is_narrowed_to_the_targets_ring_degrees(p):
+    assert p.N in (2**10, 2**11)
 
 
 @ft.settings(max_examples=60)

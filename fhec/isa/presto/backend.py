@@ -127,10 +127,11 @@ class PrestoBackend:
     def disassemble(self, words: np.ndarray) -> str:
         return asm_text.disassemble(words)
 
-    def simulate(self, encoded: Encoded, machine: IsaMachine, loaded: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+    def simulate(self, encoded: Encoded, machine: IsaMachine, loaded: Mapping[int, np.ndarray],
+                 progress=None) -> dict[int, np.ndarray]:
         limb = encoded.lowered.limb
         mem = memory_image(encoded.layout, limb.N, limb.word_bits, loaded)
-        state = run_words(encoded.words, presto_machine(machine), limb.word_bits, mem).state
+        state = run_words(encoded.words, presto_machine(machine), limb.word_bits, mem, progress=progress).state
         wb = word_bytes_for(limb.word_bits)
         outputs = limb.rvec_ids(RVecClass.OUTPUT).tolist()
         return {r: state.memory.read_words(encoded.layout.rvec_address[r], limb.N, wb) for r in outputs}

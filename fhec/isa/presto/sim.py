@@ -34,6 +34,7 @@ import numpy as np
 
 from fhec.errors import MachineCodeError
 from fhec.ir.limb import word_bytes_for
+from fhec.isa.code import PROGRESS_EVERY
 from fhec.isa.presto.encoding import SPEC, PrestoOp, Spec, args_of, decode, operand_kinds
 from fhec.isa.presto.machine import PrestoMachine
 from fhec.ring import automorphism, modarith, ntt, rns
@@ -417,6 +418,7 @@ def simulate(
     memory: Mapping[int, bytes] | Memory | None = None,
     *,
     data: bool = True,
+    progress: Callable[[int], None] | None = None,
 ) -> SimResult:
     """Execute instruction `words` from a fresh state whose memory holds `memory`
     (address -> bytes, or a `Memory`); return the final state and the timing.
@@ -424,6 +426,7 @@ def simulate(
     `word_bits` is the data word width: a vector's words take `word_bytes_for(word_bits)`
     bytes each in memory, as the backend lays them out. With ``data=False`` only the scalar and configuration instructions execute
     (what the timing needs: addresses, N); vector data is neither read nor computed.
+    `progress`, when given, is called with the words executed every `PROGRESS_EVERY` words and at the end.
     Raises `MachineCodeError` (naming the word index) for bad machine code."""
     state = State(machine, word_bytes_for(word_bits))
     if isinstance(memory, Memory):
@@ -433,7 +436,10 @@ def simulate(
             state.memory.write(addr, blob)
     timing = Timing(machine, word_bits)
     decoded: dict[int, tuple[Spec, tuple[int, ...]]] = {}
-    for k, w in enumerate(np.asarray(words, dtype=np.uint32).tolist()):
+    listed = np.asarray(words, dtype=np.uint32).tolist()
+    for k, w in enumerate(listed):
+        if progress is not None and k % PROGRESS_EVERY == 0:
+            progress(k)
         try:
             if w not in decoded:
                 ins = decode(w)
@@ -444,4 +450,6 @@ def simulate(
             timing.step(spec, args, state)
         except MachineCodeError as e:
             raise MachineCodeError(f"word {k} ({w:#010x}): {e}") from None
+    if progress is not None:
+        progress(len(listed))
     return SimResult(state, timing)

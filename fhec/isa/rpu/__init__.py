@@ -136,8 +136,9 @@ class RpuBackend:
         lines = [ln.split(";", 1)[0].strip() for ln in text.splitlines()]
         return isa.words_of(tuple(isa.parse_instr(ln) for ln in lines if ln))
 
-    def simulate(self, encoded: Encoded, machine: IsaMachine, loaded: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
-        return simulate.run(encoded, loaded)
+    def simulate(self, encoded: Encoded, machine: IsaMachine, loaded: Mapping[int, np.ndarray],
+                 progress=None) -> dict[int, np.ndarray]:
+        return simulate.run(encoded, loaded, progress)
 
     def classify(self, op: int) -> str:
         return isa.CLASS_OF[Op(op)]

@@ -14,13 +14,13 @@ prime (the foreign reads of BCONV and NTT) is read as the B512 semantics say.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from fhec.errors import InternalError
 from fhec.ir.limb_ops import RVecClass
-from fhec.isa.code import Encoded, MemoryLayout
+from fhec.isa.code import PROGRESS_EVERY, Encoded, MemoryLayout
 from fhec.isa.rpu.isa import VECTOR_LENGTH, Mode, Op, decode_word
 from fhec.ring import modarith
 
@@ -138,14 +138,21 @@ def load_image(layout: MemoryLayout, loaded: Mapping[int, np.ndarray], N: int) -
     return m
 
 
-def run(encoded: Encoded, loaded: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+def run(encoded: Encoded, loaded: Mapping[int, np.ndarray],
+        progress: Callable[[int], None] | None = None) -> dict[int, np.ndarray]:
     """Execute `encoded.words` on the image of `loaded` (every INPUT, KSH and CONST rvec's
-    words); return every OUTPUT rvec's words read from the data memory."""
+    words); return every OUTPUT rvec's words read from the data memory. `progress`, when
+    given, is called with the words executed every `PROGRESS_EVERY` words and at the end."""
     limb = encoded.lowered.limb
     N = limb.N
     m = load_image(encoded.layout, loaded, N)
-    for word in encoded.words.tolist():
+    words = encoded.words.tolist()
+    for k, word in enumerate(words):
+        if progress is not None and k % PROGRESS_EVERY == 0:
+            progress(k)
         _step(m, word)
+    if progress is not None:
+        progress(len(words))
     out = {}
     for r in limb.rvec_ids(RVecClass.OUTPUT).tolist():
         a = encoded.layout.rvec_address[r]
