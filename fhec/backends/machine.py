@@ -58,6 +58,16 @@ class RegisterFileSpec(_Frozen):
     count: int = Field(gt=0, le=MAX_COUNT)
     elements: int = Field(1, gt=0, le=MAX_N, description="words per register (the vector length)")
 
+    @field_validator("elements")
+    @classmethod
+    def _whole_chunks(cls, n: int) -> int:
+        # a limb of N (a power of two) words is laid out in whole registers, or in the first
+        # N words of one: any other length leaves a partial chunk (presto's simulator crashed on 1000)
+        if not _power_of_two(n):
+            raise ValueError(f"{n} is not a power of two; a limb of N words (a power of two) must split into "
+                             f"whole registers (1 for scalars; 512 on the shipped rpu and presto)")
+        return n
+
 
 class MemorySpec(_Frozen):
     """One addressable on-chip memory of `words` machine words in `banks` banks."""
