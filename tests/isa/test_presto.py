@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 import fhec
 import fhec.testing as ft
 from fhec.backends.machine import IsaMachine
-from fhec.backends.target import load_target
+from fhec.backends.target import load_target, target_from_dict
 from fhec.bundled_examples import examples_dir
 from fhec.cli import load_program, main
 from fhec.errors import MachineCodeError, TargetError
@@ -227,7 +227,7 @@ def test_memory_packs_words_as_the_backend_lays_them_out(word_bits):
 
 
 @pytest.mark.parametrize("change, match", [
-    (lambda d: d["params"].update(queue_depth=0), r"\[params\] queue_depth = 0 must be at least 1"),
+    (lambda d: d["params"].update(queue_depth=0), r"\[params\] queue_depth = 0: must be a positive integer"),
     (lambda d: d["params"].update(wide_word_factor=-1), r"wide_word_factor = -1"),
     (lambda d: d["issue"].update(in_order=True), r"\[issue\] \{'in_order': True\} is not what the Presto model does"),
     (lambda d: d["registers"]["scalar"].update(count=1), r"RISC-V core's x0..x31"),
@@ -237,8 +237,8 @@ def test_machine_numbers_the_model_would_ignore_or_crash_on_are_refused(change, 
     # fewer cycles; [issue] and the scalar register count were silently ignored
     data = load_target("presto").model_dump()
     change(data)
-    with pytest.raises(TargetError, match=match):
-        presto_machine(IsaMachine.model_validate(data))
+    with pytest.raises(TargetError, match=match):  # at load (the [params]) or when compiled for
+        presto_machine(target_from_dict(data, "presto.toml"))
 
 
 @pytest.mark.parametrize("change, match", [
