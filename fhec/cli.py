@@ -507,7 +507,8 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
               help="Write the table here: .csv, or .parquet (needs pyarrow).")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
-              help="Write the Pareto front (cycles against area and energy) here as PNG.")
+              help="Write the Pareto front (cycles against area and energy) here, in the format of its "
+                   "suffix (.png, .svg, .pdf, .jpg, ...; PNG without one).")
 @_keyswitch_option
 def explore_command(program: str, target: str, vary: tuple[str, ...], scheduler: str | None, workers: int,
                     out_file: str | None, plot_file: str | None, keyswitch: str | None) -> None:
@@ -515,10 +516,15 @@ def explore_command(program: str, target: str, vary: tuple[str, ...], scheduler:
     --vary values) on Dask, and print the table of cycles, traffic, energy and area."""
     from rich.console import Console
 
-    from fhec.explore import explore
+    from fhec.explore import check_plottable, check_table_path, explore
 
     try:
-        plot_format = _plot_format(plot_file)  # before the sweep, which may take hours
+        # the outputs before the sweep, which may take hours
+        if out_file:
+            check_table_path(out_file)
+        plot_format = _plot_format(plot_file)
+        if plot_file:
+            check_plottable(target)
         result = explore(load_program(program), target, list(vary), scheduler=scheduler, workers=workers,
                          keyswitch=keyswitch)
         console = Console()
