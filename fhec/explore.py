@@ -49,6 +49,37 @@ class ExploreError(FhecError):
     """A sweep specification is malformed (a ``--vary`` without values, an unknown field)."""
 
 
+TABLE_FORMATS = {".csv": "to_csv", ".parquet": "to_parquet"}
+"""Table file suffix -> the `ExploreResult` method that writes it (`ExploreResult.write`)."""
+
+
+def check_table_path(path: str | Path, suffixes=tuple(TABLE_FORMATS)) -> str:
+    """The suffix of a table file `path`, checked before a sweep runs (the CLI calls it
+    before compiling anything): `ExploreError` unless it is one of `suffixes` (a .txt or
+    .xlsx would hold text of another format), `MissingExtraError` for .parquet without
+    pyarrow."""
+    import importlib.util
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in suffixes:
+        raise ExploreError(f"{path}: write the table to a {' or '.join(suffixes)} file (not {suffix or 'no suffix'}).")
+    if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise MissingExtraError("Parquet output needs pyarrow: pip install pyarrow, or write CSV (a .csv path).")
+    return suffix
+
+
+def check_plottable(target) -> None:
+    """`ExploreError` if `plot_pareto` would have nothing to draw for a sweep of `target` (a
+    name, path or `Target`): it gives neither ``[area]`` nor ``[energy]``, and no variant
+    adds a table. Checked before a sweep runs, like the output paths."""
+    from fhec.backends.target import Target, load_target
+
+    base = target if isinstance(target, Target) else load_target(target)
+    if isinstance(base, Target) and base.area is None and base.energy is None:
+        raise ExploreError(f"target {base.name} gives neither area nor energy: no Pareto front to plot; "
+                           f"drop --plot (the table still has the cycles), or give the target [area] or [energy].")
+
+
 def parse_value(text: str | int | float) -> int | float:
     """``"16MiB"`` -> 16777216, ``"512"`` -> 512, ``"0.5"`` -> 0.5 (a size suffix scales
     the number: B, KiB, MiB, GiB, TiB, or the decimal kB, MB, GB, TB)."""
@@ -203,7 +234,9 @@ class ExploreResult:
         return [*self.varied, *METRICS]
 
     def to_csv(self, path: str | Path) -> Path:
-        """Write the table as CSV (empty cells for missing energy or area)."""
+        """Write the table as CSV (empty cells for missing energy or area) to a ``.csv``
+        path; `ExploreError` for another suffix."""
+        check_table_path(path, (".csv",))
         out = Path(path)
         try:
             with open(out, "w", newline="", encoding="utf-8") as f:
@@ -215,7 +248,9 @@ class ExploreResult:
         return out
 
     def to_parquet(self, path: str | Path) -> Path:
-        """Write the table as Parquet (needs pyarrow, which fhec does not install)."""
+        """Write the table as Parquet (needs pyarrow, which fhec does not install) to a
+        ``.parquet`` path; `ExploreError` for another suffix."""
+        check_table_path(path, (".parquet",))
         try:
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -232,10 +267,7 @@ class ExploreResult:
     def write(self, path: str | Path) -> Path:
         """`to_parquet` for a ``.parquet`` path, `to_csv` for a ``.csv`` one; ExploreError
         for another suffix (a .xlsx would hold CSV text)."""
-        suffix = Path(path).suffix.lower()
-        if suffix not in (".csv", ".parquet"):
-            raise ExploreError(f"{path}: write the table to a .csv or .parquet file (not {suffix or 'no suffix'}).")
-        return self.to_parquet(path) if suffix == ".parquet" else self.to_csv(path)
+        return getattr(self, TABLE_FORMATS[check_table_path(path)])(path)
 
     def _cells(self, row: dict) -> list[str]:
         def fmt(v):

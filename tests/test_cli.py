@@ -156,3 +156,61 @@ def test_ctrl_c_prints_an_error_and_exits_130(write, monkeypatch):
     r = CliRunner().invoke(main, ["show", write("one.py", ONE)])
     assert r.exit_code == 130
     assert "error: interrupted (Ctrl-C)" in r.output and "Aborted" not in r.output
+
+
+# -- fhec report: a report.json no run can give -----------------------------------------------
+
+def _saved_report(tmp_path, **edits):
+    """The report.json of a small tiny compile, with `edits` applied to its fields."""
+    import json
+
+    import fhec
+
+    p = fhec.Program("small", fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None))
+    p.output("y", p.input("x").rotate(1) * 2)
+    report = json.loads(fhec.compile(p, target="tiny").report.to_json())
+    report.update(edits)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    return path, report
+
+
+def test_report_command_refuses_cycles_below_the_bounds_or_a_time_no_clock_gives(tmp_path):
+    """An edited report.json printed "cycles 10 (1.5 µs)", below every bound and at a
+    time its cycles do not take at any clock."""
+    from click.testing import CliRunner
+
+    from fhec.cli import main
+
+    path, report = _saved_report(tmp_path)
+    assert CliRunner().invoke(main, ["report", str(path)]).exit_code == 0
+    path, _ = _saved_report(tmp_path, cycles=10)
+    res = CliRunner().invoke(main, ["report", str(path)])
+    assert res.exit_code == 2 and "corrupt fhec report: cycles = 10 is below the" in res.output, res.output
+    assert "no schedule beats a lower bound" in res.output
+    path, _ = _saved_report(tmp_path, cycles=report["cycles"] * 2, time_us=report["time_us"] * 2)
+    res = CliRunner().invoke(main, ["report", str(path)])
+    assert res.exit_code == 2 and "bound_ratio" in res.output and "is not cycles / the largest bound" in res.output
+    path, _ = _saved_report(tmp_path, time_us=report["time_us"] * 1e6)
+    res = CliRunner().invoke(main, ["report", str(path)])
+    assert res.exit_code == 2 and "implies a" in res.output and "GHz clock" in res.output, res.output
+
+
+def test_isa_report_refuses_a_time_or_utilization_its_cycles_do_not_give(tmp_path):
+    import pytest
+
+    from fhec.errors import ReportFormatError
+    from fhec.isa.report import IsaReport, load_isa_report
+
+    good = dict(program="p", target="rpu", isa="rpu", scheme="ckks", N=1024, limb_instructions=3, instructions=9,
+                by_class={"compute": 9}, cycles=100, time_us=100 / 1.68e3, busy={"compute": 50},
+                utilization={"compute": 0.5}, stalls={}, spills=0, reloads=0, data_memory_words=1,
+                data_memory_capacity=2)
+    path = tmp_path / "report.json"
+    path.write_text(IsaReport(**good).to_json())
+    assert load_isa_report(path).cycles == 100
+    for edit, match in [({"time_us": 1e6}, r"implies a 1e-07 GHz clock"),
+                        ({"utilization": {"compute": 0.9}}, r"utilization of compute is not busy / cycles")]:
+        path.write_text(IsaReport.model_construct(**{**good, **edit}).model_dump_json())
+        with pytest.raises(ReportFormatError, match=match):
+            load_isa_report(path)

@@ -3,7 +3,9 @@ LocalCluster (loopback, processes), whose table equals the same compiles run ser
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -166,3 +168,42 @@ def test_sweep_mistakes_are_named_before_anything_compiles(tmp_path):
     result = explore(_program(), "f1", ["memory.bandwidth_gb_s=512"], scheduler="serial")
     with pytest.raises(ExploreError, match=r"\.csv or \.parquet"):
         result.write(tmp_path / "t.xlsx")
+    # to_csv wrote CSV text into a .txt without complaint
+    with pytest.raises(ExploreError, match=r"x.txt: write the table to a \.csv file \(not \.txt\)"):
+        result.to_csv(tmp_path / "x.txt")
+    assert not (tmp_path / "x.txt").exists()
+    with pytest.raises(ExploreError, match=r"\.parquet file \(not \.csv\)"):
+        result.to_parquet(tmp_path / "t.csv")
+
+
+def test_cli_explore_outputs_are_checked_before_anything_compiles(tmp_path, monkeypatch):
+    """`--out sweep.txt` was refused only after every variant had compiled; `--plot` for a
+    target with nothing to plot likewise."""
+    prog = tmp_path / "swept.py"
+    prog.write_text(PROGRAM_FILE)
+    monkeypatch.setattr(importlib.import_module("fhec.explore"), "explore", lambda *a, **k: pytest.fail("the sweep ran"))
+    args = ["explore", str(prog), "--vary", "memory.bandwidth_gb_s=512,1024", "--scheduler", "serial"]
+    res = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "sweep.txt")])
+    assert res.exit_code == 2 and "write the table to a .csv or .parquet file (not .txt)" in res.output, res.output
+    if importlib.util.find_spec("pyarrow") is None:
+        res = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "sweep.parquet")])
+        assert res.exit_code != 0 and "pip install pyarrow" in res.output, res.output
+    bare = tmp_path / "bare.toml"  # f1 without [energy] and [area] (and the units' figures they need)
+    text = (Path(fhec.backends.target.__file__).parent / "targets" / "f1.toml").read_text()
+    keep = [line for line in text.split("[energy]")[0].splitlines()
+            if not line.startswith(("pj_per_element", "area_mm2"))]
+    bare.write_text("\n".join(keep) + "\n")
+    res = CliRunner().invoke(main, [*args, "--target", str(bare), "--plot", str(tmp_path / "p.png")])
+    assert res.exit_code == 2 and "gives neither area nor energy" in res.output, res.output
+
+
+def test_cli_explore_plot_writes_the_format_of_its_suffix(tmp_path):
+    """docs/explore.md said another suffix than .png was an error while a .jpg was written:
+    every format matplotlib writes is one."""
+    pytest.importorskip("matplotlib")
+    prog = tmp_path / "swept.py"
+    prog.write_text(PROGRAM_FILE)
+    res = CliRunner().invoke(main, ["explore", str(prog), "--vary", "memory.bandwidth_gb_s=512,1024", "--scheduler",
+                                    "serial", "--plot", str(tmp_path / "p.svg")])
+    assert res.exit_code == 0, res.output
+    assert b"<svg" in (tmp_path / "p.svg").read_bytes()[:400]

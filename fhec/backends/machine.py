@@ -20,10 +20,14 @@ RPU). The generic layout, every table keyed by the names the backend documents:
     [issue]              width, in_order, busyboard
     [params]             backend-specific numbers (documented by the backend)
     [memory]             off-chip bandwidth and latency (optional, for reports)
+
+Which names each ISA takes is `ISA_LAYOUTS`; any other table or parameter is refused at
+load, as an unknown key of a stream target is.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -31,7 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from fhec.errors import TargetError
 from fhec.ir.limb import word_bytes_for
 
-__all__ = ["RegisterFileSpec", "MemorySpec", "PipelineSpec", "IssueRules", "OffChip", "IsaMachine"]
+__all__ = ["RegisterFileSpec", "MemorySpec", "PipelineSpec", "IssueRules", "OffChip", "IsaMachine", "IsaLayout",
+           "ISA_LAYOUTS"]
 
 MAX_N = 2**17
 MAX_COUNT = 1 << 20
@@ -57,6 +62,16 @@ class RegisterFileSpec(_Frozen):
 
     count: int = Field(gt=0, le=MAX_COUNT)
     elements: int = Field(1, gt=0, le=MAX_N, description="words per register (the vector length)")
+
+    @field_validator("elements")
+    @classmethod
+    def _whole_chunks(cls, n: int) -> int:
+        # a limb of N (a power of two) words is laid out in whole registers, or in the first
+        # N words of one: any other length leaves a partial chunk (presto's simulator crashed on 1000)
+        if not _power_of_two(n):
+            raise ValueError(f"{n} is not a power of two; a limb of N words (a power of two) must split into "
+                             f"whole registers (1 for scalars; 512 on the shipped rpu and presto)")
+        return n
 
 
 class MemorySpec(_Frozen):
@@ -93,8 +108,55 @@ class OffChip(_Frozen):
     latency_ns: float = Field(0.0, ge=0, le=1e9)
 
 
+@dataclass(frozen=True)
+class IsaLayout:
+    """The tables and ``[params]`` keys one ISA backend (`fhec.isa.<isa>`) reads. A machine
+    file may name only these, so that a typo or a table meant for another ISA is an error
+    instead of being ignored (docs/targets.md: "Unknown keys are errors"). Every parameter
+    is a count or a number of cycles, so it must be a positive integer."""
+
+    registers: tuple[str, ...]
+    memories: tuple[str, ...]
+    pipelines: tuple[str, ...]
+    params: tuple[str, ...]
+
+
+ISA_LAYOUTS: dict[str, IsaLayout] = {
+    # fhec/isa/rpu: B512's four register files (§III), the VDM, SDM and instruction memory
+    "rpu": IsaLayout(registers=("vector", "scalar", "address", "modulus"), memories=("vdm", "sdm", "imem"),
+                     pipelines=("compute", "shuffle", "load_store"), params=("gather_factor",)),
+    # fhec/isa/presto: the PE vectors, the RISC-V core's x registers, the modulus registers
+    "presto": IsaLayout(registers=("vector", "scalar", "modulus"), memories=("pbuf", "dram"),
+                        pipelines=("add", "mul", "ntt", "aut", "config"),
+                        params=("pe_count", "pe_vectors", "queue_depth", "dispatch_cycles", "wide_word_factor")),
+}
+"""ISA key -> what its backend reads. The backends themselves are `fhec.isa.backend.BACKENDS`
+(this layer may not import fhec.isa; tests/isa/test_machine_layout.py checks the two agree)."""
+
+
 def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
+
+
+def _unknown_keys(table: str, given: dict, known: tuple[str, ...], isa: str) -> str | None:
+    """The error for keys of `table` that the `isa` backend does not read, or None."""
+    unknown = sorted(set(given) - set(known))
+    if not unknown:
+        return None
+    if table == "params":
+        named, kind, reads = f"[params] {', '.join(unknown)}", "parameter", ", ".join(known)
+    else:
+        named, kind = ", ".join(f"[{table}.{k}]" for k in unknown), "table"
+        reads = ", ".join(f"[{table}.{k}]" for k in known)
+    return (f"{named}: the {isa} backend reads no such {kind} (it reads {reads}); a typo, or meant for "
+            f"another ISA? Remove or rename it (docs/targets.md)")
+
+
+def _bad_param(key: str, value: Any) -> str | None:
+    """The error for a ``[params]`` value that is no count or cycle number, or None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return f"[params] {key} = {value!r}: must be a positive integer (a count or a number of cycles)"
+    return None
 
 
 class IsaMachine(_Frozen):
@@ -135,6 +197,19 @@ class IsaMachine(_Frozen):
     def _consistent(self) -> IsaMachine:
         if self.n_min > self.n_max:
             raise ValueError(f"n_min ({self.n_min}) exceeds n_max ({self.n_max})")
+        return self
+
+    @model_validator(mode="after")
+    def _read_by_backend(self) -> IsaMachine:
+        layout = ISA_LAYOUTS.get(self.isa)
+        if layout is None:
+            raise ValueError(f"isa = {self.isa!r} has no backend; known ISAs: {', '.join(sorted(ISA_LAYOUTS))}")
+        problems = [_unknown_keys(table, getattr(self, table), getattr(layout, table), self.isa)
+                    for table in ("registers", "memories", "pipelines", "params")]
+        problems += [_bad_param(key, value) for key, value in self.params.items()]
+        problems = [p for p in problems if p]
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     # --- lookups that name the missing field ------------------------------------------

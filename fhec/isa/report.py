@@ -3,12 +3,28 @@ cycles from the ISA's timing model, pipeline busy cycles, front-end stalls, spil
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from fhec.backends.machine import IsaMachine
+from fhec.backends.machine import MIN_GHZ_OR_GB_S, IsaMachine
 from fhec.isa.code import Encoded
 
-__all__ = ["IsaReport", "make_isa_report", "load_isa_report"]
+__all__ = ["IsaReport", "make_isa_report", "load_isa_report", "clock_inconsistency"]
+
+MAX_CLOCK_GHZ = 100.0
+"""The fastest clock a target file may give (`fhec.backends.target.MAX_CLOCK_GHZ`)."""
+
+
+def clock_inconsistency(cycles: int, time_us: float) -> str | None:
+    """Why `time_us` cannot be `cycles` at a machine's clock, or None. A report read from
+    JSON keeps no clock, so the clock its time implies must be one a target may have
+    (1 MHz .. 100 GHz)."""
+    if cycles == 0 or time_us == 0:
+        return None if cycles == time_us == 0 else f"time_us = {time_us:g} for {cycles:,} cycles"
+    ghz = cycles / (time_us * 1e3)
+    if not MIN_GHZ_OR_GB_S <= ghz <= MAX_CLOCK_GHZ:
+        return (f"time_us = {time_us:g} for {cycles:,} cycles implies a {ghz:.3g} GHz clock; "
+                f"targets run at {MIN_GHZ_OR_GB_S:g} .. {MAX_CLOCK_GHZ:g} GHz")
+    return None
 
 
 class IsaReport(BaseModel):
@@ -52,6 +68,18 @@ class IsaReport(BaseModel):
     keyswitch: dict[str, int] = {}
     compile_seconds: dict[str, float] = {}
     compile_passes: list[dict[str, float | int | str]] = []
+
+    @model_validator(mode="after")
+    def _consistent(self) -> IsaReport:
+        # an edited report.json would print figures no run can give
+        problem = clock_inconsistency(self.cycles, self.time_us)
+        wrong = sorted(k for k, v in self.utilization.items()
+                       if abs(v - (self.busy.get(k, 0) / self.cycles if self.cycles else 0.0)) > 1e-9)
+        if wrong:
+            problem = f"utilization of {', '.join(wrong)} is not busy / cycles"
+        if problem:
+            raise ValueError(problem)
+        return self
 
     def to_json(self, indent: int | None = 2) -> str:
         """The report as JSON (``IsaReport.model_validate_json`` reads it back)."""
@@ -134,4 +162,6 @@ def load_isa_report(path) -> IsaReport:
     except ValidationError as e:
         first = e.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise ReportFormatError(f"{path} is not an fhec ISA report: field '{field}': {first['msg']}") from None
+        at = f"field '{field}': " if field else ""
+        msg = first["msg"].removeprefix("Value error, ")
+        raise ReportFormatError(f"{path} is not an fhec ISA report (or a corrupt one): {at}{msg}") from None

@@ -3,6 +3,7 @@ bit-identical on every limb to the eager evaluator, for random programs of both 
 spills; the timing model; the CLI."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 import fhec
 import fhec.testing as ft
 from fhec.backends.machine import IsaMachine
-from fhec.backends.target import load_target
+from fhec.backends.target import load_target, target_from_dict
 from fhec.bundled_examples import examples_dir
 from fhec.cli import load_program, main
 from fhec.errors import MachineCodeError, TargetError
@@ -32,6 +33,7 @@ def small_presto(pes: int = 2) -> IsaMachine:
     data["name"] = f"presto-{pes}pe"
     data["registers"]["vector"]["count"] = 2 * pes
     data["params"]["pe_count"] = pes
+    data["n_max"] = pes * 512  # the largest limb the PEs hold
     return IsaMachine.model_validate(data)
 
 
@@ -225,7 +227,7 @@ def test_memory_packs_words_as_the_backend_lays_them_out(word_bits):
 
 
 @pytest.mark.parametrize("change, match", [
-    (lambda d: d["params"].update(queue_depth=0), r"\[params\] queue_depth = 0 must be at least 1"),
+    (lambda d: d["params"].update(queue_depth=0), r"\[params\] queue_depth = 0: must be a positive integer"),
     (lambda d: d["params"].update(wide_word_factor=-1), r"wide_word_factor = -1"),
     (lambda d: d["issue"].update(in_order=True), r"\[issue\] \{'in_order': True\} is not what the Presto model does"),
     (lambda d: d["registers"]["scalar"].update(count=1), r"RISC-V core's x0..x31"),
@@ -235,8 +237,43 @@ def test_machine_numbers_the_model_would_ignore_or_crash_on_are_refused(change, 
     # fewer cycles; [issue] and the scalar register count were silently ignored
     data = load_target("presto").model_dump()
     change(data)
+    with pytest.raises(TargetError, match=match):  # at load (the [params]) or when compiled for
+        presto_machine(target_from_dict(data, "presto.toml"))
+
+
+@pytest.mark.parametrize("change, match", [
+    # 1 and 3 words were reported as "presto runs ring degrees N = 32 .. 16384, not N = 1024"
+    (lambda d: d["registers"]["vector"].update(elements=1), r"\[registers.vector\] elements = 1 x \[params\] "
+                                                           r"pe_count = 32 PEs hold a limb of at most 32 words, "
+                                                           r"below n_max = 16,384: set elements to a power of two "
+                                                           r"of at least 512"),
+    (lambda d: d["registers"]["vector"].update(elements=256), r"elements = 256 .* or lower n_max to 8,192"),
+    # 3 PEs: a limb over 2 of them left register v2 in a buffer the PEs do not have
+    (lambda d: (d["params"].update(pe_count=3), d["registers"]["vector"].update(count=6)),
+     r"\[params\] pe_count = 3 must be a power of two"),
+])
+def test_a_presto_whose_limbs_do_not_tile_its_pes_is_refused(change, match):
+    data = load_target("presto").model_dump()
+    change(data)
     with pytest.raises(TargetError, match=match):
         presto_machine(IsaMachine.model_validate(data))
+
+
+def test_a_smaller_presto_with_a_matching_n_max_is_accepted():
+    data = load_target("presto").model_dump()
+    data["registers"]["vector"]["elements"] = 256
+    data["n_max"] = 8192
+    assert presto_machine(IsaMachine.model_validate(data)).vector_words == 256
+
+
+def test_a_vector_length_that_splits_no_limb_into_whole_registers_is_refused_at_load(tmp_path):
+    # fhec run crashed in the simulator (ValueError: cannot reshape array of size 1024 into shape (1,1000))
+    text = (Path(fhec.backends.target.__file__).parent / "targets" / "presto.toml").read_text()
+    path = tmp_path / "presto_el1000.toml"
+    path.write_text(text.replace("elements = 512", "elements = 1000", 1))
+    with pytest.raises(TargetError, match=r"presto_el1000.toml: field 'registers.vector.elements': 1000 is not a "
+                                          r"power of two"):
+        load_target(path)
 
 
 def test_a_data_memory_too_small_for_the_program_is_refused():

@@ -101,6 +101,7 @@ class PrestoMachine:
         for key in ("pe_count", "pe_vectors", "queue_depth", "dispatch_cycles", "wide_word_factor"):
             if getattr(machine, key) < 1:
                 raise TargetError(f"{where}: [params] {key} = {getattr(machine, key)} must be at least 1")
+        _check_layout(machine, where)
         # the timing model dispatches one instruction at a time into an out-of-order queue
         # (`fhec.isa.presto.sim.Timing`); other issue rules would be ignored, not modeled.
         # Only the rules the file sets are compared (`issue_set`: an IsaMachine's defaults
@@ -123,11 +124,18 @@ class PrestoMachine:
         return self.pe_count * self.pe_vectors
 
     def check_ring_degree(self, N: int) -> None:
-        """Raise `MachineCodeError` unless limbs of N words fit this machine's layout."""
-        if N < self.n_min or N > self.n_max or N & (N - 1) or self.chunks(N) > self.pe_count:
+        """Raise `MachineCodeError` unless limbs of N words fit this machine's layout (which
+        `from_description` guarantees for every N in n_min .. n_max)."""
+        if N < self.n_min or N > self.n_max or N & (N - 1):
             raise MachineCodeError(
                 f"{self.name} runs ring degrees N = {self.n_min} .. {self.n_max} (powers of two), not N = {N}; "
                 f"choose parameters with N in that range"
+            )
+        if self.chunks(N) > self.pe_count:
+            raise MachineCodeError(
+                f"{self.name}: a limb of N = {N} words needs {self.chunks(N)} PE vectors of {self.vector_words} "
+                f"words, but the machine has {self.pe_count} PEs; raise [params] pe_count or "
+                f"[registers.vector] elements, or lower n_max"
             )
 
     def chunks(self, N: int) -> int:
@@ -151,6 +159,23 @@ class PrestoMachine:
     def chunk_cycles(self, N: int) -> int:
         """Cycles to stream one PE's share of a limb through its lanes."""
         return math.ceil(min(N, self.vector_words) / self.lanes)
+
+
+def _check_layout(machine: PrestoMachine, where: str) -> None:
+    """Refuse a machine whose limbs would not tile its PEs (`register_home`): a limb of
+    N > elements words spreads over G = N / elements PEs and each buffer holds pe_count / G
+    registers, so G must divide pe_count for every N up to n_max."""
+    words = machine.vector_words
+    if machine.pe_count & (machine.pe_count - 1):
+        raise TargetError(f"{where}: [params] pe_count = {machine.pe_count} must be a power of two: a limb spreads "
+                          f"over a power of two of PEs, which must divide pe_count (Presto has 32)")
+    if machine.pe_count * words < machine.n_max:
+        raise TargetError(
+            f"{where}: [registers.vector] elements = {words} x [params] pe_count = {machine.pe_count} PEs hold a "
+            f"limb of at most {machine.pe_count * words:,} words, below n_max = {machine.n_max:,}: set elements "
+            f"to a power of two of at least {-(-machine.n_max // machine.pe_count):,} (Presto's PE vectors have "
+            f"512 words), or lower n_max to {machine.pe_count * words:,}"
+        )
 
 
 def load_presto(path_or_name: str = "presto") -> PrestoMachine:
