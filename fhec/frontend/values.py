@@ -117,6 +117,11 @@ _UFUNC_OPERATORS = {
 }
 """numpy ufunc name -> (the Cipher operator with the Cipher on the left, on the right)."""
 
+_UFUNC_COMPARISONS = {"equal": "__eq__", "not_equal": "__eq__", "less": "__lt__", "less_equal": "__lt__",
+                      "greater": "__lt__", "greater_equal": "__lt__"}
+"""numpy comparison ufunc (``np.int64(42) == x``) -> the Cipher operator whose refusal says
+what to do instead."""
+
 _NUMPY_FIXES = {
     "sum": "x.sum_slots() sums all slots into slot 0; x.sum(n) sums n slots",
     "dot": "x.dot(w) with the plaintext vector w",
@@ -125,6 +130,17 @@ _NUMPY_FIXES = {
     "roll": "x.rotate(k)",
 }
 """numpy function name -> the DSL operation that does its job on a ciphertext."""
+
+_EQUALITY_FIXES = {
+    "bgv": "its value is unknown while tracing (Python's == would only compare the handles). Compute an "
+           "encrypted 0/1 indicator instead: by Fermat, 1 - (x - c) ** (t - 1) is 1 where x == c and 0 elsewhere "
+           "mod a prime t (x.polynomial(...) of that series), then mask with a product; to ask whether two "
+           "handles are the same value, use `x is y`",
+    "ckks": "its value is unknown while tracing (Python's == would only compare the handles). Approximate an "
+            "indicator of x - c near 0 with x.polynomial(fhec.approx(f, domain=..., degree=...)) and mask with "
+            "a product; to ask whether two handles are the same value, use `x is y`",
+}
+"""scheme -> how to express an equality test on encrypted slots."""
 
 
 class Cipher(_Handle):
@@ -310,6 +326,16 @@ class Cipher(_Handle):
 
     __le__ = __gt__ = __ge__ = __lt__
 
+    def __eq__(self, other):
+        # Python's default == compares the handles (object identity) and returns a plain
+        # bool, so a ported `if x == 42:` or `mask = (x == key)` silently built a wrong program
+        self._unsupported("an equality test (==, !=)", _EQUALITY_FIXES[self._b.params.scheme])
+
+    __ne__ = __eq__
+    # identity hashing, as before __eq__ was defined: handles may key dicts and sets, where
+    # identical objects match without calling __eq__ (distinct live objects hash apart)
+    __hash__ = object.__hash__
+
     def __abs__(self):
         self._unsupported("abs()", "approximate it with x.polynomial(...) (e.g. an even polynomial)")
 
@@ -391,6 +417,8 @@ class Cipher(_Handle):
         if method == "__call__" and not kwargs and names is not None and len(inputs) == 2:
             left, right = inputs
             return getattr(self, names[0])(right) if left is self else getattr(self, names[1])(left)
+        if ufunc.__name__ in _UFUNC_COMPARISONS:
+            getattr(self, _UFUNC_COMPARISONS[ufunc.__name__])(None)
         self._unsupported(f"numpy's {ufunc.__name__}", "numpy computes on plaintext arrays only; use the DSL's "
                           "operators, or approximate the function with x.polynomial(...) or fhec.approx")
 
@@ -795,7 +823,8 @@ class Plain(_Handle):
     __pos__ = __abs__ = _plain_error("unary + and abs()")
     __invert__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _plain_error("bitwise operators")
     __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _plain_error("bitwise operators")
-    __lt__ = __le__ = __gt__ = __ge__ = _plain_error("comparison")
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _plain_error("comparison")
+    __hash__ = object.__hash__  # identity, as for Cipher
     __getitem__ = __setitem__ = __iter__ = __len__ = _plain_error("indexing, iteration and len()")
     __float__ = __int__ = __complex__ = __index__ = _plain_error("conversion to a Python number")
     __round__ = __trunc__ = __floor__ = __ceil__ = _plain_error("conversion to a Python number")
