@@ -177,7 +177,9 @@ class Cipher(_Handle):
 
     @property
     def estimated_bits(self) -> float:
-        """Estimated precision bits (CKKS) or noise budget bits (BGV)."""
+        """Estimated precision bits (CKKS) or noise budget bits (BGV). A CKKS estimate
+        that saturated (`fhec.ir.he_types.noise_saturated`, about -19 bits) bounds nothing:
+        the precision may be lower still."""
         return estimated_bits(self._b.params, self.type)
 
     def __repr__(self) -> str:
