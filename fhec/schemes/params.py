@@ -53,6 +53,12 @@ from fhec.validate import as_choice, as_int, as_int_list, as_optional_int, is_in
 from fhec.schemes.bootstrap_config import BootstrapConfig, check_bootstrap
 from fhec.ring.primes import MAX_WORD_BITS, MIN_WORD_BITS, NearestPrimes, ntt_primes
 
+MIN_SCALE_BITS = MIN_WORD_BITS
+"""The smallest CKKS scale_bits: each level's rescaling prime is the NTT prime nearest the
+scale, and fhec's primes lie above 2^(MIN_WORD_BITS - 1), so a smaller scale meets primes
+up to twice its size, its level scales drift apart, and "all values at one level share
+one scale" breaks (a product and a product by a constant land on different scales)."""
+
 # HomomorphicEncryption.org standard (Albrecht et al., 2018), Table 1, ternary secret
 # (uniform in {-1, 0, 1}), classical attacks: the largest log2(Q·P) per N.
 # N = 2^16 and 2^17 are not in the standard; for 128 bits we use the values OpenFHE
@@ -524,9 +530,11 @@ class CKKSParams(_CommonParams):
         self._validate_common()
         self._set("scale_bits", self._default_scale_bits() if self.scale_bits is None else self.scale_bits)
         self._set("scale_bits", as_int(
-            self.scale_bits, "scale_bits", min=10, max=self.word_bits,
-            fix=f"between 10 and word_bits = {self.word_bits}: each level's prime (about 2^scale_bits) has to fit "
-                f"the machine word",
+            self.scale_bits, "scale_bits", min=MIN_SCALE_BITS, max=self.word_bits,
+            fix=f"each level's rescaling prime lies near 2^scale_bits, so it must fit the {self.word_bits}-bit word "
+                f"(word_bits), and fhec's primes lie above 2^{MIN_WORD_BITS - 1}: near a smaller scale the level "
+                f"scales would drift apart, and a product and a product by a constant at one level would land on "
+                f"different scales",
         ))
         self._check_level_sizes()
         mpb = self.min_precision_bits
