@@ -560,8 +560,8 @@ class CKKSParams(_CommonParams):
                 raise ParameterError(
                     f"the scale grows past 2^{math.log2(q0_limit):.0f} on the way down the {self.levels} levels: "
                     f"the {self.word_bits}-bit primes lie below 2^{self.scale_bits}, so each rescale divides by "
-                    f"too little and no value would fit below q_0/2 at level 0. Lower scale_bits (now "
-                    f"{self.scale_bits}) below word_bits (now {self.word_bits}), or use fewer levels."
+                    f"too little and no value would fit below q_0/2 at level 0. {self._lower_scale_advice()}, "
+                    f"raise base_limbs (now {self.base_limbs}) for a larger q_0, or use fewer levels."
                 )
             q = search.take(scale * scale / target)
             level_primes.append(q)
@@ -615,18 +615,38 @@ class CKKSParams(_CommonParams):
         if not min(self.scales) >= 2.0:  # the level primes ran away from the scale: it collapsed
             raise ParameterError(
                 f"the scale falls to 2^{math.log2(max(min(self.scales), 1e-300)):.0f} on the way down the {self.levels} "
-                f"levels: no {self.word_bits}-bit primes lie near 2^{self.scale_bits}, so each rescale divides by "
-                f"too much. Lower scale_bits (now {self.scale_bits}) below word_bits (now {self.word_bits}), or use "
-                f"fewer levels."
+                f"levels: too few primes ≡ 1 mod 2N = {2 * self.N} lie near 2^{self.scale_bits} (the nearest unused "
+                f"ones lie above it), so each rescale divides by too much. {self._raise_scale_advice()}, use a "
+                f"smaller N, or use fewer levels."
             )
         bottom = math.log2(self.scales[0])
         if bottom >= q0_bits - 1:
             raise ParameterError(
                 f"the level-0 scale is 2^{bottom:.1f}, but q_0 (the {self.base_limbs} base prime(s)) has only "
                 f"{q0_bits:.1f} bits: no value fits below q_0/2, so every result would decrypt to garbage. "
-                f"Lower scale_bits (now {self.scale_bits}) below word_bits (now {self.word_bits}), raise "
-                f"base_limbs (now {self.base_limbs}) or q_0's size (q_bits[0]), or use fewer levels."
+                f"{self._lower_scale_advice()}, raise base_limbs (now {self.base_limbs}) or q_0's size "
+                f"(q_bits[0]), or use fewer levels."
             )
+
+    def _lower_scale_advice(self) -> str:
+        """How to make the scale smaller, in the terms the user set it: the level primes of
+        an explicit chain set it (scale_bits defaults to their size, never typed), and
+        "below word_bits" only helps a scale_bits that is not already below it."""
+        if self.q_bits is not None:
+            q0_bits = sum(self.q_bits[: self.base_limbs])
+            smaller = max(MIN_SCALE_BITS, min(self.word_bits, q0_bits) - 20)
+            example = list(self.q_bits[: self.base_limbs]) + [smaller] * self.levels
+            return (f"Give q_bits's level primes (now {self.scale_bits} bits, which set the scale) fewer bits than "
+                    f"q_0, e.g. q_bits={example}")
+        below = f" below word_bits (now {self.word_bits})" if self.scale_bits >= self.word_bits else ""
+        return f"Lower scale_bits (now {self.scale_bits}){below}"
+
+    def _raise_scale_advice(self) -> str:
+        """How to make the scale larger (more NTT primes lie near a larger scale), in the
+        terms the user set it."""
+        what = (f"q_bits's level primes (now {self.scale_bits} bits)" if self.q_bits is not None
+                else f"scale_bits (now {self.scale_bits})")
+        return f"Raise {what} toward word_bits (now {self.word_bits}), where more such primes lie"
 
     scheme = "ckks"
 

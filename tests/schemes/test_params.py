@@ -148,6 +148,21 @@ def test_for_program_never_picks_a_scale_below_the_smallest_prime(precision_bits
     assert p.params.scale_bits >= 20
 
 
+@pytest.mark.parametrize("kwargs, advice, wrong", [
+    # too few primes near 2^20 at N = 2^15: the scale falls; lowering it (the old advice) cannot help
+    (dict(N=2**15, levels=10, scale_bits=20), r"Raise scale_bits \(now 20\) toward word_bits", "Lower"),
+    # q_bits set the scale; "Lower scale_bits (now 60) below word_bits (now 60)" named a value never typed
+    (dict(N=2**10, q_bits=[60, 60, 60, 60], word_bits=60), r"q_bits's level primes \(now 60 bits.*q_bits=\[60, 40, 40, 40\]",
+     "scale_bits (now"),
+    # already below word_bits: the fix is a smaller scale or a larger q_0, not "below word_bits"
+    (dict(N=2**10, levels=8, scale_bits=31, word_bits=32), r"Lower scale_bits \(now 31\), raise base_limbs", "below word_bits"),
+])
+def test_a_scale_chain_failure_advises_what_its_cause_needs(kwargs, advice, wrong):
+    with pytest.raises(fhec.ParameterError, match=advice) as info:
+        fhec.CKKSParams(**kwargs, security=None)
+    assert wrong not in str(info.value)
+
+
 def test_for_program_says_when_no_choice_keeps_a_bit():
     # depth 40 in 32-bit words: every candidate's estimated error outgrows the values, so
     # "the best reached was -44.3 bits" read as a precision; it now says none kept a bit
