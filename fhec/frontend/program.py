@@ -34,6 +34,7 @@ from fhec.errors import (
 )
 from fhec.frontend.auto import AutoParams, as_auto, refuse_levels, resolve, trace_params
 from fhec.frontend.location import caller_location, format_location
+from fhec.frontend.signatures import checked_calls
 from fhec.frontend.values import Cipher, Plain, _Handle
 from fhec.ir.he import HeOp, HeOptions, HeProgram, RESCALE_POLICIES, attrs_of
 from fhec.ir.he_build import HeBuilder
@@ -54,6 +55,7 @@ def _options(rescale: str, rotation_keys, max_rotation_keys, where) -> HeOptions
     return HeOptions(rescale, rotation_keys, max_rotation_keys)
 
 
+@checked_calls
 class Program:
     """A CKKS or BGV program traced from Python.
 

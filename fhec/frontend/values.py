@@ -33,6 +33,7 @@ from fhec.errors import (
 )
 from fhec.frontend import constants
 from fhec.frontend.location import caller_location
+from fhec.frontend.signatures import checked_calls
 from fhec.validate import as_real, is_int
 from fhec.ir.he import HeType
 from fhec.ir.he_types import estimated_bits, row_length
@@ -107,6 +108,7 @@ def _journaled(method):
     call.__name__ = method.__name__
     call.__qualname__ = method.__qualname__
     call.__doc__ = method.__doc__
+    call.__wrapped__ = method  # its signature, for `checked_calls` and help()
     return call
 
 
@@ -143,6 +145,7 @@ _EQUALITY_FIXES = {
 """scheme -> how to express an equality test on encrypted slots."""
 
 
+@checked_calls
 class Cipher(_Handle):
     """An encrypted value (a ciphertext) of a program being traced. Also the annotation
     of encrypted arguments of an ``@fhec.program`` function."""
@@ -741,6 +744,7 @@ def _plain_error(op: str):
     return method
 
 
+@checked_calls
 class Plain(_Handle):
     """An unencrypted input vector (given at run time, encoded where it is used). Also the
     annotation of plaintext arguments of an ``@fhec.program`` function.

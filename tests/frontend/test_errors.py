@@ -357,6 +357,26 @@ def test_program_errors_name_the_line(ckks, bad):
     assert e.value.where and "test_errors.py:" in e.value.where
 
 
+@pytest.mark.parametrize("bad, message", [
+    (lambda p, x: x.rescale(1), r"rescale\(\) .*too many positional arguments.*x\.rescale\(\)"),
+    (lambda p, x: x.rotate(), r"missing a required argument: 'k'.*x\.rotate\(k\)"),
+    (lambda p, x: x.rotate(step=1), r"unknown keyword 'step'.*x\.rotate\(k\)"),
+    (lambda p, x: x.sum_slots(4, 1, 2), r"x\.sum_slots\(n=None, stride=1\)"),
+    (lambda p, x: x.polynomial(), r"'coeffs'"),
+    (lambda p, x: x.linear_transform({1: 1.0}, hoist="none"), r"'hoist' \(did you mean 'hoisting'\?\)"),
+    (lambda p, x: p.input(), r"p\.input\(name, level=None, \*, bound=None\)"),
+    (lambda p, x: p.output("y"), r"missing a required argument: 'value'.*p\.output\(name, value\)"),
+    (lambda p, x: p.plain("w", 3.0), r"too many positional arguments"),
+])
+def test_wrong_arguments_to_a_dsl_method_name_the_line_and_the_signature(ckks, bad, message):
+    # Python's bare TypeError ("rotate() got an unexpected keyword argument 'step'") had no DSL line
+    p = fhec.Program("args", ckks)
+    x = p.input("x")
+    with pytest.raises(ProgramError, match=message) as e:
+        bad(p, x)
+    assert e.value.where and "test_errors.py:" in e.value.where
+
+
 def test_duplicate_output_and_bad_program_arguments(ckks):
     p = fhec.Program("dup", ckks)
     x = p.input("x")
