@@ -713,6 +713,14 @@ class CKKSParams(_CommonParams):
         return self.scales[self.levels]
 
 
+_LARGER_PRIMES = {
+    "level primes": "raise modulus_bits (or q_bits's level sizes) or word_bits",
+    "q_0 primes": "raise word_bits (or q_bits's first base_limbs sizes)",
+    "special primes": "raise word_bits (or p_bits)",
+}
+"""BGV: which ciphertext primes limit t -> how to make them larger."""
+
+
 @_known_keywords
 @dataclass(frozen=True)
 class BGVParams(_CommonParams):
@@ -756,12 +764,6 @@ class BGVParams(_CommonParams):
         self._set("plain_modulus", as_int(self.plain_modulus, "plain_modulus", min=3,
                                           fix="use a prime t ≡ 1 mod 2N such as 65537"))
         check_ntt_prime(self.plain_modulus, self.N)
-        smallest = min(self.base_bits + self.special_bits)
-        if self.plain_modulus.bit_length() >= smallest - 4:
-            raise ParameterError(
-                f"plain_modulus t = {self.plain_modulus} ({self.plain_modulus.bit_length()} bits) is too large for "
-                f"{smallest}-bit primes: t may have at most {smallest - 5} bits (5 fewer than every ciphertext prime)."
-            )
         self._set("modulus_bits", as_optional_int(self.modulus_bits, "modulus_bits", min=MIN_WORD_BITS,
                                                   max=self.word_bits))
         if self.q_bits is not None and self.modulus_bits is not None:
@@ -773,12 +775,7 @@ class BGVParams(_CommonParams):
             smallest_level = min(self.q_bits[self.base_limbs:], default=None)
         else:
             smallest_level = bits if self.levels > 0 else None
-        if smallest_level is not None and self.plain_modulus.bit_length() >= smallest_level - 4:
-            raise ParameterError(
-                f"plain_modulus t = {self.plain_modulus} ({self.plain_modulus.bit_length()} bits) is too large for "
-                f"{smallest_level}-bit level primes: t may have at most {smallest_level - 5} bits (5 fewer than the "
-                f"level primes); raise modulus_bits (or q_bits's level sizes) or word_bits, or use a smaller t."
-            )
+        self._check_plain_modulus_fits(smallest_level)
         self._check_before_derivation(bits if smallest_level is None else smallest_level)  # a lower bound of log2(Q·P)
         used = {self.plain_modulus}
         base = self._derive_special_and_base(used)
@@ -790,6 +787,22 @@ class BGVParams(_CommonParams):
             level_primes = _primes_of_sizes(self.N, self.q_bits[self.base_limbs:], used)
         object.__setattr__(self, "moduli", tuple(base) + tuple(level_primes))
         self._check_derived()
+
+    def _check_plain_modulus_fits(self, smallest_level: int | None) -> None:
+        """t must have 5 bits fewer than every ciphertext prime. One check against the
+        smallest of them all, so that the limit it states is the one that holds (a check of
+        q_0 and P first said "at most 27 bits" for 30-bit level primes, which then refused
+        27 bits)."""
+        sizes = {"level primes": smallest_level, "q_0 primes": min(self.base_bits),
+                 "special primes": min(self.special_bits)}
+        which, smallest = min(((k, v) for k, v in sizes.items() if v is not None), key=lambda kv: kv[1])
+        t_bits = self.plain_modulus.bit_length()
+        if t_bits >= smallest - 4:
+            raise ParameterError(
+                f"plain_modulus t = {self.plain_modulus} ({t_bits} bits) is too large for {smallest}-bit {which}: t "
+                f"may have at most {smallest - 5} bits (5 fewer than every ciphertext prime, and the {which} are the "
+                f"smallest); {_LARGER_PRIMES[which]}, or use a smaller t."
+            )
 
     scheme = "bgv"
 
