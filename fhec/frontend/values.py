@@ -24,7 +24,6 @@ from fhec.errors import (
     ParameterError,
     PlainAttributeError,
     PlaintextOperandError,
-    PrecisionError,
     PrecisionWarning,
     ProgramError,
     SchemeMismatchError,
@@ -472,17 +471,7 @@ class Cipher(_Handle):
                 "with rescale='manual' to place rescales yourself (use level_down() to just drop a level).",
                 loc,
             )
-        params, t = self._b.params, self.type
-        if t.level > 0:
-            q = rules.rescale_prime(params, t.level)
-            if math.log2(t.scale) - math.log2(q) < 1.0:  # below 2: not one bit of the value left
-                raise PrecisionError(
-                    f"rescale() divides by the level's prime q ≈ 2^{math.log2(q):.1f}, but this value's scale is "
-                    f"2^{math.log2(t.scale):.1f}: the result's would be 2^{math.log2(t.scale) - math.log2(q):.1f}, "
-                    f"leaving no bit of the value (it would decrypt to noise). Rescale products (scale ≈ "
-                    f"2^{2 * math.log2(q):.0f}) once each; to drop a level and keep the scale use mod_switch().",
-                    loc,
-                )
+        rules.check_rescale_keeps_a_bit(self._b.params, self.level, self.scale, loc)
         return self._apply(lambda: self._b.rescale(self._id, loc))
 
     @_journaled
