@@ -489,7 +489,10 @@ class Cipher(_Handle):
             from fhec.frontend.auto import refuse_levels
 
             refuse_levels(f"level_down({level!r})", loc)
-        if not is_int(level) or not 0 <= level < self.level:
+        if not is_int(level):
+            raise ProgramError(f"level_down({level!r}) needs an integer level, not {type(level).__name__}: levels "
+                               f"count primes; here 0 to {self.level - 1}.", loc)
+        if not 0 <= level < self.level:
             raise ProgramError(
                 f"level_down({level!r}) needs a level below the value's level {self.level} (and >= 0).", loc
             )

@@ -377,6 +377,25 @@ def test_wrong_arguments_to_a_dsl_method_name_the_line_and_the_signature(ckks, b
     assert e.value.where and "test_errors.py:" in e.value.where
 
 
+def test_messages_name_what_is_wrong_with_the_value(ckks, bgv):
+    p = fhec.Program("m", ckks)
+    x = p.input("x")
+    p.output("y", x * 2)
+    # None became NaN in the float cast: "holds NaN or infinite values"
+    with pytest.raises(InvalidPlaintextError, match=r"holds a non-number, None at index 1"):
+        fhec.evaluate(p, {"x": np.array([0.1, None])}, seed=1)
+    # numpy's "inhomogeneous part.." text described numpy, not the data
+    with pytest.raises(InvalidPlaintextError, match="nests sequences of different lengths") as e:
+        fhec.evaluate(p, {"x": [[0.1], [0.1, 0.2]]}, seed=1)
+    assert "inhomogeneous" not in str(e.value)
+    # a BGV program was told "fhec's CKKS slots are real"
+    with pytest.raises(InvalidPlaintextError, match="BGV slots are integers mod t = 257"):
+        fhec.Program("b", bgv).input("z") * (1 + 0j)
+    # 1.0 is within range; what is wrong is that it is not an int
+    with pytest.raises(ProgramError, match=r"level_down\(1.0\) needs an integer level, not float"):
+        x.level_down(1.0)
+
+
 def test_duplicate_output_and_bad_program_arguments(ckks):
     p = fhec.Program("dup", ckks)
     x = p.input("x")
