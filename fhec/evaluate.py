@@ -76,7 +76,7 @@ import numpy as np
 
 from fhec.errors import FhecError, InternalError, NoiseBudgetExhaustedError
 from fhec.ir.he import KEY_SWITCHING_OPS, Const, HeNode, HeOp, HeProgram, HeType
-from fhec.ir.he_types import const_bound, declared_bound, estimated_bits, is_int_scalar
+from fhec.ir.he_types import const_bound, declared_bound, estimated_bits, is_int_scalar, noise_saturated
 from fhec.passes.he_rotations import key_requirements
 from fhec.passes.he_rewrite import as_he
 from fhec.pipeline import PREPARED, run_prefix
@@ -445,6 +445,9 @@ class OutputComparison:
             BGV: inf when exact, else 0.
         required_bits: the precision demanded (CKKS); None for BGV.
         bad_slots: indices of the worst (CKKS) / all wrong (BGV) slots, at most 8.
+        saturated: CKKS: the output's error estimate saturated
+            (`fhec.ir.he_types.noise_saturated`), so `required_bits`, when derived from
+            it, is only the floor of `default_required_bits`.
     """
 
     name: str
@@ -453,6 +456,13 @@ class OutputComparison:
     bits: float
     required_bits: float | None
     bad_slots: tuple[int, ...]
+    saturated: bool = False
+
+    @property
+    def floor_note(self) -> str:
+        """Where a saturated estimate gave `required_bits`: that it is the floor, not what
+        the estimate promises (which is nothing); else empty."""
+        return ", the floor: its error estimate saturated" if self.saturated else ""
 
     def describe(self, scheme: str) -> str:
         if scheme == "bgv":
@@ -460,8 +470,9 @@ class OutputComparison:
                 return f"{self.name}: exact"
             return f"{self.name}: {int(self.max_error)} wrong slots, e.g. {list(self.bad_slots)}"
         bits = "exact" if math.isinf(self.bits) else f"{self.bits:.1f} bits"
-        verdict = (f"ok (needs {self.required_bits:.1f})" if self.ok else
-                   f"MISMATCH: needs {self.required_bits:.1f} bits, worst slots {list(self.bad_slots)}")
+        verdict = (f"ok (needs {self.required_bits:.1f}{self.floor_note})" if self.ok else
+                   f"MISMATCH: needs {self.required_bits:.1f} bits{self.floor_note}; worst slots "
+                   f"{list(self.bad_slots)}")
         return f"{self.name}: max error {self.max_error:.3g} ({bits}) {verdict}"
 
 
@@ -503,9 +514,11 @@ def compare_outputs(
         mag = max(1.0, float(np.max(np.abs(e), initial=0.0)))
         max_err = float(np.max(err, initial=0.0))
         bits = math.inf if max_err == 0 else -math.log2(max_err / mag)
-        need = rel_bits if rel_bits is not None else default_required_bits(params, program.node(vid).type)
+        t = program.node(vid).type
+        need = rel_bits if rel_bits is not None else default_required_bits(params, t)
         worst = tuple(int(i) for i in np.argsort(-err, kind="stable")[:8] if err[i] > 2.0**-need * mag)
-        out.append(OutputComparison(name, bits >= need, max_err, bits, float(need), worst))
+        saturated = rel_bits is None and noise_saturated(params, t)
+        out.append(OutputComparison(name, bits >= need, max_err, bits, float(need), worst, saturated))
     return out
 
 

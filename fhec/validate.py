@@ -167,8 +167,11 @@ def as_1d_array(value: Any, name: str, *, error: type[FhecError], where: str | N
         raise error(f"{name} must be a number or a 1-D vector of numbers, not {type(value).__name__}.", where)
     try:
         array = np.asarray(value)
-    except (TypeError, ValueError) as exc:
-        raise error(f"{name} must be a number or a 1-D vector of numbers: {exc}.", where) from None
+    except (TypeError, ValueError):
+        # numpy's own text ("... inhomogeneous part..") describes its internals, not the data
+        raise error(f"{name} must be a number or a 1-D vector of numbers, but numpy cannot make one array of it: "
+                    f"it nests sequences of different lengths or holds objects that are not numbers; give one "
+                    f"number per slot (a flat list or 1-D array).", where) from None
     if array.dtype.kind in "USV" or (array.dtype.kind == "O" and any(
             isinstance(v, (str, bytes, bytearray)) for v in array.ravel().tolist())):
         # numpy turns ["1", "2.5"] into strings that later casts read as numbers

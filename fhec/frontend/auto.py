@@ -35,7 +35,7 @@ from fhec.schemes.auto_params import (
     explain_bgv,
     explain_ckks,
 )
-from fhec.schemes.params import MAX_N, BGVParams, CKKSParams, _check_word_bits
+from fhec.schemes.params import MAX_N, MIN_SCALE_BITS, BGVParams, CKKSParams, _check_word_bits
 from fhec.validate import as_choice, as_int, as_optional_int, as_real
 
 TRACE_LEVELS = 30
@@ -91,7 +91,8 @@ def trace_params(auto: AutoParams):
     so shared by every program asking the same)."""
     word = auto.word_bits
     if auto.scheme == "ckks":
-        return CKKSParams(N=TRACE_N, levels=TRACE_LEVELS, scale_bits=min(30, word - 2), word_bits=word,
+        return CKKSParams(N=TRACE_N, levels=TRACE_LEVELS, scale_bits=max(MIN_SCALE_BITS, min(30, word - 2)),
+                          word_bits=word,
                           base_limbs=2, security=None, min_precision_bits=None)
     t = auto.plain_modulus
     batching = (t - 1) & -(t - 1)

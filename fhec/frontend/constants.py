@@ -70,9 +70,28 @@ def scalar(params: Params, value, where: str | None):
             raise InvalidPlaintextError(f"the constant {value!r} is not finite.", where)
         return float(value)
     if isinstance(value, numbers.Complex):
-        raise InvalidPlaintextError(f"complex constants ({value!r}) are not supported; fhec's CKKS slots are real.", where)
+        raise InvalidPlaintextError(f"complex constants ({value!r}) are not supported; {_slots_hold(params)}.", where)
     raise ProgramError(f"cannot use {type(value).__name__} {value!r:.40} as a constant: a constant is a number or a "
                        f"vector of slot values (a list or 1-D numpy array).", where)
+
+
+def _slots_hold(params: Params) -> str:
+    """What a slot of the scheme holds, for refusing a value it cannot."""
+    if params.scheme == "bgv":
+        return f"BGV slots are integers mod t = {params.plain_modulus}"
+    return "fhec's CKKS slots are real"
+
+
+def _refuse_non_numbers(arr: np.ndarray, what: str, where: str | None) -> None:
+    """An object array holding None (or another non-number), which the float cast turns
+    into NaN: say what it holds, not "NaN or infinite values"."""
+    if arr.dtype.kind != "O":
+        return
+    for i, v in enumerate(arr.tolist()):
+        if not isinstance(v, numbers.Number):
+            raise InvalidPlaintextError(
+                f"the {what} holds a non-number, {v!r:.40} at index {i}; every slot value must be a number "
+                f"(fill missing values first, e.g. with 0).", where)
 
 
 def vector(params: Params, values, where: str | None, what: str = "constant") -> np.ndarray:
@@ -88,7 +107,8 @@ def vector(params: Params, values, where: str | None, what: str = "constant") ->
         )
     if params.scheme == "ckks":
         if np.iscomplexobj(arr):
-            raise InvalidPlaintextError(f"complex {what} values are not supported; fhec's CKKS slots are real.", where)
+            raise InvalidPlaintextError(f"complex {what} values are not supported; {_slots_hold(params)}.", where)
+        _refuse_non_numbers(arr, what, where)
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError, OverflowError) as e:

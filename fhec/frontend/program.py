@@ -34,9 +34,11 @@ from fhec.errors import (
 )
 from fhec.frontend.auto import AutoParams, as_auto, refuse_levels, resolve, trace_params
 from fhec.frontend.location import caller_location, format_location
+from fhec.frontend.signatures import checked_calls
 from fhec.frontend.values import Cipher, Plain, _Handle
 from fhec.ir.he import HeOp, HeOptions, HeProgram, RESCALE_POLICIES, attrs_of
 from fhec.ir.he_build import HeBuilder
+from fhec.ir.he_types import NOISE_SATURATION_BITS, noise_saturated
 from fhec.ir.he_verify import verify_by_default, verify_he
 from fhec.schemes.params import BGVParams, CKKSParams
 from fhec.schemes.ranges import DEFAULT_BOUND
@@ -53,6 +55,7 @@ def _options(rescale: str, rotation_keys, max_rotation_keys, where) -> HeOptions
     return HeOptions(rescale, rotation_keys, max_rotation_keys)
 
 
+@checked_calls
 class Program:
     """A CKKS or BGV program traced from Python.
 
@@ -303,20 +306,10 @@ class Program:
             return
         bits = value.estimated_bits
         if bits < 1.0:
-            # the estimate is absolute (fhec's precision assumes values about 1): for an output
-            # proven to reach far beyond 1, say what that error is against its largest values
-            bound = value.bound
-            relative = bits + math.log2(bound) if bound is not None and bound > 2.0 else None
-            if relative is not None and relative >= 1.0:
-                what = (f"an estimated worst-slot error of 2^{-bits:.1f} ({bits:.1f} bits of precision); its values "
-                        f"may reach {bound:.3g}, and against those that is {relative:.1f} bits, but a slot whose "
-                        f"value lies below about 2^{-bits:.1f} is swamped")
-            else:
-                what = f"an estimated worst-slot precision of {bits:.1f} bits: its error may swamp the value"
             warnings.warn(
-                f"{where + ': ' if where else ''}output {name!r} has {what}. Use more precise parameters (a larger "
-                f"scale, hybrid key switching, fewer operations between rescales) or check the run against "
-                f"fhec.reference.", PrecisionWarning, stacklevel=3)
+                f"{where + ': ' if where else ''}output {name!r} has {_low_precision(params, value, bits)}. Use more "
+                f"precise parameters (a larger scale, hybrid key switching, fewer operations between rescales) or "
+                f"check the run against fhec.reference.", PrecisionWarning, stacklevel=3)
 
     # -- views --------------------------------------------------------------------------------
 
@@ -346,6 +339,26 @@ class Program:
     def from_json(cls, text: str) -> "Program":
         """Read a program written by `to_json` (verified; `InternalError` if inconsistent)."""
         return cls._from_ir(HeProgram.from_json(text))
+
+
+def _low_precision(params, value: Cipher, bits: float) -> str:
+    """What a CKKS output estimated below 1 bit has, for its `PrecisionWarning`."""
+    bound = value.bound
+    if noise_saturated(params, value.type):
+        # the cap cut the estimate off: it bounds nothing, so no precision may be derived
+        # from it, relative to the values or otherwise (x * 2**63 claimed 44.2 bits, measured 21.9)
+        reach = f" (up to {bound:.3g})" if bound is not None else ""
+        return (f"no estimated precision: its error estimate saturated (fhec stops tracking an error beyond "
+                f"2^{NOISE_SATURATION_BITS:.0f}) and bounds nothing, so the error may be as large as the values{reach} "
+                f"or larger")
+    # the estimate is absolute (fhec's precision assumes values about 1): for an output
+    # proven to reach far beyond 1, say what that error is against its largest values
+    relative = bits + math.log2(bound) if bound is not None and bound > 2.0 else None
+    if relative is not None and relative >= 1.0:
+        return (f"an estimated worst-slot error of 2^{-bits:.1f} ({bits:.1f} bits of precision); its values "
+                f"may reach {bound:.3g}, and against those that is {relative:.1f} bits, but a slot whose "
+                f"value lies below about 2^{-bits:.1f} is swamped")
+    return f"an estimated worst-slot precision of {bits:.1f} bits: its error may swamp the value"
 
 
 def _renumbered(ir: HeProgram) -> HeProgram:

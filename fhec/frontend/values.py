@@ -24,7 +24,6 @@ from fhec.errors import (
     ParameterError,
     PlainAttributeError,
     PlaintextOperandError,
-    PrecisionError,
     PrecisionWarning,
     ProgramError,
     SchemeMismatchError,
@@ -33,6 +32,7 @@ from fhec.errors import (
 )
 from fhec.frontend import constants
 from fhec.frontend.location import caller_location
+from fhec.frontend.signatures import checked_calls
 from fhec.validate import as_real, is_int
 from fhec.ir.he import HeType
 from fhec.ir.he_types import estimated_bits, row_length
@@ -107,6 +107,7 @@ def _journaled(method):
     call.__name__ = method.__name__
     call.__qualname__ = method.__qualname__
     call.__doc__ = method.__doc__
+    call.__wrapped__ = method  # its signature, for `checked_calls` and help()
     return call
 
 
@@ -117,6 +118,11 @@ _UFUNC_OPERATORS = {
 }
 """numpy ufunc name -> (the Cipher operator with the Cipher on the left, on the right)."""
 
+_UFUNC_COMPARISONS = {"equal": "__eq__", "not_equal": "__eq__", "less": "__lt__", "less_equal": "__lt__",
+                      "greater": "__lt__", "greater_equal": "__lt__"}
+"""numpy comparison ufunc (``np.int64(42) == x``) -> the Cipher operator whose refusal says
+what to do instead."""
+
 _NUMPY_FIXES = {
     "sum": "x.sum_slots() sums all slots into slot 0; x.sum(n) sums n slots",
     "dot": "x.dot(w) with the plaintext vector w",
@@ -126,7 +132,19 @@ _NUMPY_FIXES = {
 }
 """numpy function name -> the DSL operation that does its job on a ciphertext."""
 
+_EQUALITY_FIXES = {
+    "bgv": "its value is unknown while tracing (Python's == would only compare the handles). Compute an "
+           "encrypted 0/1 indicator instead: by Fermat, 1 - (x - c) ** (t - 1) is 1 where x == c and 0 elsewhere "
+           "mod a prime t (x.polynomial(...) of that series), then mask with a product; to ask whether two "
+           "handles are the same value, use `x is y`",
+    "ckks": "its value is unknown while tracing (Python's == would only compare the handles). Approximate an "
+            "indicator of x - c near 0 with x.polynomial(fhec.approx(f, domain=..., degree=...)) and mask with "
+            "a product; to ask whether two handles are the same value, use `x is y`",
+}
+"""scheme -> how to express an equality test on encrypted slots."""
 
+
+@checked_calls
 class Cipher(_Handle):
     """An encrypted value (a ciphertext) of a program being traced. Also the annotation
     of encrypted arguments of an ``@fhec.program`` function."""
@@ -161,7 +179,9 @@ class Cipher(_Handle):
 
     @property
     def estimated_bits(self) -> float:
-        """Estimated precision bits (CKKS) or noise budget bits (BGV)."""
+        """Estimated precision bits (CKKS) or noise budget bits (BGV). A CKKS estimate
+        that saturated (`fhec.ir.he_types.noise_saturated`, about -19 bits) bounds nothing:
+        the precision may be lower still."""
         return estimated_bits(self._b.params, self.type)
 
     def __repr__(self) -> str:
@@ -310,6 +330,16 @@ class Cipher(_Handle):
 
     __le__ = __gt__ = __ge__ = __lt__
 
+    def __eq__(self, other):
+        # Python's default == compares the handles (object identity) and returns a plain
+        # bool, so a ported `if x == 42:` or `mask = (x == key)` silently built a wrong program
+        self._unsupported("an equality test (==, !=)", _EQUALITY_FIXES[self._b.params.scheme])
+
+    __ne__ = __eq__
+    # identity hashing, as before __eq__ was defined: handles may key dicts and sets, where
+    # identical objects match without calling __eq__ (distinct live objects hash apart)
+    __hash__ = object.__hash__
+
     def __abs__(self):
         self._unsupported("abs()", "approximate it with x.polynomial(...) (e.g. an even polynomial)")
 
@@ -391,6 +421,8 @@ class Cipher(_Handle):
         if method == "__call__" and not kwargs and names is not None and len(inputs) == 2:
             left, right = inputs
             return getattr(self, names[0])(right) if left is self else getattr(self, names[1])(left)
+        if ufunc.__name__ in _UFUNC_COMPARISONS:
+            getattr(self, _UFUNC_COMPARISONS[ufunc.__name__])(None)
         self._unsupported(f"numpy's {ufunc.__name__}", "numpy computes on plaintext arrays only; use the DSL's "
                           "operators, or approximate the function with x.polynomial(...) or fhec.approx")
 
@@ -439,17 +471,7 @@ class Cipher(_Handle):
                 "with rescale='manual' to place rescales yourself (use level_down() to just drop a level).",
                 loc,
             )
-        params, t = self._b.params, self.type
-        if t.level > 0:
-            q = rules.rescale_prime(params, t.level)
-            if math.log2(t.scale) - math.log2(q) < 1.0:  # below 2: not one bit of the value left
-                raise PrecisionError(
-                    f"rescale() divides by the level's prime q ≈ 2^{math.log2(q):.1f}, but this value's scale is "
-                    f"2^{math.log2(t.scale):.1f}: the result's would be 2^{math.log2(t.scale) - math.log2(q):.1f}, "
-                    f"leaving no bit of the value (it would decrypt to noise). Rescale products (scale ≈ "
-                    f"2^{2 * math.log2(q):.0f}) once each; to drop a level and keep the scale use mod_switch().",
-                    loc,
-                )
+        rules.check_rescale_keeps_a_bit(self._b.params, self.level, self.scale, loc)
         return self._apply(lambda: self._b.rescale(self._id, loc))
 
     @_journaled
@@ -467,7 +489,10 @@ class Cipher(_Handle):
             from fhec.frontend.auto import refuse_levels
 
             refuse_levels(f"level_down({level!r})", loc)
-        if not is_int(level) or not 0 <= level < self.level:
+        if not is_int(level):
+            raise ProgramError(f"level_down({level!r}) needs an integer level, not {type(level).__name__}: levels "
+                               f"count primes; here 0 to {self.level - 1}.", loc)
+        if not 0 <= level < self.level:
             raise ProgramError(
                 f"level_down({level!r}) needs a level below the value's level {self.level} (and >= 0).", loc
             )
@@ -711,6 +736,7 @@ def _plain_error(op: str):
     return method
 
 
+@checked_calls
 class Plain(_Handle):
     """An unencrypted input vector (given at run time, encoded where it is used). Also the
     annotation of plaintext arguments of an ``@fhec.program`` function.
@@ -795,7 +821,8 @@ class Plain(_Handle):
     __pos__ = __abs__ = _plain_error("unary + and abs()")
     __invert__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _plain_error("bitwise operators")
     __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _plain_error("bitwise operators")
-    __lt__ = __le__ = __gt__ = __ge__ = _plain_error("comparison")
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _plain_error("comparison")
+    __hash__ = object.__hash__  # identity, as for Cipher
     __getitem__ = __setitem__ = __iter__ = __len__ = _plain_error("indexing, iteration and len()")
     __float__ = __int__ = __complex__ = __index__ = _plain_error("conversion to a Python number")
     __round__ = __trunc__ = __floor__ = __ceil__ = _plain_error("conversion to a Python number")

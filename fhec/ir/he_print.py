@@ -6,8 +6,9 @@ One line per node::
 
 CKKS scales print as log2 with three decimals, BGV plaintext factors as integers;
 ``|v|<=`` is the CKKS value bound (`fhec.schemes.ranges`);
-``prec`` is the estimated CKKS precision and ``budget`` the estimated BGV noise budget
-(`fhec.ir.he_types.estimated_bits`); ``needs`` lists the key-switching keys of the op.
+``prec`` is the estimated CKKS precision (``prec<`` where the estimate saturated,
+`fhec.ir.he_types.noise_saturated`: the precision lies below it by an unknown amount) and
+``budget`` the estimated BGV noise budget (`fhec.ir.he_types.estimated_bits`); ``needs`` lists the key-switching keys of the op.
 Locations print as ``basename:line`` so that the text does not depend on where the
 program file lives.
 """
@@ -20,7 +21,7 @@ import os
 from typing import Any
 
 from fhec.ir.he import ValueKind, Const, HeNode, HeOp, HeProgram, HeType, format_values
-from fhec.ir.he_types import estimated_bits
+from fhec.ir.he_types import estimated_bits, noise_saturated
 from fhec.schemes.ranges import format_bound
 
 _COLUMN = 44
@@ -78,7 +79,9 @@ def format_type(program: HeProgram, t: HeType) -> str:
     bits = estimated_bits(program.params, t)
     if program.params.scheme == "ckks":
         bound = f" |v|<={format_bound(t.bound)}" if t.bound is not None else ""
-        text = f"{kind} L{t.level} s={_scale(t.scale)}{bound} prec={bits:.1f}b"
+        # a saturated estimate bounds nothing: the precision is below it, by an unknown amount
+        relation = "<" if noise_saturated(program.params, t) else "="
+        text = f"{kind} L{t.level} s={_scale(t.scale)}{bound} prec{relation}{bits:.1f}b"
     else:
         text = f"{kind} L{t.level} f={t.scale} budget={bits:.1f}b"
     if t.keys:

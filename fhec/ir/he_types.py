@@ -56,6 +56,18 @@ compound it without limit (a polynomial raises the relative error to its degree'
 power), until 2**noise overflows a float in a deep bootstrapped program."""
 
 
+def noise_saturated(params: Params, t: HeType) -> bool:
+    """CKKS: whether `t`'s noise estimate sits at its ceiling, log2(scale) +
+    `NOISE_SATURATION_BITS`. There it no longer bounds the error (the cap cut it off), so
+    nothing may be read from it but "no precision left": the error may be as large as the
+    value or larger, and a precision relative to the value's bound is no claim at all."""
+    if params.scheme != "ckks" or not t.is_cipher or not t.scale:
+        return False
+    # the cap is exact where it is applied; a rescale of a capped value moves noise and scale
+    # by the same log2(q), up to float rounding
+    return t.noise >= math.log2(t.scale) + NOISE_SATURATION_BITS - 1e-9
+
+
 def cipher(
     params: Params, level: int, scale, parts: int, noise: float, keys: tuple[Key, ...] = (), bound: float | None = None
 ) -> HeType:

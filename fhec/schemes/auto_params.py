@@ -29,7 +29,7 @@ import math
 
 from fhec.errors import InsecureParametersError, ParameterError
 from fhec.schemes import noise as nz
-from fhec.schemes.params import MAX_N, BGVParams, CKKSParams, _check_word_bits, max_log_qp
+from fhec.schemes.params import MAX_N, MIN_SCALE_BITS, BGVParams, CKKSParams, _check_word_bits, max_log_qp
 from fhec.schemes.rules import rescale_prime
 from fhec.validate import as_int, as_real
 
@@ -115,7 +115,7 @@ def ckks_for_program(
     value_bits = max(0, math.ceil(math.log2(max_value)))
     best_effort: tuple[float, int] | None = None
     for N in _ring_degrees(min_N):
-        for scale_bits in range(max(10, math.floor(precision_bits)), word_bits + 1):
+        for scale_bits in range(max(MIN_SCALE_BITS, math.floor(precision_bits)), word_bits + 1):
             base_limbs = -(-(scale_bits + value_bits + VALUE_HEADROOM_BITS + 1) // word_bits)
             lower = (base_limbs + 1) * (word_bits - 1) + depth * (scale_bits - 1)
             if security is not None and lower > max_log_qp(N, security):

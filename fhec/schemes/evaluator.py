@@ -147,11 +147,14 @@ class Evaluator:
     def rescale(self, ct: Ciphertext) -> Ciphertext:
         """CKKS: divide by the last prime (exact, rounding down); level − 1, scale / q.
 
-        Raises `LevelExhaustedError` at level 0, `SchemeMismatchError` for BGV (use mod_switch).
+        Raises `LevelExhaustedError` at level 0, `SchemeMismatchError` for BGV (use mod_switch),
+        `PrecisionError` when the result's scale would lie below 2 (a fresh ciphertext, at
+        a scale near q: no bit of the value would be left).
         """
         self._check(ct)
         if self.params.scheme != "ckks":
             raise SchemeMismatchError("rescale is a CKKS operation; BGV ciphertexts use mod_switch().")
+        rules.check_rescale_keeps_a_bit(self.params, ct.level, ct.scale, receiver="the ciphertext")
         level, scale = rules.rescale_result(self.params, ct.level, ct.scale)
         return self._divide_last(ct, level, scale, None)
 

@@ -53,6 +53,12 @@ from fhec.validate import as_choice, as_int, as_int_list, as_optional_int, is_in
 from fhec.schemes.bootstrap_config import BootstrapConfig, check_bootstrap
 from fhec.ring.primes import MAX_WORD_BITS, MIN_WORD_BITS, NearestPrimes, ntt_primes
 
+MIN_SCALE_BITS = MIN_WORD_BITS
+"""The smallest CKKS scale_bits: each level's rescaling prime is the NTT prime nearest the
+scale, and fhec's primes lie above 2^(MIN_WORD_BITS - 1), so a smaller scale meets primes
+up to twice its size, its level scales drift apart, and "all values at one level share
+one scale" breaks (a product and a product by a constant land on different scales)."""
+
 # HomomorphicEncryption.org standard (Albrecht et al., 2018), Table 1, ternary secret
 # (uniform in {-1, 0, 1}), classical attacks: the largest log2(Q·P) per N.
 # N = 2^16 and 2^17 are not in the standard; for 128 bits we use the values OpenFHE
@@ -524,9 +530,11 @@ class CKKSParams(_CommonParams):
         self._validate_common()
         self._set("scale_bits", self._default_scale_bits() if self.scale_bits is None else self.scale_bits)
         self._set("scale_bits", as_int(
-            self.scale_bits, "scale_bits", min=10, max=self.word_bits,
-            fix=f"between 10 and word_bits = {self.word_bits}: each level's prime (about 2^scale_bits) has to fit "
-                f"the machine word",
+            self.scale_bits, "scale_bits", min=MIN_SCALE_BITS, max=self.word_bits,
+            fix=f"each level's rescaling prime lies near 2^scale_bits, so it must fit the {self.word_bits}-bit word "
+                f"(word_bits), and fhec's primes lie above 2^{MIN_WORD_BITS - 1}: near a smaller scale the level "
+                f"scales would drift apart, and a product and a product by a constant at one level would land on "
+                f"different scales",
         ))
         self._check_level_sizes()
         mpb = self.min_precision_bits
@@ -552,8 +560,8 @@ class CKKSParams(_CommonParams):
                 raise ParameterError(
                     f"the scale grows past 2^{math.log2(q0_limit):.0f} on the way down the {self.levels} levels: "
                     f"the {self.word_bits}-bit primes lie below 2^{self.scale_bits}, so each rescale divides by "
-                    f"too little and no value would fit below q_0/2 at level 0. Lower scale_bits (now "
-                    f"{self.scale_bits}) below word_bits (now {self.word_bits}), or use fewer levels."
+                    f"too little and no value would fit below q_0/2 at level 0. {self._lower_scale_advice()}, "
+                    f"raise base_limbs (now {self.base_limbs}) for a larger q_0, or use fewer levels."
                 )
             q = search.take(scale * scale / target)
             level_primes.append(q)
@@ -607,18 +615,38 @@ class CKKSParams(_CommonParams):
         if not min(self.scales) >= 2.0:  # the level primes ran away from the scale: it collapsed
             raise ParameterError(
                 f"the scale falls to 2^{math.log2(max(min(self.scales), 1e-300)):.0f} on the way down the {self.levels} "
-                f"levels: no {self.word_bits}-bit primes lie near 2^{self.scale_bits}, so each rescale divides by "
-                f"too much. Lower scale_bits (now {self.scale_bits}) below word_bits (now {self.word_bits}), or use "
-                f"fewer levels."
+                f"levels: too few primes ≡ 1 mod 2N = {2 * self.N} lie near 2^{self.scale_bits} (the nearest unused "
+                f"ones lie above it), so each rescale divides by too much. {self._raise_scale_advice()}, use a "
+                f"smaller N, or use fewer levels."
             )
         bottom = math.log2(self.scales[0])
         if bottom >= q0_bits - 1:
             raise ParameterError(
                 f"the level-0 scale is 2^{bottom:.1f}, but q_0 (the {self.base_limbs} base prime(s)) has only "
                 f"{q0_bits:.1f} bits: no value fits below q_0/2, so every result would decrypt to garbage. "
-                f"Lower scale_bits (now {self.scale_bits}) below word_bits (now {self.word_bits}), raise "
-                f"base_limbs (now {self.base_limbs}) or q_0's size (q_bits[0]), or use fewer levels."
+                f"{self._lower_scale_advice()}, raise base_limbs (now {self.base_limbs}) or q_0's size "
+                f"(q_bits[0]), or use fewer levels."
             )
+
+    def _lower_scale_advice(self) -> str:
+        """How to make the scale smaller, in the terms the user set it: the level primes of
+        an explicit chain set it (scale_bits defaults to their size, never typed), and
+        "below word_bits" only helps a scale_bits that is not already below it."""
+        if self.q_bits is not None:
+            q0_bits = sum(self.q_bits[: self.base_limbs])
+            smaller = max(MIN_SCALE_BITS, min(self.word_bits, q0_bits) - 20)
+            example = list(self.q_bits[: self.base_limbs]) + [smaller] * self.levels
+            return (f"Give q_bits's level primes (now {self.scale_bits} bits, which set the scale) fewer bits than "
+                    f"q_0, e.g. q_bits={example}")
+        below = f" below word_bits (now {self.word_bits})" if self.scale_bits >= self.word_bits else ""
+        return f"Lower scale_bits (now {self.scale_bits}){below}"
+
+    def _raise_scale_advice(self) -> str:
+        """How to make the scale larger (more NTT primes lie near a larger scale), in the
+        terms the user set it."""
+        what = (f"q_bits's level primes (now {self.scale_bits} bits)" if self.q_bits is not None
+                else f"scale_bits (now {self.scale_bits})")
+        return f"Raise {what} toward word_bits (now {self.word_bits}), where more such primes lie"
 
     scheme = "ckks"
 
@@ -685,6 +713,14 @@ class CKKSParams(_CommonParams):
         return self.scales[self.levels]
 
 
+_LARGER_PRIMES = {
+    "level primes": "raise modulus_bits (or q_bits's level sizes) or word_bits",
+    "q_0 primes": "raise word_bits (or q_bits's first base_limbs sizes)",
+    "special primes": "raise word_bits (or p_bits)",
+}
+"""BGV: which ciphertext primes limit t -> how to make them larger."""
+
+
 @_known_keywords
 @dataclass(frozen=True)
 class BGVParams(_CommonParams):
@@ -728,12 +764,6 @@ class BGVParams(_CommonParams):
         self._set("plain_modulus", as_int(self.plain_modulus, "plain_modulus", min=3,
                                           fix="use a prime t ≡ 1 mod 2N such as 65537"))
         check_ntt_prime(self.plain_modulus, self.N)
-        smallest = min(self.base_bits + self.special_bits)
-        if self.plain_modulus.bit_length() >= smallest - 4:
-            raise ParameterError(
-                f"plain_modulus t = {self.plain_modulus} ({self.plain_modulus.bit_length()} bits) is too large for "
-                f"{smallest}-bit primes: t may have at most {smallest - 5} bits (5 fewer than every ciphertext prime)."
-            )
         self._set("modulus_bits", as_optional_int(self.modulus_bits, "modulus_bits", min=MIN_WORD_BITS,
                                                   max=self.word_bits))
         if self.q_bits is not None and self.modulus_bits is not None:
@@ -745,12 +775,7 @@ class BGVParams(_CommonParams):
             smallest_level = min(self.q_bits[self.base_limbs:], default=None)
         else:
             smallest_level = bits if self.levels > 0 else None
-        if smallest_level is not None and self.plain_modulus.bit_length() >= smallest_level - 4:
-            raise ParameterError(
-                f"plain_modulus t = {self.plain_modulus} ({self.plain_modulus.bit_length()} bits) is too large for "
-                f"{smallest_level}-bit level primes: t may have at most {smallest_level - 5} bits (5 fewer than the "
-                f"level primes); raise modulus_bits (or q_bits's level sizes) or word_bits, or use a smaller t."
-            )
+        self._check_plain_modulus_fits(smallest_level)
         self._check_before_derivation(bits if smallest_level is None else smallest_level)  # a lower bound of log2(Q·P)
         used = {self.plain_modulus}
         base = self._derive_special_and_base(used)
@@ -762,6 +787,22 @@ class BGVParams(_CommonParams):
             level_primes = _primes_of_sizes(self.N, self.q_bits[self.base_limbs:], used)
         object.__setattr__(self, "moduli", tuple(base) + tuple(level_primes))
         self._check_derived()
+
+    def _check_plain_modulus_fits(self, smallest_level: int | None) -> None:
+        """t must have 5 bits fewer than every ciphertext prime. One check against the
+        smallest of them all, so that the limit it states is the one that holds (a check of
+        q_0 and P first said "at most 27 bits" for 30-bit level primes, which then refused
+        27 bits)."""
+        sizes = {"level primes": smallest_level, "q_0 primes": min(self.base_bits),
+                 "special primes": min(self.special_bits)}
+        which, smallest = min(((k, v) for k, v in sizes.items() if v is not None), key=lambda kv: kv[1])
+        t_bits = self.plain_modulus.bit_length()
+        if t_bits >= smallest - 4:
+            raise ParameterError(
+                f"plain_modulus t = {self.plain_modulus} ({t_bits} bits) is too large for {smallest}-bit {which}: t "
+                f"may have at most {smallest - 5} bits (5 fewer than every ciphertext prime, and the {which} are the "
+                f"smallest); {_LARGER_PRIMES[which]}, or use a smaller t."
+            )
 
     scheme = "bgv"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from fhec.errors import LevelExhaustedError, ScaleMismatchError
+from fhec.errors import LevelExhaustedError, PrecisionError, ScaleMismatchError
 from fhec.schemes.params import Params
 
 
@@ -67,6 +67,26 @@ def rescale_result(params: Params, level: int, scale) -> tuple[int, float]:
     """(level, scale) after a CKKS rescale. Raises `LevelExhaustedError` at level 0."""
     check_level(params, level, "rescale")
     return level - 1, scale / rescale_prime(params, level)
+
+
+def check_rescale_keeps_a_bit(params: Params, level: int, scale, where: str | None = None, *,
+                              receiver: str = "this value") -> None:
+    """CKKS: refuse a rescale whose result's scale would lie below 2, with `PrecisionError`:
+    not one bit of the value is left and it would decrypt to noise (a fresh ciphertext at
+    scale ~ q, rescaled, gave -10.7 bits silently). `where`: the DSL line, when there is
+    one; `receiver`: how the message names the operand."""
+    if level <= 0:
+        return  # check_level says what is wrong there
+    q = rescale_prime(params, level)
+    left = math.log2(scale) - math.log2(q)
+    if left < 1.0:
+        raise PrecisionError(
+            f"rescale() divides by the level's prime q ≈ 2^{math.log2(q):.1f}, but {receiver}'s scale is "
+            f"2^{math.log2(scale):.1f}: the result's would be 2^{left:.1f}, leaving no bit of the value (it would "
+            f"decrypt to noise). Rescale products (scale ≈ 2^{2 * math.log2(q):.0f}) once each; to drop a level "
+            f"and keep the scale use mod_switch().",
+            where,
+        )
 
 
 def mod_switch_result(params: Params, level: int, scale) -> tuple[int, float | int]:

@@ -231,7 +231,7 @@ def _describe_failure(params, r) -> str:
         return f"  output {r.name!r}: {int(r.max_error)} slots differ, e.g. slots {list(r.bad_slots)}"
     return (
         f"  output {r.name!r}: max error {r.max_error:.3g} = {r.bits:.1f} bits of precision, "
-        f"{r.required_bits - r.bits:.1f} bits short of the {r.required_bits:.1f} required; "
+        f"{r.required_bits - r.bits:.1f} bits short of the {r.required_bits:.1f} required{r.floor_note}; "
         f"worst slots {list(r.bad_slots)}"
     )
 

@@ -357,6 +357,45 @@ def test_program_errors_name_the_line(ckks, bad):
     assert e.value.where and "test_errors.py:" in e.value.where
 
 
+@pytest.mark.parametrize("bad, message", [
+    (lambda p, x: x.rescale(1), r"rescale\(\) .*too many positional arguments.*x\.rescale\(\)"),
+    (lambda p, x: x.rotate(), r"missing a required argument: 'k'.*x\.rotate\(k\)"),
+    (lambda p, x: x.rotate(step=1), r"unknown keyword 'step'.*x\.rotate\(k\)"),
+    (lambda p, x: x.sum_slots(4, 1, 2), r"x\.sum_slots\(n=None, stride=1\)"),
+    (lambda p, x: x.polynomial(), r"'coeffs'"),
+    (lambda p, x: x.linear_transform({1: 1.0}, hoist="none"), r"'hoist' \(did you mean 'hoisting'\?\)"),
+    (lambda p, x: p.input(), r"p\.input\(name, level=None, \*, bound=None\)"),
+    (lambda p, x: p.output("y"), r"missing a required argument: 'value'.*p\.output\(name, value\)"),
+    (lambda p, x: p.plain("w", 3.0), r"too many positional arguments"),
+])
+def test_wrong_arguments_to_a_dsl_method_name_the_line_and_the_signature(ckks, bad, message):
+    # Python's bare TypeError ("rotate() got an unexpected keyword argument 'step'") had no DSL line
+    p = fhec.Program("args", ckks)
+    x = p.input("x")
+    with pytest.raises(ProgramError, match=message) as e:
+        bad(p, x)
+    assert e.value.where and "test_errors.py:" in e.value.where
+
+
+def test_messages_name_what_is_wrong_with_the_value(ckks, bgv):
+    p = fhec.Program("m", ckks)
+    x = p.input("x")
+    p.output("y", x * 2)
+    # None became NaN in the float cast: "holds NaN or infinite values"
+    with pytest.raises(InvalidPlaintextError, match=r"holds a non-number, None at index 1"):
+        fhec.evaluate(p, {"x": np.array([0.1, None])}, seed=1)
+    # numpy's "inhomogeneous part.." text described numpy, not the data
+    with pytest.raises(InvalidPlaintextError, match="nests sequences of different lengths") as e:
+        fhec.evaluate(p, {"x": [[0.1], [0.1, 0.2]]}, seed=1)
+    assert "inhomogeneous" not in str(e.value)
+    # a BGV program was told "fhec's CKKS slots are real"
+    with pytest.raises(InvalidPlaintextError, match="BGV slots are integers mod t = 257"):
+        fhec.Program("b", bgv).input("z") * (1 + 0j)
+    # 1.0 is within range; what is wrong is that it is not an int
+    with pytest.raises(ProgramError, match=r"level_down\(1.0\) needs an integer level, not float"):
+        x.level_down(1.0)
+
+
 def test_duplicate_output_and_bad_program_arguments(ckks):
     p = fhec.Program("dup", ckks)
     x = p.input("x")

@@ -96,6 +96,23 @@ def test_numpy_habits_refuse_with_the_fix(ckks, bad, message):
     assert len(p.ir.nodes) <= before + 1  # nothing half-built (plain("w") itself may stay)
 
 
+@pytest.mark.parametrize("scheme, fix", [("ckks", "fhec.approx"), ("bgv", "Fermat")])
+@pytest.mark.parametrize("compare", [lambda x, y: x == 42, lambda x, y: x != 42, lambda x, y: x == y,
+                                     lambda x, y: 42 == x, lambda x, y: np.int64(42) == x],
+                         ids=["eq", "ne", "eq-cipher", "eq-reflected", "eq-numpy"])
+def test_equality_is_refused_not_an_identity_test(ckks, bgv, scheme, fix, compare):
+    # `if query == 42:` was a Python identity test (False): a ported branch silently
+    # built the wrong program
+    p = fhec.Program("eq", {"ckks": ckks, "bgv": bgv}[scheme])
+    x, y = p.input("x"), p.input("y")
+    with pytest.raises(fhec.ProgramError, match=r"equality test .*" + fix) as e:
+        compare(x, y)
+    assert "test_numpy_habits.py" in e.value.where
+    with pytest.raises(fhec.ProgramError, match="comparison"):
+        p.plain("w") == 1
+    assert len({x, y, x}) == 2 and {x: 1}[x] == 1  # handles still hash by identity
+
+
 def test_mean_is_ckks_only(bgv):
     x = fhec.Program("m", bgv).input("x")
     with pytest.raises(fhec.SchemeMismatchError, match="x.sum"):

@@ -85,3 +85,21 @@ def test_bgv_chain_conflicts():
         fhec.BGVParams(N=2**13, q_bits=[40, 30], modulus_bits=30, word_bits=40)
     with pytest.raises(fhec.ParameterError, match="too large for 20-bit level primes"):
         fhec.BGVParams(N=2**13, q_bits=[40, 20], word_bits=40)
+
+
+@pytest.mark.parametrize("t, limiting, at_most", [
+    (536881153, "30-bit level primes", 25),         # 30 bits: the level primes (word_bits - 2) limit t
+    (67127297, "30-bit level primes", 25),          # 27 bits: what the first message used to allow
+])
+def test_bgv_plain_modulus_limit_is_the_one_that_holds(t, limiting, at_most):
+    # a 30-bit t was told "at most 27 bits (5 fewer than every ciphertext prime)" from q_0 and
+    # P alone; a 27-bit t was then refused by the 30-bit level primes with "at most 25"
+    with pytest.raises(fhec.ParameterError, match=f"too large for {limiting}: t may have at most {at_most} bits"):
+        fhec.BGVParams(N=2**10, levels=2, plain_modulus=t, security=None)
+    fhec.BGVParams(N=2**10, levels=2, plain_modulus=65537, security=None)  # 17 bits: within the limit
+
+
+def test_bgv_plain_modulus_limited_by_q0_names_q0():
+    # level primes of 40 bits, q_0 of 30: q_0 is the limit, and raising modulus_bits would not help
+    with pytest.raises(fhec.ParameterError, match="30-bit q_0 primes: t may have at most 25 bits.*raise word_bits"):
+        fhec.BGVParams(N=2**10, q_bits=[30, 40], p_bits=[40], word_bits=40, plain_modulus=536881153, security=None)

@@ -103,6 +103,16 @@ def test_plaintext_multiply_then_rescale_restores_scale(ckks_params, ckks_keys):
     assert out.scale == pytest.approx(cx.scale, rel=1e-15) and out.level == cx.level - 1
 
 
+def test_rescaling_a_fresh_ciphertext_is_refused(ckks_params, ckks_keys):
+    # its scale is one prime: rescaling left a scale of 2^0 and decrypted to noise
+    # (precision_bits -10.7) without a word, where the DSL refuses the same
+    ev = fhec.Evaluator(ckks_keys)
+    cx = fhec.encrypt(ckks_keys, _vec(ckks_params, 1), seed=1)
+    with pytest.raises(fhec.PrecisionError, match=r"leaving no bit of the value.*mod_switch\(\)"):
+        ev.rescale(cx)
+    assert ev.rescale(ev.multiply(cx, cx)).precision_bits > 10  # a product rescales as before
+
+
 OPS = ["add", "sub", "mul", "mul_plain", "mul_float", "mul_int", "add_scalar", "rotate", "negate"]
 
 

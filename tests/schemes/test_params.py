@@ -62,7 +62,9 @@ def test_plain_modulus_must_be_1_mod_2n():
 
 @pytest.mark.parametrize("word_bits", [20, 28, 32, 45, 62])
 def test_primes_are_ntt_friendly_distinct_and_fit_the_word(word_bits):
-    p = fhec.CKKSParams(N=2**10, levels=3, scale_bits=min(word_bits, 30) - 2, word_bits=word_bits, security=None)
+    # scale_bits >= 20 (the smallest prime's size): at 20-bit words q_0 takes two primes
+    p = fhec.CKKSParams(N=2**10, levels=3, scale_bits=max(20, min(word_bits, 30) - 2), word_bits=word_bits,
+                        base_limbs=2, security=None)
     allq = p.moduli + p.special_moduli
     assert len(set(allq)) == len(allq)
     for q in allq:
@@ -125,6 +127,40 @@ def test_a_scale_that_runs_away_upward_is_a_parameter_error(kwargs):
         fhec.CKKSParams(**kwargs, security=None)
     with pytest.raises(fhec.ParameterError):
         fhec.CKKSParams.for_program(40, precision_bits=30)
+
+
+@pytest.mark.parametrize("scale_bits", [10, 18, 19])
+def test_a_scale_below_the_smallest_prime_is_refused(scale_bits):
+    # primes lie above 2^19: at scale 2^18 the level-1 prime was 2^19, and x * x and
+    # x * 0.5 landed on different level-0 scales (ScaleMismatchError in an auto program,
+    # advising rescale='auto')
+    with pytest.raises(fhec.ParameterError, match=r"scale_bits = \d+ .* between 20 and 32.*above 2\^19"):
+        fhec.CKKSParams(N=2**6, levels=1, scale_bits=scale_bits, security=None)
+
+
+@pytest.mark.parametrize("precision_bits", [6, 10])
+def test_for_program_never_picks_a_scale_below_the_smallest_prime(precision_bits):
+    params = fhec.CKKSParams.for_program(1, precision_bits=precision_bits, security=None, explain=False)
+    assert params.scale_bits >= 20
+    p = fhec.Program("e", fhec.AutoParams(precision_bits=precision_bits, security=None))
+    x = p.input("x", bound=3)
+    p.output("y", x * x - x * 0.5)  # refused with a ScaleMismatchError at the chosen 2^18
+    assert p.params.scale_bits >= 20
+
+
+@pytest.mark.parametrize("kwargs, advice, wrong", [
+    # too few primes near 2^20 at N = 2^15: the scale falls; lowering it (the old advice) cannot help
+    (dict(N=2**15, levels=10, scale_bits=20), r"Raise scale_bits \(now 20\) toward word_bits", "Lower"),
+    # q_bits set the scale; "Lower scale_bits (now 60) below word_bits (now 60)" named a value never typed
+    (dict(N=2**10, q_bits=[60, 60, 60, 60], word_bits=60), r"q_bits's level primes \(now 60 bits.*q_bits=\[60, 40, 40, 40\]",
+     "scale_bits (now"),
+    # already below word_bits: the fix is a smaller scale or a larger q_0, not "below word_bits"
+    (dict(N=2**10, levels=8, scale_bits=31, word_bits=32), r"Lower scale_bits \(now 31\), raise base_limbs", "below word_bits"),
+])
+def test_a_scale_chain_failure_advises_what_its_cause_needs(kwargs, advice, wrong):
+    with pytest.raises(fhec.ParameterError, match=advice) as info:
+        fhec.CKKSParams(**kwargs, security=None)
+    assert wrong not in str(info.value)
 
 
 def test_for_program_says_when_no_choice_keeps_a_bit():

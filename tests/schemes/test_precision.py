@@ -113,6 +113,30 @@ def test_a_large_output_warns_with_its_error_against_its_bound():
         p.output("y", p.input("x") * 123456789)
 
 
+def test_a_saturated_estimate_claims_no_precision():
+    """x * 2**63: the estimate saturates at 2^16 (he_types.NOISE_SATURATION_BITS) and
+    bounds nothing, yet the warning claimed 44.2 bits against the values (measured 21.9),
+    and the IR printed the capped figure as the precision."""
+    from fhec.evaluate import compare_outputs
+    from fhec.ir.he_types import noise_saturated
+
+    params = fhec.CKKSParams(N=2**10, levels=3, scale_bits=30, security=None)
+    p = fhec.Program("big", params)
+    y = p.input("x") * 2**63
+    assert noise_saturated(params, y.type)
+    with pytest.warns(fhec.PrecisionWarning, match="saturated") as record:
+        p.output("y", y)
+    assert "against those" not in str(record[0].message)
+    assert "prec<" in str(p) and "prec=" in str(p)  # the input's estimate is not saturated
+    xs = np.random.default_rng(0).uniform(-1, 1, params.slots)
+    got = fhec.evaluate(p, {"x": xs}, seed=1)
+    (r,) = compare_outputs(p, got, fhec.reference(p, {"x": xs}))
+    assert r.saturated and "the floor: its error estimate saturated" in r.describe("ckks")
+    unsaturated = fhec.Program("small", params)
+    z = unsaturated.input("x") * 3
+    assert not noise_saturated(params, z.type)
+
+
 def test_a_polynomial_compiled_with_bv_relinearizations_states_their_error():
     """A polynomial's error estimate (its noise hint) is computed when it is traced, for the
     parameters' method (hybrid); compiled with keyswitch="bv", its relinearizations' larger
