@@ -17,7 +17,6 @@ import functools
 import inspect
 import math
 import typing
-import warnings
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -306,10 +305,11 @@ class Program:
             return
         bits = value.estimated_bits
         if bits < 1.0:
-            warnings.warn(
+            # attributed to the output's line, not to a frame count (`checked_calls` wraps the method)
+            warn_at(
                 f"{where + ': ' if where else ''}output {name!r} has {_low_precision(params, value, bits)}. Use more "
                 f"precise parameters (a larger scale, hybrid key switching, fewer operations between rescales) or "
-                f"check the run against fhec.reference.", PrecisionWarning, stacklevel=3)
+                f"check the run against fhec.reference.", PrecisionWarning, where, stacklevel=4)
 
     # -- views --------------------------------------------------------------------------------
 

@@ -496,3 +496,19 @@ def test_a_ciphertext_method_on_a_plain_input_names_it_and_the_fix(ckks):
     assert isinstance(e.value, AttributeError) and not hasattr(w, "level")
     with pytest.raises(AttributeError):
         w.no_such_thing
+
+
+def test_an_output_precision_warning_names_the_users_line():
+    # `checked_calls` wraps p.output: the warning is attributed to the output's line, not the wrapper
+    import warnings
+
+    params = fhec.CKKSParams(N=2**10, levels=3, scale_bits=28, word_bits=32, keyswitch="bv", security=None)
+    p = fhec.Program("noisy", params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = p.input("x").rotate(1)  # a BV rotation at 32-bit words: its error swamps the value
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        p.output("y", y)  # the line the warning must name
+    low = [w for w in caught if issubclass(w.category, fhec.PrecisionWarning)]
+    assert low and all(w.filename.endswith("test_errors.py") for w in low)
