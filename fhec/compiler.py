@@ -110,7 +110,8 @@ class Compiled:
         target's scratchpad and memory, decrypt. Returns output name -> slot vector.
         (`fhec.run` executes the unscheduled limb program instead.)
 
-        With `check`, the streams are first replayed by the independent hazard checker.
+        The streams are always replayed by the independent hazard checker before they run
+        (`execute_streams`; `StreamHazardError`); with `check`, before keys are generated.
         `progress`: a display of the entries executed (`fhec.progress`; None: on when
         interactive, False: off).
         """
@@ -127,7 +128,7 @@ class Compiled:
         def execute(loaded):
             with displays.display("running streams", len(self.streams), show) as update:
                 return execute_streams(self.streams, self.target, self.lowered.limb, loaded,
-                                       progress=lambda done: update(done, "entries"))
+                                       progress=lambda done: update(done, "entries"), checked=check)
 
         return _run_compiled(self, inputs, seed, check, execute)
 

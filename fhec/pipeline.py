@@ -553,9 +553,13 @@ def pipeline_for(target) -> tuple[Pass, ...]:
 
 
 def _verify_scheduled(s: Scheduled, o: Options) -> None:
-    from fhec.sim.check import check_streams
+    from fhec.errors import InternalError
+    from fhec.sim.check import StreamHazardError, check_streams
 
-    check_streams(s.streams, o.target, s.lowered.limb)
+    try:
+        check_streams(s.streams, o.target, s.lowered.limb)
+    except StreamHazardError as e:  # streams fhec just scheduled: its own bug, not the user's
+        raise InternalError(f"the cycle scheduler emitted streams with hazards: {e}") from e
 
 
 def _verify_limb(lowered: LoweredProgram, o: Options) -> None:
@@ -776,9 +780,14 @@ def options_for(target=None, *, keyswitch=None, policy="belady", prefetch_reserv
     """`Options` with `target` loaded (a shipped name, a TOML path or a `Target`)."""
     if target is not None:
         from fhec.backends.machine import IsaMachine
-        from fhec.backends.target import Target, load_target
+        from fhec.backends.target import Target, load_target, target_from_dict
 
-        target = target if isinstance(target, (Target, IsaMachine)) else load_target(target)
+        if isinstance(target, (Target, IsaMachine)):
+            # pydantic's model_copy(update=...) skips validation: a target edited in Python
+            # is checked here as its file would be (TargetError naming the field)
+            target_from_dict(target.model_dump(), f"target {target.name!r}")
+        else:
+            target = load_target(target)
     return Options(target, keyswitch, policy, prefetch_reserve, max_rotation_keys, hoisting, hint_order)
 
 

@@ -174,3 +174,15 @@ def test_streams_equal_the_evaluator_when_key_switching_methods_mix():
     assert set(methods.values()) == {"bv", "hybrid"} and methods != dict(compiled.lowered.methods)
     x_in = np.random.default_rng(0).uniform(-1, 1, params.slots)
     run_compiled_checked(compiled, {"x": x_in}, seed=2, check=True)  # every limb of every output
+
+
+def test_a_target_edited_in_python_is_validated_as_its_file_would_be():
+    # pydantic's model_copy(update=...) skips validation; compile checks the target again
+    from fhec.backends.target import load_target
+
+    params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None)
+    p = fhec.Program("edited", params)
+    p.output("y", p.input("x") * 2.0)
+    for update, field in (({"clock_ghz": -1.0}, "clock_ghz"), ({"word_bits": 0}, "word_bits")):
+        with pytest.raises(fhec.TargetError, match=f"field '{field}'"):
+            fhec.compile(p, load_target("f1").model_copy(update=update))

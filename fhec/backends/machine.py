@@ -45,6 +45,44 @@ MAX_CYCLES = 10**6
 MIN_GHZ_OR_GB_S = 10.0**-3  # 1 MHz, 1 MB/s: below, the cycle counts overflow int64 (and it is a unit typo)
 
 
+MAX_CLOCK_GHZ = 100.0
+"""The fastest clock a target file may give (`fhec.backends.target.MAX_CLOCK_GHZ`)."""
+
+
+def clock_inconsistency(cycles: int, time_us: float) -> str | None:
+    """Why `time_us` cannot be `cycles` at a machine's clock, or None. A report read from
+    JSON keeps no clock, so the clock its time implies must be one a target may have
+    (1 MHz .. 100 GHz)."""
+    if cycles == 0 or time_us == 0:
+        return None if cycles == time_us == 0 else f"time_us = {time_us:g} for {cycles:,} cycles"
+    ghz = cycles / (time_us * 1e3)
+    if not MIN_GHZ_OR_GB_S <= ghz <= MAX_CLOCK_GHZ:
+        return (f"time_us = {time_us:g} for {cycles:,} cycles implies a {ghz:.3g} GHz clock; "
+                f"targets run at {MIN_GHZ_OR_GB_S:g} .. {MAX_CLOCK_GHZ:g} GHz")
+    return None
+
+
+def numeric_field(annotation: Any) -> bool:
+    """Whether a model field's type is a number (int, float, or one of them or None)."""
+    import types
+    import typing
+
+    if annotation in (int, float):
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = set(typing.get_args(annotation)) - {type(None)}
+        return bool(args) and args <= {int, float}
+    return False
+
+
+def refuse_quoted_number(value: Any, annotation: Any) -> Any:
+    """`value` unless it is text given for a number: pydantic would read ``count = "16"`` as
+    16, but a quoted number in a target file is a typo for a string field or a number."""
+    if isinstance(value, str) and numeric_field(annotation):
+        raise ValueError(f"{value!r} is text; give a number without quotes")
+    return value
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
@@ -52,9 +90,10 @@ class _Frozen(BaseModel):
     @classmethod
     def _no_bools(cls, value: Any, info: ValidationInfo) -> Any:
         # `count = true` is a typo, not 1; only the fields declared bool take booleans
-        if isinstance(value, bool) and cls.model_fields[info.field_name].annotation not in (bool, "bool"):
+        annotation = cls.model_fields[info.field_name].annotation
+        if isinstance(value, bool) and annotation not in (bool, "bool"):
             raise ValueError(f"{str(value).lower()} is a boolean; give a number")
-        return value
+        return refuse_quoted_number(value, annotation)
 
 
 class RegisterFileSpec(_Frozen):

@@ -689,7 +689,13 @@ def read_streams(in_dir: str | os.PathLike[str], *, fmt: str = "bin") -> Streams
                 got = {"N": header["N"], "slots": header["slots"], "unit": header["unit"]}
             else:
                 header, cols = parse_stream(path.read_text(encoding="utf-8"))
-                got = {"N": _header_int(header, "N", N), "slots": _header_int(header, "slots", slots), "unit": i}
+                # the text header names its unit and target: an edited one names another file's
+                named = header.get("unit", u["name"])
+                got = {"N": _header_int(header, "N", N), "slots": _header_int(header, "slots", slots),
+                       "unit": i if named == u["name"] else named}
+                if header.get("target", manifest["target"]) != manifest["target"]:
+                    raise StreamFormatError(f"header names target {header.get('target')!r}, manifest.json "
+                                            f"{manifest['target']!r}")
         except OSError as e:
             raise StreamFormatError(f"{path}: {e.strerror or e}") from None
         except UnicodeDecodeError:

@@ -52,9 +52,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from fhec.backends.machine import MIN_GHZ_OR_GB_S, IsaMachine
+from fhec.backends.machine import MIN_GHZ_OR_GB_S, IsaMachine, refuse_quoted_number
 from fhec.errors import TargetError
 from fhec.ir.limb import word_bytes_for
 from fhec.ir.limb_ops import LimbOp, RVecClass
@@ -124,11 +124,11 @@ class _Frozen(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _no_bools(cls, value: Any) -> Any:
-        # No field is a flag: `count = true` is a typo, not 1.
+    def _no_bools(cls, value: Any, info: ValidationInfo) -> Any:
+        # No field is a flag: `count = true` is a typo, not 1; nor is `count = "16"` a number.
         if isinstance(value, bool):
             raise ValueError(f"{str(value).lower()} is a boolean; give a number")
-        return value
+        return refuse_quoted_number(value, cls.model_fields[info.field_name].annotation)
 
 
 Direction = Literal["both", "forward", "inverse"]

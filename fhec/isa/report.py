@@ -5,27 +5,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from fhec.backends.machine import MIN_GHZ_OR_GB_S, IsaMachine
+from fhec.backends.machine import IsaMachine, clock_inconsistency
 from fhec.isa.code import Encoded
 
-__all__ = ["IsaReport", "make_isa_report", "load_isa_report", "clock_inconsistency"]
-
-MAX_CLOCK_GHZ = 100.0
-"""The fastest clock a target file may give (`fhec.backends.target.MAX_CLOCK_GHZ`)."""
-
-
-def clock_inconsistency(cycles: int, time_us: float) -> str | None:
-    """Why `time_us` cannot be `cycles` at a machine's clock, or None. A report read from
-    JSON keeps no clock, so the clock its time implies must be one a target may have
-    (1 MHz .. 100 GHz)."""
-    if cycles == 0 or time_us == 0:
-        return None if cycles == time_us == 0 else f"time_us = {time_us:g} for {cycles:,} cycles"
-    ghz = cycles / (time_us * 1e3)
-    if not MIN_GHZ_OR_GB_S <= ghz <= MAX_CLOCK_GHZ:
-        return (f"time_us = {time_us:g} for {cycles:,} cycles implies a {ghz:.3g} GHz clock; "
-                f"targets run at {MIN_GHZ_OR_GB_S:g} .. {MAX_CLOCK_GHZ:g} GHz")
-    return None
-
+__all__ = ["IsaReport", "make_isa_report", "load_isa_report"]
 
 class IsaReport(BaseModel):
     """Cycles and instruction counts of one program on one ISA machine.

@@ -48,7 +48,7 @@ import numpy as np
 
 from fhec.backends.streams import HAS_IMM, STREAM_ARITY, Streams, StreamOp, on_functional_units, unit_layout
 from fhec.backends.target import Target
-from fhec.errors import InternalError
+from fhec.errors import FhecError, InternalError
 from fhec.sim.check_onchip import OnChipFacts, check_onchip, onchip_facts
 from fhec.sim.check_timing import checker_timing
 from fhec.ir.limb import LimbProgram
@@ -85,9 +85,11 @@ class Hazard:
         return f"{self.kind.value}: {where}: {self.message}"
 
 
-class StreamHazardError(InternalError):
-    """Emitted streams violate the timing contract or the program (a compiler bug,
-    or streams edited by hand). ``hazards`` lists what `find_hazards` found."""
+class StreamHazardError(FhecError):
+    """Streams violate the timing contract or the program: streams edited by hand or read
+    from altered files (a user's error, hence a `FhecError`), or a compiler bug (the
+    pipeline's own verification reports that as an `InternalError`). ``hazards`` lists
+    what `find_hazards` found."""
 
     def __init__(self, hazards: list[Hazard], total: int):
         self.hazards = hazards
@@ -147,6 +149,8 @@ def check_streams(streams: Streams, target: Target, program: LimbProgram) -> Non
 def _replay(streams: Streams, target: Target, program: LimbProgram, limit: int | None) -> _Collector:
     col = _Collector(streams, limit)
     s = streams
+    if s.target != target.name:
+        col.add(HazardKind.MISMATCH, -1, f"the streams were scheduled for target {s.target!r}, not {target.name!r}")
     tm = checker_timing(target, s.N)
     op = s.op.astype(np.int64)
     known_op = np.isin(op, [int(o) for o in StreamOp])

@@ -51,9 +51,17 @@ def execute_streams(
     program: LimbProgram,
     loaded: Mapping[int, np.ndarray],
     progress: Callable[[int], None] | None = None,
+    *,
+    checked: bool = False,
 ) -> dict[int, np.ndarray]:
     """Execute `streams` on `target` and return ``{OUTPUT rvec id: N words}`` as read
     from off-chip memory after the last entry (the OUTPUT rvec's memory vector).
+
+    The streams are replayed by the independent checker first (`fhec.sim.check.check_streams`,
+    `StreamHazardError` on any hazard) unless the caller has just done so (`checked`): this
+    model moves whole vectors at their landing cycles, so streams edited by hand or read
+    from altered files would otherwise run to a silently wrong result; the replay costs a
+    small fraction of the execution.
 
     `program` supplies N, the moduli, the constant table and which rvecs are
     outputs; `loaded` maps every INPUT, KSH and CONST rvec id to its words (placed
@@ -67,7 +75,14 @@ def execute_streams(
     """
     N = program.N
     if streams.N != N:
-        raise InternalError(f"streams are for N = {streams.N}, the program has N = {N}")
+        from fhec.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"the streams are for N = {streams.N} and the program has N = {N}: execute "
+                                   f"streams with the limb program they were compiled from.")
+    if not checked:
+        from fhec.sim.check import check_streams
+
+        check_streams(streams, target, program)
     tm = op_timing(target, N)
     slots = target.scratchpad_rvecs(N)
     memory = _initial_memory(program, loaded)

@@ -426,11 +426,40 @@ def _stage_binding(he_program, limb, streams: Streams, target: Target, intervals
     return {name: binding_resource_over(intervals, w) for name, w in zip(names, windows) if w}
 
 
+REPORT_BOUNDS = {
+    "compute": "compute_bound_cycles",
+    "bandwidth": "bandwidth_bound_cycles",
+    "dependency": "dependency_bound_cycles",
+    "load-aware": "load_aware_bound_cycles",
+    "network": "network_bound_cycles",
+}
+"""A saved stream report's lower bounds: bound name -> its field (`fhec.sim.timing.Report`)."""
+
+
+def report_inconsistency(report) -> str | None:
+    """What makes a stream `Report` read from JSON impossible, or None: no schedule is
+    shorter than a lower bound (tests/test_compile.py), and `bound_ratio` is cycles over
+    the largest bound, as `fhec.sim.timing.report` computes it, and `time_us` is the
+    cycles at a clock a target may have (the report keeps no clock to compare with)."""
+    from fhec.backends.machine import clock_inconsistency
+
+    bounds = {name: getattr(report, field) for name, field in REPORT_BOUNDS.items()}
+    below = [f"the {name} bound ({value:,.0f})" for name, value in bounds.items() if report.cycles < value - 1e-6]
+    if below:
+        return f"cycles = {report.cycles:,} is below {', '.join(below)}; no schedule beats a lower bound"
+    ratio = report.cycles / max(max(bounds.values()), 1.0)
+    if abs(report.bound_ratio - ratio) > 1e-6 * ratio:
+        return (f"bound_ratio = {report.bound_ratio:g} is not cycles / the largest bound "
+                f"({report.cycles:,} / {max(bounds.values()):,.0f} = {ratio:g})")
+    return clock_inconsistency(report.cycles, report.time_us)
+
+
 def load_report(path) -> "Report":
     """Read a ``report.json`` written by `Compiled.write` (``fhec report``).
 
     Raises `ReportFormatError` naming the file and the first bad field for a file that
-    cannot be read, is not UTF-8 JSON, or holds impossible values (negative cycles...).
+    cannot be read, is not UTF-8 JSON, or holds impossible values (negative cycles, cycles
+    below its own lower bounds: `report_inconsistency`).
     """
     from fhec.errors import ReportFormatError
 
@@ -442,9 +471,14 @@ def load_report(path) -> "Report":
     except UnicodeDecodeError:
         raise ReportFormatError(f"{path} is not a text file; pass the report.json that `fhec compile --out` wrote") from None
     try:
-        return Report.model_validate_json(text)
+        report = Report.model_validate_json(text)
     except ValidationError as e:
         first = e.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         at = f"field '{field}': " if field else ""
         raise ReportFormatError(f"{path} is not an fhec report (or a corrupt one): {at}{first['msg']}") from None
+    problem = report_inconsistency(report)
+    if problem:  # an edited or corrupt file: printing it would show impossible figures
+        raise ReportFormatError(f"{path} is a corrupt fhec report: {problem}; recompile to get a report.json "
+                                f"(fhec compile --out DIR)")
+    return report

@@ -208,3 +208,16 @@ def test_stream_and_isa_writers_remove_each_others_output(real, isa_compiled, tm
     assert {p.name for p in isa_compiled.write(tmp_path)} == isa_files
     assert {p.name for p in tmp_path.iterdir()} == isa_files | {"notes.md"}
     assert (tmp_path / "notes.md").read_text() == "mine"
+
+
+def test_a_text_header_naming_another_unit_or_target_is_refused(real, tmp_path):
+    write_streams(real, tmp_path)
+    first = real.units[0].name
+    path = tmp_path / f"{first}.txt"
+    text = path.read_text()
+    path.write_text(text.replace(f"unit={first}", f"unit={real.units[1].name}", 1))
+    with pytest.raises(StreamFormatError, match="disagrees with manifest"):
+        read_streams(tmp_path, fmt="txt")
+    path.write_text(text.replace(f"target={real.target}", "target=osiris", 1))
+    with pytest.raises(StreamFormatError, match="header names target 'osiris'"):
+        read_streams(tmp_path, fmt="txt")

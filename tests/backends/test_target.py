@@ -131,7 +131,8 @@ def test_user_path_works(tmp_path):
         ("[cluster]\n", "[cluster]\nregister_file = 1\n", r"field 'cluster.register_file' is modeled now; move it to \[register_file\]"),
         ("[energy]\n", "[energy]\npj_per_byte_register_file = 0.2\n", r"field 'energy.pj_per_byte_register_file' is modeled now"),
         ('kind = "ntt"', 'kind = "fft"', r"field 'cluster.units\[0\].kind': Input should be 'ntt', 'aut', 'mul', 'add' or 'bconv'"),
-        ("bandwidth_gb_s = 1024.0", "bandwidth_gb_s = 'fast'", "field 'memory.bandwidth_gb_s': Input should be a valid number"),
+        ("bandwidth_gb_s = 1024.0", "bandwidth_gb_s = 'fast'", "field 'memory.bandwidth_gb_s': 'fast' is text; give a number without quotes"),
+        ("count = 16", 'count = "16"', "field 'cluster.count': '16' is text; give a number without quotes"),
     ],
 )
 def test_bad_files_name_the_file_and_field(tmp_path, old, new, message):

@@ -247,3 +247,9 @@ def test_value_reads_past_2_to_the_23_locations():
                  locs, np.array([0, 10**9 + 5, 2**31], dtype=np.int64), np.zeros(3, np.int64), wrong,
                  np.full(3, -1, np.int64))
     assert col.total == 1 and col.hazards[0].kind == HazardKind.MISSING
+
+
+def test_streams_checked_against_another_target_are_a_mismatch(roomy):
+    prog, s = roomy
+    hazards = find_hazards(dataclasses.replace(s, target="tiny"), F1, prog)
+    assert any(h.kind == HazardKind.MISMATCH and "scheduled for target 'tiny'" in h.message for h in hazards)

@@ -23,7 +23,7 @@ from fhec.passes.lower_outputs import finalize_outputs
 from fhec.passes.offchip import schedule_offchip
 from fhec.schemes.keys import RELIN, galois_for_rotation
 from fhec.sim.bind import loaded_values
-from fhec.sim.check import find_hazards
+from fhec.sim.check import StreamHazardError, find_hazards
 from fhec.sim.functional import execute
 from fhec.sim.streams import execute_streams
 
@@ -173,7 +173,7 @@ def test_a_register_plan_read_from_the_wrong_register_gives_a_wrong_answer():
     K = oc.registers
     reg0[e] = (reg0[e] // K) * K + (reg0[e] % K + 1) % K  # every such read from the next register
     broken = dataclasses.replace(s, onchip=dataclasses.replace(oc, reg0=reg0))
-    assert differs(execute_streams(broken, TINY, prog, loaded), want)
+    assert differs(execute_streams(broken, TINY, prog, loaded, checked=True), want)
 
 
 def differs(got, want):
@@ -195,7 +195,7 @@ def test_reading_before_the_producer_lands_gives_a_wrong_answer(tiny_schedule):
     writer = {int(prog.dst[s.tag[e]]): int(e) for e in fu}
     e = next(int(e) for e in fu[::-1] if int(prog.src0[s.tag[e]]) in writer)
     broken = on_extra_unit(s, e, int(s.cycle[writer[int(prog.src0[s.tag[e]])]]))
-    assert differs(execute_streams(broken, TINY_SLOTS, prog, loaded), want)
+    assert differs(execute_streams(broken, TINY_SLOTS, prog, loaded, checked=True), want)
 
 
 def test_swapped_source_slots_give_a_wrong_answer(tiny_schedule):
@@ -206,7 +206,7 @@ def test_swapped_source_slots_give_a_wrong_answer(tiny_schedule):
     src0[e], src1[e] = src1[e], src0[e]
     if s.op[e] == StreamOp.MUL:  # commutative: point it at another slot instead
         src1[e] = (src1[e] + 1) % s.slots
-    assert differs(execute_streams(s.replace_columns(src0=src0, src1=src1), TINY_SLOTS, prog, loaded), want)
+    assert differs(execute_streams(s.replace_columns(src0=src0, src1=src1), TINY_SLOTS, prog, loaded, checked=True), want)
 
 
 def test_dropped_store_is_an_error(tiny_schedule):
@@ -214,7 +214,7 @@ def test_dropped_store_is_an_error(tiny_schedule):
     out = int(prog.rvec_ids(fhec.ir.limb.RVecClass.OUTPUT)[0])
     keep = ~((s.op == StreamOp.STORE) & (s.dst == out))
     with pytest.raises(InternalError, match="never stored"):
-        execute_streams(s.select(keep), TINY, prog, loaded)
+        execute_streams(s.select(keep), TINY, prog, loaded, checked=True)
 
 
 @given(data=st.data())
@@ -228,3 +228,15 @@ def test_clean_mutations_compute_the_right_answer(tiny_schedule, data):
     hazards = [h for h in find_hazards(moved, TINY, prog, limit=None) if h.kind.value != "wrong-unit"]
     if not hazards:
         assert_same(execute_streams(moved, TINY, prog, loaded), want)
+
+
+def test_hazardous_streams_are_refused_before_they_run(tiny_schedule):
+    # the executor replays the streams in the checker first: streams edited by hand or read
+    # from altered files never run to a silently wrong result (a FhecError, not a crash)
+    prog, loaded, s, _ = tiny_schedule
+    e = int(np.flatnonzero(s.op == StreamOp.MUL)[0])
+    src0, src1 = s.src0.copy(), s.src1.copy()
+    src0[e], src1[e] = src1[e], (src1[e] + 1) % s.slots
+    with pytest.raises(StreamHazardError) as info:
+        execute_streams(s.replace_columns(src0=src0, src1=src1), TINY_SLOTS, prog, loaded)
+    assert isinstance(info.value, fhec.FhecError)
