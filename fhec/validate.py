@@ -157,6 +157,17 @@ def _all_python_ints(values) -> bool:
     return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
 
 
+def refuse_non_numbers(arr: np.ndarray, name: str, *, error: type[FhecError], where: str | None = None) -> None:
+    """An object array holding None (or another non-number), which a float cast turns into
+    NaN: raise `error` saying what it holds, not "NaN or infinite values"."""
+    if arr.dtype.kind != "O":
+        return
+    for i, v in enumerate(arr.ravel().tolist()):
+        if not isinstance(v, numbers.Number):
+            raise error(f"{name} holds a non-number, {v!r:.40} at index {i}; every slot value must be a number "
+                        f"(fill missing values first, e.g. with 0).", where)
+
+
 def as_1d_array(value: Any, name: str, *, error: type[FhecError], where: str | None = None) -> np.ndarray:
     """`value` as a numpy array of at most one dimension (a scalar stays 0-D), or `error`.
 

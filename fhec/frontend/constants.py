@@ -21,7 +21,7 @@ from fhec.errors import InvalidPlaintextError, ProgramError, TooManyValuesError
 from fhec.ir.he import compact_const
 from fhec.schemes.encoding import reduce_mod
 from fhec.schemes.params import Params
-from fhec.validate import as_1d_array
+from fhec.validate import as_1d_array, refuse_non_numbers
 
 
 def is_constant(value) -> bool:
@@ -82,18 +82,6 @@ def _slots_hold(params: Params) -> str:
     return "fhec's CKKS slots are real"
 
 
-def _refuse_non_numbers(arr: np.ndarray, what: str, where: str | None) -> None:
-    """An object array holding None (or another non-number), which the float cast turns
-    into NaN: say what it holds, not "NaN or infinite values"."""
-    if arr.dtype.kind != "O":
-        return
-    for i, v in enumerate(arr.tolist()):
-        if not isinstance(v, numbers.Number):
-            raise InvalidPlaintextError(
-                f"the {what} holds a non-number, {v!r:.40} at index {i}; every slot value must be a number "
-                f"(fill missing values first, e.g. with 0).", where)
-
-
 def vector(params: Params, values, where: str | None, what: str = "constant") -> np.ndarray:
     """A 1-D array-like as a slot vector (padded, float64 / int64 mod t); not wrapped."""
     arr = as_1d_array(values, f"the {what}", error=InvalidPlaintextError, where=where)
@@ -108,7 +96,7 @@ def vector(params: Params, values, where: str | None, what: str = "constant") ->
     if params.scheme == "ckks":
         if np.iscomplexobj(arr):
             raise InvalidPlaintextError(f"complex {what} values are not supported; {_slots_hold(params)}.", where)
-        _refuse_non_numbers(arr, what, where)
+        refuse_non_numbers(arr, f"the {what}", error=InvalidPlaintextError, where=where)
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError, OverflowError) as e:

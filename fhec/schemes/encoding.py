@@ -39,6 +39,7 @@ from fhec.errors import (
     ParameterError,
     TooManyValuesError,
 )
+from fhec.validate import refuse_non_numbers
 
 __all__ = [
     "ckks_encode",
@@ -162,6 +163,8 @@ def ckks_encode(values, N: int, scale: float) -> np.ndarray:
 def _as_complex_slots(values, N: int) -> np.ndarray:
     half = N // 2
     try:
+        refuse_non_numbers(np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values,
+                           "the vector", error=InvalidPlaintextError)
         array = np.asarray(values, dtype=np.complex128)
     except (TypeError, ValueError) as exc:
         raise InvalidPlaintextError(f"CKKS values must be real or complex numbers: {exc}") from exc

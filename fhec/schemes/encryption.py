@@ -34,7 +34,7 @@ from fhec.errors import (
     SecretKeyError,
     TooManyValuesError,
 )
-from fhec.validate import as_1d_array, as_int, as_real
+from fhec.validate import as_1d_array, as_int, as_real, refuse_non_numbers
 from fhec.ring.modarith import add_mod, mul_mod, neg_mod
 from fhec.ring.ntt import intt
 from fhec.ring.rns import centered, crt_compose, product, to_rns
@@ -61,6 +61,7 @@ def _check_length(params: Params, values) -> np.ndarray:
         )
     if params.scheme == "ckks":
         # Before any range check looks at them: numbers only, finite.
+        refuse_non_numbers(arr, "the vector", error=InvalidPlaintextError)
         try:
             numbers = arr.astype(np.complex128)
         except (TypeError, ValueError, OverflowError) as e:

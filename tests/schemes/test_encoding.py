@@ -372,3 +372,13 @@ def test_bgv_errors():
         bgv_encode([1], N, 2**62 + 1)
     with pytest.raises(InvalidRingDegreeError):
         bgv_encode([1], 24, 97)
+
+
+def test_a_missing_value_is_named_as_a_non_number_not_as_nan():
+    import fhec
+
+    params = fhec.CKKSParams(N=2**10, levels=2, scale_bits=28, word_bits=32, security=None)
+    keys = fhec.keygen(params, seed=1)
+    for call in (lambda: fhec.encode(params, [0.1, None]), lambda: fhec.encrypt(keys, [0.1, None])):
+        with pytest.raises(fhec.InvalidPlaintextError, match="non-number, None at index 1"):
+            call()
