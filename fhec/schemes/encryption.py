@@ -206,7 +206,7 @@ def encrypt(keys: KeySet, values, *, level: int | None = None, seed=None) -> Cip
     """Encrypt up to `slots` values at `level` (default: top) under `keys`.
 
     `seed`: None (the default) for fresh OS randomness, which is what a deployment
-    must use; a non-negative int or bytes for a reproducible experiment, where every
+    must use; a non-negative int or non-empty bytes for a reproducible experiment, where every
     call under the same keys and seed still draws a new stream (`encryption_sampler`);
     or a `Sampler`. Raises `TooManyValuesError`, `SeedError`, and (CKKS)
     `ValueOverflowError` when the values times the scale, plus the encryption error,
