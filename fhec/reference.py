@@ -333,9 +333,10 @@ def series_outside(params: Params, node: HeNode, operand: HeNode, x: np.ndarray)
     `operand`) against the series' interval. Where it leaves the interval:
 
     * `ValueOverflowError` when the series there exceeds the bound the compiler proved for
-      it (`node.type.bound`): the estimates take an operand bound up to
-      `fhec.ir.he_polynomial.DOMAIN_SLACK` beyond an explicit domain as inside it, so
-      values computed from the series could overflow their moduli unseen;
+      it (`node.type.bound`): a series on a domain is bounded by its values there (an input
+      bound, |x| <= B, cannot say x lies in [0, 1]; within `DOMAIN_SLACK` beyond a domain
+      the estimates take the operand as inside it too), so values computed from the series
+      could overflow their moduli unseen;
     * `PrecisionError` when its slope there exceeds `SERIES_STEEPER` times the slope the
       precision estimate used (`derivative_bound`): the estimate would be that many bits
       optimistic;
@@ -343,7 +344,7 @@ def series_outside(params: Params, node: HeNode, operand: HeNode, x: np.ndarray)
       on the interval: the run computes the series, as the estimate says, but the series no
       longer approximates the function it was fitted to."""
     from fhec.errors import PrecisionWarning, ValueOverflowError, warn_at
-    from fhec.ir.he_polynomial import DOMAIN_SLACK, derivative_bound
+    from fhec.ir.he_polynomial import derivative_bound
 
     interval = _series_interval(params, node)
     if interval is None:
@@ -363,18 +364,15 @@ def series_outside(params: Params, node: HeNode, operand: HeNode, x: np.ndarray)
         return (f"on these inputs the operand of this degree-{d} series reaches {x[k]:.6g} (slot {k}), outside "
                 f"the series' interval [{a:.6g}, {b:.6g}]")
 
-    edge = max(0.0, min(b, -a)) + DOMAIN_SLACK * (b - a) / 2  # `within_domain` is false beyond it
-    fix = (f"Scale the operand into the interval, widen the domain (fhec.approx(f, domain=...)), or declare "
-           f"bounds on the inputs that put the operand's bound above {edge:.6g}, where the estimates cover the "
-           f"whole range")
+    fix = "Scale the operand into the interval or widen the domain (fhec.approx(f, domain=...))"
     worst = int(np.argmax(far))
     bound = node.type.bound
     if bound is not None and far[worst] > bound * (1 + 1e-9):
         raise ValueOverflowError(
             f"{said(int(outside[worst]))}, where the series reaches {far[worst]:.4g}, above the bound {bound:.4g} "
-            f"the compiler proved for it from the interval (an operand bound within 1/16 of the interval's "
-            f"half-width beyond it is taken as inside): values computed from it could overflow their moduli. "
-            f"{fix}.", node.loc)
+            f"the compiler proved for it from its values on the interval (a series on a domain takes its operand to "
+            f"stay inside, as symmetric input bounds cannot say x is in [{a:.6g}, {b:.6g}]): values computed from it "
+            f"could overflow their moduli. {fix}.", node.loc)
     slope = derivative_bound(coeffs, basis, domain, operand.type.bound) if operand.type.bound is not None else None
     steep = np.abs(series.deriv()(x[outside]))
     s = int(np.argmax(steep))

@@ -62,6 +62,15 @@ def clock_inconsistency(cycles: int, time_us: float) -> str | None:
     return None
 
 
+def one_word_name(name: str) -> str:
+    """`name` if it is one word of printable characters (no whitespace; at most 512, as
+    `fhec explore` names its variants ``f1[scratchpad.capacity_bytes=65536,...]``): the
+    stream files' text headers (``target=NAME``) carry it, and a space would split it."""
+    if not (0 < len(name) <= 512 and name.isprintable() and not any(c.isspace() for c in name)):
+        raise ValueError(f"{name!r:.80} is not one word; a target's name has no spaces (e.g. 'osiris-tiny-v2')")
+    return name
+
+
 def numeric_field(annotation: Any) -> bool:
     """Whether a model field's type is a number (int, float, or one of them or None)."""
     import types
@@ -93,6 +102,9 @@ class _Frozen(BaseModel):
         annotation = cls.model_fields[info.field_name].annotation
         if isinstance(value, bool) and annotation not in (bool, "bool"):
             raise ValueError(f"{str(value).lower()} is a boolean; give a number")
+        if annotation in (bool, "bool") and not isinstance(value, bool):
+            # pydantic would read "no", "off" or 1 as a flag: a TOML flag is true or false
+            raise ValueError(f"{value!r} is not a boolean; give true or false")
         return refuse_quoted_number(value, annotation)
 
 
@@ -203,7 +215,9 @@ class IsaMachine(_Frozen):
     `fhec.backends.target.load_target`."""
 
     isa: str = Field(min_length=1, description="the ISA backend (fhec.isa.backend.BACKENDS key)")
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, description="one word (reports and file names carry it)")
+
+    _one_word = field_validator("name")(classmethod(lambda cls, v: one_word_name(v)))
     description: str = ""
     clock_ghz: float = Field(ge=MIN_GHZ_OR_GB_S, le=100.0)
     word_bits: int = Field(ge=8, le=64)

@@ -54,7 +54,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from fhec.backends.machine import MIN_GHZ_OR_GB_S, IsaMachine, refuse_quoted_number
+from fhec.backends.machine import MIN_GHZ_OR_GB_S, IsaMachine, one_word_name, refuse_quoted_number
 from fhec.errors import TargetError
 from fhec.ir.limb import word_bytes_for
 from fhec.ir.limb_ops import LimbOp, RVecClass
@@ -417,7 +417,9 @@ class Target(_Frozen):
     ValidationError instead of `TargetError`.
     """
 
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, description="one word (stream file headers and file names carry it)")
+
+    _one_word = field_validator("name")(classmethod(lambda cls, v: one_word_name(v)))
     description: str = ""
     clock_ghz: float = Field(ge=MIN_CLOCK_GHZ, le=MAX_CLOCK_GHZ)
     word_bits: int = Field(ge=8, le=64)
@@ -598,7 +600,8 @@ class Target(_Frozen):
         whatever the rows in use), so narrow conversions cost the array more than their
         terms' elements: a one-limb rescale 16 times as much per term. The conversion's
         cycles are dealt to its terms, the first ones taking the remainder, so that they sum
-        exactly."""
+        exactly (each at least one cycle, an issue slot: at N below rows x lanes a conversion's
+        pass can be shorter than its terms are many, and the terms then sum to more)."""
         unit = self.unit_for(LimbOp.BCONV)
         width = np.asarray(width, dtype=np.int64)
         if unit.rows is None:

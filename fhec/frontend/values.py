@@ -661,8 +661,9 @@ class Cipher(_Handle):
         a, z = sorted(interval)
         warn_at(f"{loc + ': ' if loc else ''}the operand of this degree-{len(cs) - 1} series can reach |x| = {b:.6g} "
                 f"(its bound), beyond the series' interval [{a:.6g}, {z:.6g}]: outside it an approximation does not "
-                f"approximate its function and a Chebyshev series grows exponentially with the degree, and the "
-                f"precision estimate covers that whole range. Declare a bound within the interval (p.input(name, "
+                f"approximate its function and a Chebyshev series grows exponentially with the degree; the "
+                f"precision estimate covers that whole range, and every run checks its inputs against the interval "
+                f"(fhec.reference.check_series_operands). Declare a bound within the interval (p.input(name, "
                 f"bound=...)), scale the operand into it, or widen the domain (fhec.approx(f, domain=...)).",
                 PrecisionWarning, loc)
 

@@ -133,6 +133,7 @@ def test_user_path_works(tmp_path):
         ('kind = "ntt"', 'kind = "fft"', r"field 'cluster.units\[0\].kind': Input should be 'ntt', 'aut', 'mul', 'add' or 'bconv'"),
         ("bandwidth_gb_s = 1024.0", "bandwidth_gb_s = 'fast'", "field 'memory.bandwidth_gb_s': 'fast' is text; give a number without quotes"),
         ("count = 16", 'count = "16"', "field 'cluster.count': '16' is text; give a number without quotes"),
+        ('name = "f1"', 'name = "my f1"', "field 'name': 'my f1' is not one word"),
     ],
 )
 def test_bad_files_name_the_file_and_field(tmp_path, old, new, message):

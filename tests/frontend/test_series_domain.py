@@ -87,10 +87,26 @@ def test_data_beyond_an_explicit_domain_within_the_slack_is_refused_where_the_bo
     compiled = fhec.compile(p, "tiny")
     for run in (lambda: fhec.evaluate(p, data, seed=1), lambda: fhec.run(p, data, seed=1),
                 lambda: compiled.run(data, seed=1)):
-        with pytest.raises(fhec.ValueOverflowError, match=r"test_series_domain.py:\d+: .*reaches 2.08.*above 2.125"):
+        with pytest.raises(fhec.ValueOverflowError, match=r"test_series_domain.py:\d+: .*reaches 2.08.*widen the domain"):
             run()
     _, caught = _domain_warnings(lambda: fhec.reference(p, data))  # the plaintext semantics warns
     assert any("above the bound" in str(w.message) for w in caught)
     # inside the domain the same program runs, and as evaluated
     inside = {"x": np.linspace(-2, 2, PARAMS.slots)}
     assert np.array_equal(fhec.evaluate(p, inside, seed=1)["y"], compiled.run(inside, seed=1)["y"])
+
+
+def test_an_asymmetric_domain_trusts_the_domain_and_the_run_checks_it():
+    # |x| <= 1 cannot say x is in [0, 1]: the series is bounded by its values on the domain
+    # (data in [0, 1] runs), and data outside it is refused where the series leaves that bound
+    p = fhec.Program("positive", PARAMS)
+    x = p.input("x", bound=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = x.polynomial([0.5, 0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001], basis="chebyshev", domain=(0.0, 1.0))
+    p.output("y", y)
+    assert y.bound < 1.1
+    inside = {"x": np.linspace(0, 1, PARAMS.slots)}
+    assert np.array_equal(fhec.evaluate(p, inside, seed=1)["y"], fhec.compile(p, "tiny").run(inside, seed=1)["y"])
+    with pytest.raises(fhec.ValueOverflowError, match=r"reaches -1 .*interval \[0, 1\]"):
+        fhec.evaluate(p, {"x": np.linspace(-1, 1, PARAMS.slots)}, seed=1)

@@ -43,6 +43,11 @@ def _edited(tmp_path: Path, machine: str, extra: str = "", old: str = "", new: s
     ("rpu", "\n[params]\ngather_factor = 0\n", "", "", r"\[params\] gather_factor = 0: must be a positive integer"),
     ("presto", "", "queue_depth = 32", "queue_depth = 2.5", r"\[params\] queue_depth = 2.5: must be a positive int"),
     ("rpu", "", 'isa = "rpu"', 'isa = "vax"', r"isa = 'vax' has no backend; known ISAs: presto, rpu"),
+    # a flag is true or false: "no" and 1 were read as False and True
+    ("rpu", "", "in_order = true", 'in_order = "no"', r"'no' is not a boolean; give true or false"),
+    ("rpu", "", "in_order = true", "in_order = 1", r"1 is not a boolean; give true or false"),
+    # a name with a space splits the stream files' text headers
+    ("rpu", "", 'name = "rpu"', 'name = "rpu v2"', r"'rpu v2' is not one word"),
 ])
 def test_what_the_backend_would_ignore_or_crash_on_is_refused_at_load(tmp_path, machine, extra, old, new, match):
     path = _edited(tmp_path, machine, extra, old, new)
