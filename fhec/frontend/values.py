@@ -692,6 +692,10 @@ class Cipher(_Handle):
         except ValueOverflowError as e:
             outside = self._outside_chebyshev_domain(basis, domain)
             if outside is None:
+                if self._levels_short(cs, basis, domain):
+                    # the series ran out of levels and an intermediate at level 0 overflowed
+                    # first: tighter bounds would not help, more levels do
+                    raise self._level_error(cs, basis, domain, loc) from None
                 raise
             # more levels, the message's usual advice, cannot help here: outside its domain a
             # Chebyshev series grows like (|u| + sqrt(u^2 - 1))^degree
@@ -702,18 +706,26 @@ class Cipher(_Handle):
                 loc,
             ) from None
         except LevelExhaustedError as e:
-            from fhec.ir.he_polynomial import coefficient_reducer, polynomial_depth
+            raise self._level_error(cs, basis, domain, loc) from e
 
-            p = self._b.params
-            need = polynomial_depth(cs, basis, domain, coefficient_reducer(p))
-            more = max(1, need - self.level)
-            raise LevelExhaustedError(
-                f"a polynomial of degree {len(cs) - 1} ({basis} basis{', with a domain map' if domain else ''}) "
-                f"needs {need} level(s) but its operand is at level {self.level}: it needs {more} more level(s); "
-                f"use levels={p.levels + more} in the parameters (increase `levels`, now {p.levels}), apply it "
-                f"to a value at level {need} or more, or lower the degree.",
-                loc,
-            ) from e
+    def _levels_short(self, cs: tuple, basis: str, domain) -> bool:
+        from fhec.ir.he_polynomial import coefficient_reducer, polynomial_depth
+
+        return polynomial_depth(cs, basis, domain, coefficient_reducer(self._b.params)) > self.level
+
+    def _level_error(self, cs: tuple, basis: str, domain, loc: str | None) -> LevelExhaustedError:
+        from fhec.ir.he_polynomial import coefficient_reducer, polynomial_depth
+
+        p = self._b.params
+        need = polynomial_depth(cs, basis, domain, coefficient_reducer(p))
+        more = max(1, need - self.level)
+        return LevelExhaustedError(
+            f"a polynomial of degree {len(cs) - 1} ({basis} basis{', with a domain map' if domain else ''}) "
+            f"needs {need} level(s) but its operand is at level {self.level}: it needs {more} more level(s); "
+            f"use levels={p.levels + more} in the parameters (increase `levels`, now {p.levels}), apply it "
+            f"to a value at level {need} or more, or lower the degree.",
+            loc,
+        )
 
 
 def _chebyshev_domain(basis: str, domain) -> tuple[float, float] | None:

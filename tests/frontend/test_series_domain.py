@@ -110,3 +110,15 @@ def test_an_asymmetric_domain_trusts_the_domain_and_the_run_checks_it():
     assert np.array_equal(fhec.evaluate(p, inside, seed=1)["y"], fhec.compile(p, "tiny").run(inside, seed=1)["y"])
     with pytest.raises(fhec.ValueOverflowError, match=r"reaches -1 .*interval \[0, 1\]"):
         fhec.evaluate(p, {"x": np.linspace(-1, 1, PARAMS.slots)}, seed=1)
+
+
+@pytest.mark.parametrize("degree, levels", [(15, 4), (63, 6)])
+def test_a_series_one_level_short_says_so_even_where_an_intermediate_overflows_first(degree, levels):
+    # an intermediate at level 0 overflowed before the level check: "declare tighter bounds" does not help
+    params = fhec.CKKSParams(N=2**9, levels=levels, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("short", params)
+    x = p.input("x", bound=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(fhec.LevelExhaustedError, match=f"use levels={levels + 1}"):
+            x.polynomial(fhec.approx(np.sin, (-2, 2), degree))
