@@ -284,7 +284,8 @@ class Program:
                 where,
             )
         self._builder.emit(HeOp.OUTPUT, (value.id,), attrs_of(name=name), where)
-        self._warn_if_noise(name, value, where)
+        if self._auto is None:  # an automatic program's replay under its chosen parameters warns
+            self._warn_if_noise(name, value, where)
         self._record("output", (name, value), {}, where, None)
 
     def _warn_if_noise(self, name: str, value: Cipher, where: str | None) -> None:

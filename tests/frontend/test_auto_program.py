@@ -161,3 +161,16 @@ def test_a_replayed_program_is_the_program_written_with_the_chosen_parameters(st
     auto = _build(fhec.AutoParams(precision_bits=6, security=None), statements)
     direct = _build(auto.params, statements)
     assert auto.ir == direct.ir
+
+
+def test_an_automatic_program_warns_once_under_its_chosen_parameters():
+    # the trace under the provisional parameters warned too, with other numbers
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        p = fhec.Program("a", "auto")
+        p.output("y", p.input("x") * 1e9)
+        p.params
+    low = [w for w in caught if issubclass(w.category, fhec.PrecisionWarning)]
+    assert len(low) == 1 and "output 'y'" in str(low[0].message)
