@@ -43,7 +43,8 @@ then one NTT per limb), and double hoisting's diagonals on P's limbs too, so con
 was stored, with reloads under the capacity pressure of whole keys). Every diagonal is
 stored mod the widest prime of Q·P, a 40-bit special prime: with limb 0 (24 bits since
 set III took Table II's q_0) or a 38-bit level prime, more of them took two digits
-(138 MB, and the SH bootstrap 2.108 ms instead of 2.078). The Mv rows
+(138 MB, and the SH bootstrap 2.108 ms instead of 2.078, measured before the BConv array
+was timed per conversion). The Mv rows
 take n1 from `fhec.analysis.bsgs.best_n1` for the target (key loads against arithmetic,
 with GSC's on-chip giant-step sums as a capacity limit); the bootstraps are compiled with
 each of `GIANT_STEP_CAPS` (`BootstrapConfig.max_giant_steps`: the split with the fewest
@@ -70,10 +71,14 @@ of dnum = 2 cells, two multipliers per cell for each of KeyMult and diagonal pro
 and the lower bounds order the modes as the paper does. The two MDC units are ModChange's
 INTT unit and NTT unit, the INTT unit reversed for OF-Limb only (§V; docs/targets.md,
 "Directions"): a mod-up's or mod-down's NTTs onto the other limbs all run on the one
-forward unit. The schedules order the modes as the paper does at 2 TB/s and nearly at 1 TB/s: at
-1 TB/s SH 2.078 < DH 2.084 < NH 2.164 ms (paper 2.70 / 2.82 / 3.00; 0.72-0.77x: DH trails
-SH by 0.3%, its key-load-bound CoeffsToSlots 973 k cycles against 962 k), at 2 TB/s
-DH 1.737 < SH 1.857 < NH 2.115 (paper 1.89 / 2.59 / 2.77); before set III took Table II's
+forward unit. The BConv array is timed per conversion (docs/targets.md, "Conversion
+arrays": a conversion of fewer than its 16 rows takes a full pass, a one-limb rescale 16
+times a row's share). The schedules order the modes as the paper does at 2 TB/s and nearly
+at 1 TB/s: at 1 TB/s SH 2.133 < DH 2.138 < NH 2.240 ms (paper 2.70 / 2.82 / 3.00;
+0.75-0.79x: DH trails SH by 0.24%), at 2 TB/s DH 1.815 < SH 1.935 < NH 2.228 (paper
+1.89 / 2.59 / 2.77); with every BConv term at the array's full rate (before 2026-11-25)
+SH 2.078 < DH 2.084 < NH 2.164 (DH's key-load-bound CoeffsToSlots 973 k cycles against
+962 k) and DH 1.737 < SH 1.857 < NH 2.115; before set III took Table II's
 q_0 and encapsulation, 2.054 / 2.057 / 2.133 (DH first by 0.15%) and 1.722 / 1.832 /
 2.095, and the figures below (but the totals of this run) are of that build. EvalMod's relinearizations are
 bound by the forward unit (0.67 M cycles, 0.53 M when both units ran either direction),
@@ -140,9 +145,8 @@ and 15 SlotsToCoeffs giant steps) that is about 810 I/NTTs and 6,300 BConv terms
 multiplies (NH/DH 1.26x without them), left for a rotation of an extended value that the
 HE IR does not have. A timing estimate of it (the lowering's giant-step mod-down dividing
 c1 alone, its values not computed) gave 2.020 -> 2.006 ms at 1 TB/s, measured before the
-orders above: most of that arithmetic runs while the memory channel binds. fhec is faster than the paper in every mode (0.72-0.77x at 1 TB/s).
-fhec's add unit at the BConv array's rate and the full-array BConv rate (alpha = 16 rows;
-set III has 14) are optimistic; the key generator's rate is an estimate; one MUL kind
+orders above: most of that arithmetic runs while the memory channel binds. fhec is faster than the paper in every mode (0.75-0.79x at 1 TB/s).
+fhec's add unit at the BConv array's rate is optimistic; the key generator's rate is an estimate; one MUL kind
 means KeyMult and diagonal products, simultaneous on Osiris, share the Hadamard units'
 rate here (conservative).
 """
