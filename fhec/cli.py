@@ -324,7 +324,8 @@ def bounds_table(lowered, target: str):
     table.add_column("cycles", justify="right")
     notes = {"compute": f"busiest unit kind: {b.busiest_kind}", "bandwidth": "compulsory traffic",
              "dependency": "critical path", "load-aware": "each load, then the work waiting for it",
-             "network": "compulsory fills and write-backs over the ports" if tgt.models_onchip else "not modeled"}
+             "network": "compulsory fills and write-backs over the ports" if tgt.models_onchip else "not modeled",
+             "generator": "generated key halves at the generator's rate" if tgt.keys.generated else "not modeled"}
     table.add_column("")
     for name, cycles in b.named.items():
         table.add_row(name + (" (binding)" if name == b.binding else ""), f"{cycles:,.0f}", notes[name])

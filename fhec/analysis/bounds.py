@@ -33,6 +33,9 @@ distance from the limit (the report's ``bound_ratio``):
   bank's write port. Each crossing holds a port ceil(RVec bytes / port bytes) cycles and
   there are as many ports of each kind as clusters (banks), so the bound is those
   crossings' port time over the number of ports.
+* **generator** (targets that generate key halves on chip, ``[keys]``): every generated
+  key half the program reads is written by the one key generator at least once, at its
+  rate (`Target.generator_cycles`), so their generation times add up.
 
 Timing facts come from the target (`fhec.backends.streams.op_timing`), never from a
 scheduler.
@@ -67,6 +70,7 @@ class Bounds:
     dependency_cycles: float = 0.0
     load_aware_cycles: float = 0.0
     network_cycles: float = 0.0
+    generator_cycles: float = 0.0
 
     @property
     def cycles(self) -> float:
@@ -75,10 +79,11 @@ class Bounds:
 
     @property
     def named(self) -> dict[str, float]:
-        """Every bound by name: "compute", "bandwidth", "dependency", "load-aware", "network"."""
+        """Every bound by name: "compute", "bandwidth", "dependency", "load-aware", "network",
+        "generator"."""
         return {"compute": self.compute_cycles, "bandwidth": self.bandwidth_cycles,
                 "dependency": self.dependency_cycles, "load-aware": self.load_aware_cycles,
-                "network": self.network_cycles}
+                "network": self.network_cycles, "generator": self.generator_cycles}
 
     @property
     def binding(self) -> str:
@@ -230,8 +235,21 @@ def network_bound(program: LimbProgram, target: Target) -> float:
     return max(fills, writebacks) * float(target.network_cycles(N)) / ports
 
 
+def generator_bound(program: LimbProgram, target: Target) -> float:
+    """The key generator's time for every generated key half the program reads (see the
+    module doc); 0 on a target that loads its keys whole."""
+    generated = target.generated_rvecs(program)
+    if not generated.any():
+        return 0.0
+    read = np.zeros(program.num_rvecs, dtype=bool)
+    read[program.src0[program.src0 >= 0]] = True
+    read[program.src1[program.src1 >= 0]] = True
+    return float(np.count_nonzero(read & generated)) * float(target.generator_cycles(program.N))
+
+
 def lower_bounds(program: LimbProgram, target: Target) -> Bounds:
-    """Compute, bandwidth, dependency, load-aware and network bounds of `program` on `target`."""
+    """Compute, bandwidth, dependency, load-aware, network and generator bounds of
+    `program` on `target`."""
     compute, busiest, per_kind = compute_bound(program, target)
     return Bounds(compute, busiest, per_kind, bandwidth_bound(program, target), dependency_bound(program, target),
-                  load_aware_bound(program, target), network_bound(program, target))
+                  load_aware_bound(program, target), network_bound(program, target), generator_bound(program, target))

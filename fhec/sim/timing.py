@@ -76,7 +76,7 @@ class Report(BaseModel):
         limb_instructions, stream_entries: sizes of the limb program and its streams.
         cycles, time_us: the schedule's length (cycles at the target's clock).
         compute_bound_cycles, bandwidth_bound_cycles, dependency_bound_cycles,
-            load_aware_bound_cycles, network_bound_cycles, busiest_kind: the lower
+            load_aware_bound_cycles, network_bound_cycles, generator_bound_cycles, busiest_kind: the lower
             bounds (`fhec.analysis.bounds`).
         bound_ratio: cycles / the largest bound (1.0 = at the limit); binding_bound
             names that bound.
@@ -128,6 +128,7 @@ class Report(BaseModel):
     dependency_bound_cycles: float = Field(0.0, ge=0, allow_inf_nan=False)
     load_aware_bound_cycles: float = Field(0.0, ge=0, allow_inf_nan=False)
     network_bound_cycles: float = Field(0.0, ge=0, allow_inf_nan=False)
+    generator_bound_cycles: float = Field(0.0, ge=0, allow_inf_nan=False)
     busiest_kind: str
     bound_ratio: float = _AMOUNT
     binding_bound: str = "compute"
@@ -220,6 +221,8 @@ class Report(BaseModel):
             ("dependency bound", f"{self.dependency_bound_cycles:,.0f} cycles"),
             ("load-aware bound", f"{self.load_aware_bound_cycles:,.0f} cycles"),
             *([("network bound", f"{self.network_bound_cycles:,.0f} cycles")] if self.network_transfers else []),
+            *([("generator bound", f"{self.generator_bound_cycles:,.0f} cycles")]
+              if self.generator_bound_cycles else []),
             ("cycles / bound", f"{self.bound_ratio:.2f}× ({self.binding_bound} bound)"),
             ("utilization", ", ".join(f"{k} {v:.0%}" for k, v in self.utilization.items())),
             ("off-chip traffic", f"{off['total'] * mb:,.2f} MiB (compulsory {off['compulsory'] * mb:,.2f} MiB)"),
@@ -389,6 +392,7 @@ def make_report(
         dependency_bound_cycles=bounds.dependency_cycles,
         load_aware_bound_cycles=bounds.load_aware_cycles,
         network_bound_cycles=bounds.network_cycles,
+        generator_bound_cycles=bounds.generator_cycles,
         busiest_kind=bounds.busiest_kind,
         bound_ratio=streams.total_cycles / bound,
         binding_bound=bounds.binding,
@@ -432,6 +436,7 @@ REPORT_BOUNDS = {
     "dependency": "dependency_bound_cycles",
     "load-aware": "load_aware_bound_cycles",
     "network": "network_bound_cycles",
+    "generator": "generator_bound_cycles",
 }
 """A saved stream report's lower bounds: bound name -> its field (`fhec.sim.timing.Report`)."""
 

@@ -235,6 +235,7 @@ def _binding(report) -> str:
         "bandwidth": "off-chip bandwidth",
         "load-aware": "off-chip loads, then the work waiting on them",
         "dependency": "dependency chain",
+        "generator": "the on-chip key generator",
     }.get(report.binding_bound, report.binding_bound)
 
 

@@ -127,3 +127,26 @@ def test_a_capped_count_gives_a_weaker_bound(monkeypatch):
     monkeypatch.setattr(bounds, "DESCENDANT_SWEEP_STEPS", -1)  # not even the first 64 sources
     capped = load_aware_bound(prog, F1)
     assert 0 < capped < full
+
+
+def test_a_slow_key_generator_is_a_bound_the_schedule_meets():
+    # f1 generating its key halves on chip at 16 words per cycle: the generator, not the
+    # memory channel, sets the time, and the report names it (QA: "5.83x the load-aware bound")
+    f1 = load_target("f1")
+    slow = f1.model_copy(update={"keys": f1.keys.model_copy(update={"uniform_half": "generated",
+                                                                     "generator_words_per_cycle": 16}),
+                                 "register_file": None, "network": None,
+                                 "scratchpad": f1.scratchpad.model_copy(update={"banks": None,
+                                                                                "port_bytes_per_cycle": None})})
+    prog = he_program(N=2**10, L=4, method="hybrid", ops=("mul", "rot"), chains=2)
+    limb = prog.limb if hasattr(prog, "limb") else prog
+    b = lower_bounds(limb, slow)
+    generated = slow.generated_rvecs(limb)
+    read = np.zeros(limb.num_rvecs, dtype=bool)
+    read[limb.src0[limb.src0 >= 0]] = True
+    read[limb.src1[limb.src1 >= 0]] = True
+    assert b.generator_cycles == np.count_nonzero(read & generated) * slow.generator_cycles(limb.N) > 0
+    assert b.binding == "generator"
+    s = schedule_cycles(schedule_offchip(limb, slow), slow)
+    assert s.total_cycles >= b.generator_cycles
+    assert lower_bounds(limb, f1).generator_cycles == 0.0
