@@ -108,6 +108,11 @@ def series_of(params: Params, coeffs, basis: str | None, domain, where: str | No
     from fhec.frontend.approx import Approximation
 
     if isinstance(coeffs, Approximation):
+        if params.scheme == "bgv":
+            # its float coefficients would be refused one by one (a rounding residue "is not an integer")
+            raise PolynomialError("fhec.approx gives a CKKS approximation of a real function; BGV computes on "
+                                  "integers mod t: give integer coefficients (or a series mod t, e.g. a Fermat "
+                                  "indicator) instead.", where)
         coeffs = coeffs.poly
     if isinstance(coeffs, (Polynomial, Chebyshev)) or type(coeffs).__module__.startswith("numpy.polynomial"):
         coeffs, basis, domain = _from_numpy(coeffs, basis, domain, where)

@@ -636,15 +636,15 @@ class Cipher(_Handle):
 
     def _outside_chebyshev_domain(self, basis: str, domain) -> str | None:
         """What to say when this operand's bound reaches outside the series' interval
-        (`_chebyshev_domain`), else None."""
+        (`_chebyshev_domain`) further than the bounds take as inside it
+        (`he_polynomial.within_domain`), else None."""
+        from fhec.ir.he_polynomial import within_domain
+
         interval = _chebyshev_domain(basis, domain)
         b = self.bound
-        if interval is None or b is None:
+        if interval is None or b is None or within_domain(interval, b):
             return None
         a, z = interval
-        slack = 1e-9 * max(1.0, abs(a), abs(z))
-        if -b >= a - slack and b <= z + slack:
-            return None
         return f"the operand can reach |x| = {b:.6g} (its bound), beyond the interval [{a:.6g}, {z:.6g}]"
 
     def _warn_beyond_domain(self, cs: tuple, basis: str, domain, loc: str | None) -> None:

@@ -589,25 +589,33 @@ series' domain and still be taken to lie inside it: a bound derived through a se
 (`value_bound`'s margin, 1/63) or a sum of rounded terms overshoots the value it bounds
 by a few percent, and a Chebyshev series of degree 63 at 1.016 is already 40,000 times
 its size on the domain. Beyond the slack the estimates cover the whole operand range
-(`_operand_range`), as the values can reach it."""
+(`_operand_range`), as the values can reach it. Domains with an offset are trusted
+whatever the bound (`within_domain`)."""
 
 
 def within_domain(interval, bound: float) -> bool:
-    """Whether an operand of bound `bound` is taken to lie in `interval` (a, b): it reaches
-    at most `DOMAIN_SLACK` of the half-width beyond it on either side."""
+    """Whether an operand of bound `bound` is taken to lie in `interval` (a, b): an interval
+    with an offset (a + b != 0, such as (0, 1) or (1, 100): the domains of inverses, square
+    roots and logarithms) always, as a bound |x| <= B cannot say that x lies in it and
+    every run checks the data (`fhec.reference.check_series_operands`); a symmetric one
+    when the bound reaches at most `DOMAIN_SLACK` of the half-width beyond it."""
     a, b = sorted(float(v) for v in interval)
+    if a + b != 0:
+        return True
     slack = DOMAIN_SLACK * (b - a) / 2
     return -float(bound) >= a - slack and float(bound) <= b + slack
 
 
 def _operand_range(domain, bound: float) -> tuple[float, float]:
     """The interval the estimates of a series on an operand of bound `bound` cover:
-    [-bound, bound], clipped to the domain when it is `within_domain`."""
+    [-bound, bound], clipped to the domain when it is `within_domain` (the domain itself
+    when the bound does not reach it)."""
     lo, hi = -float(bound), float(bound)
     if domain is None or not within_domain(domain, bound):
         return lo, hi
     a, b = sorted(float(v) for v in domain)
-    return max(lo, a), min(hi, b)
+    lo, hi = max(lo, a), min(hi, b)
+    return (lo, hi) if lo <= hi else (a, b)
 
 
 def derivative_bound(coeffs: tuple, basis: str, domain, bound: float) -> float | None:

@@ -122,3 +122,27 @@ def test_a_series_one_level_short_says_so_even_where_an_intermediate_overflows_f
         warnings.simplefilter("ignore")
         with pytest.raises(fhec.LevelExhaustedError, match=f"use levels={levels + 1}"):
             x.polynomial(fhec.approx(np.sin, (-2, 2), degree))
+
+
+@pytest.mark.parametrize("f, domain, bound", [(lambda v: 1 / v, (1.0, 100.0), 100.0),
+                                              (np.sqrt, (0.0, 1.0), 1.0), (np.log, (1.0, 100.0), 100.0)])
+def test_an_offset_domain_gets_an_estimate_on_the_domain_and_no_warning(f, domain, bound):
+    # inverses, roots and logarithms live on domains a symmetric bound cannot describe:
+    # their estimates were over [-B, B], saturated at -18.8 bits where 17.8 were measured
+    params = fhec.CKKSParams(N=2**10, levels=8, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("offset", params)
+    x = p.input("x", bound=bound)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = x.polynomial(fhec.approx(f, domain, 31))
+        p.output("y", y)
+    assert not [w for w in caught if issubclass(w.category, fhec.PrecisionWarning)]
+    data = {"x": np.linspace(*domain, params.slots)}
+    err = np.max(np.abs(fhec.evaluate(p, data, seed=1)["y"] - fhec.reference(p, data)["y"]))
+    assert 8 < y.estimated_bits <= -np.log2(err)
+
+
+def test_an_approximation_in_a_bgv_program_is_refused_as_such():
+    p = fhec.Program("bgv", fhec.BGVParams(N=2**6, levels=4, plain_modulus=257, security=None))
+    with pytest.raises(fhec.PolynomialError, match="fhec.approx gives a CKKS approximation"):
+        p.input("x").polynomial(fhec.approx(np.sin, (-1, 1), 7))

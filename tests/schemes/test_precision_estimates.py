@@ -144,13 +144,16 @@ def test_a_transform_is_charged_by_its_row_sums_not_its_diagonal_count():
 
 def _covered(domain, bound: float) -> tuple[float, float]:
     """The operand range the estimates must cover: all of [-bound, bound], except that a
-    bound reaching at most DOMAIN_SLACK of the half-width beyond the domain is margin."""
+    bound reaching at most DOMAIN_SLACK of the half-width beyond a symmetric domain is
+    margin, and a domain with an offset ((-2, 3), (1, 3): a bound cannot say x lies in it)
+    is trusted, the run checking the data: its part of [-bound, bound], or itself."""
     if domain is None:
         return -bound, bound
     a, b = sorted(domain)
     slack = DOMAIN_SLACK * (b - a) / 2
-    if a - slack <= -bound and bound <= b + slack:
-        return max(-bound, a), min(bound, b)
+    if a + b != 0 or (a - slack <= -bound and bound <= b + slack):
+        lo, hi = max(-bound, a), min(bound, b)
+        return (lo, hi) if lo <= hi else (a, b)
     return -bound, bound
 
 
