@@ -33,6 +33,7 @@ from fhec.errors import (
 )
 from fhec.errors import (
     ProgramError,
+    SlotCountError,
     UnsetOutputError,
     PlaintextOperandError,
     MixedProgramsError,

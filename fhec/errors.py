@@ -121,6 +121,11 @@ class ProgramError(FhecError):
     operation that does not exist on this kind of value."""
 
 
+class SlotCountError(ProgramError):
+    """A slot count (`sum_slots(n)`, `replicate(n)`) beyond the parameters' slots: a
+    ``params="auto"`` program takes it as a need for a larger ring."""
+
+
 class UnhashableProgramError(ProgramError, TypeError):
     """A `Program`, mutable while it is traced, is used as a dict key or set member. Also
     a `TypeError`, what Python raises for any unhashable object, so that code probing

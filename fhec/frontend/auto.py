@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from fhec.errors import ParameterError, ProgramError, TargetError, TooManyValuesError
+from fhec.errors import ParameterError, ProgramError, SlotCountError, TargetError, TooManyValuesError
 from fhec.frontend.location import end_replay, replaying_at
 from fhec.schemes.auto_params import (
     _chain_precision,
@@ -139,10 +139,11 @@ def resolve(program, target=None):
             break
         try:
             replayed = replay(program, params)
-        except TooManyValuesError:
+        except (TooManyValuesError, SlotCountError):
             if params.N >= MAX_N:
                 raise
-            min_N = params.N * 2  # a vector longer than these slots: the next ring holds twice as many
+            # a vector or a slot count (sum_slots(n)) beyond these slots: the next ring holds twice as many
+            min_N = params.N * 2
             continue
         chosen[max_value] = params
         # Value bounds such as a sum over every slot depend on N: measured while tracing

@@ -27,6 +27,7 @@ from fhec.errors import (
     PrecisionWarning,
     ProgramError,
     SchemeMismatchError,
+    SlotCountError,
     ValueOverflowError,
     warn_at,
 )
@@ -527,7 +528,8 @@ class Cipher(_Handle):
         row = row_length(p)
         if not is_int(n) or not (1 <= n <= row or (n == full and stride == 1)):
             what = f"between 1 and {row}" + (f", or {full} for both rows" if full != row and stride == 1 else "")
-            raise ProgramError(f"sum_slots(n={n!r}): n must be {what}.", loc)
+            error = SlotCountError if is_int(n) and n > row else ProgramError
+            raise error(f"sum_slots(n={n!r}): n must be {what}.", loc)
         step = self._stride(stride, "sum_slots", loc)
         if n == 1:
             return self
@@ -541,7 +543,8 @@ class Cipher(_Handle):
         loc = caller_location()
         row = row_length(self._b.params)
         if not is_int(n) or not 1 <= n <= row:
-            raise ProgramError(f"replicate(n={n!r}): n must be between 1 and {row}.", loc)
+            error = SlotCountError if is_int(n) and n > row else ProgramError
+            raise error(f"replicate(n={n!r}): n must be between 1 and {row}.", loc)
         step = self._stride(stride, "replicate", loc)
         if n == 1:
             return self

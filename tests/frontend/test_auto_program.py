@@ -174,3 +174,15 @@ def test_an_automatic_program_warns_once_under_its_chosen_parameters():
         p.params
     low = [w for w in caught if issubclass(w.category, fhec.PrecisionWarning)]
     assert len(low) == 1 and "output 'y'" in str(low[0].message)
+
+
+def test_an_automatic_program_takes_a_slot_count_as_a_need_for_a_larger_ring():
+    # x.mean(256) under the smallest ring's 16 slots raised "n must be between 1 and 16" at a valid line
+    p = fhec.Program("means", fhec.AutoParams(security=None))
+    x = p.input("x")
+    p.output("m", x.mean(256))
+    assert p.params.slots >= 256
+    bad = fhec.Program("bad", fhec.AutoParams(security=None))
+    with pytest.raises(fhec.ProgramError, match="n must be"):
+        bad.output("m", bad.input("x").mean(0))
+        bad.params
