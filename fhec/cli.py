@@ -483,7 +483,8 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
         # the program as compiled, not the file loaded again: a params="auto" program's
         # slots are chosen for the target, and a fresh copy would choose them without it
         judged = judged_program(compiled)
-        inputs = random_inputs(judged, seed)
+        # drawn from the traced program where it was kept: its series say where inputs belong
+        inputs = random_inputs(judged if compiled.source is None else compiled.source, seed)
         ran = run_compiled_checked(compiled, inputs, seed, check=True)  # every limb vs the eager evaluator
         results = compare_outputs(judged, ran["outputs"], reference(judged, inputs), None)
     except FhecError as e:

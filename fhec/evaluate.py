@@ -530,9 +530,25 @@ def check_against_reference(
     return compare_outputs(program, got, reference(program, inputs), rel_bits)
 
 
+def input_interval(program, node) -> tuple[float, float]:
+    """Where a CKKS input's random values are drawn: [-B, B] for its declared bound B,
+    narrowed to the domains of the series it feeds directly (`x.polynomial(fhec.approx(f,
+    (1, 100), d))`: a bound cannot say x lies in (1, 100), and the runs refuse data
+    outside it, `fhec.reference.check_series_operands`)."""
+    bound = declared_bound(node.attr_dict)
+    lo, hi = -bound, bound
+    for n in program.nodes:
+        if n.op is HeOp.POLYNOMIAL and n.args[0] == node.id and n.attr("domain", None) is not None:
+            a, b = sorted(float(v) for v in n.attr("domain"))
+            if max(lo, a) < min(hi, b):
+                lo, hi = max(lo, a), min(hi, b)
+    return lo, hi
+
+
 def random_inputs(program, seed=None) -> dict[str, np.ndarray]:
     """Random full-slot inputs: CKKS uniform in [-B, B] for each input's declared bound B
-    (default 1), BGV uniform in [0, t). With a sparse bootstrap of n slots
+    (default 1), or in the part of it inside the domains of the series the input feeds
+    directly (`input_interval`); BGV uniform in [0, t). With a sparse bootstrap of n slots
     (`BootstrapConfig(slots=n)`), n values repeated with period n, as it requires. Test
     data, not key material: numpy's generator, seeded by `numpy_seed(seed)`."""
     program = as_he(program)
@@ -541,7 +557,11 @@ def random_inputs(program, seed=None) -> dict[str, np.ndarray]:
     nodes = {**program.inputs, **program.plain_inputs}
     if params.scheme == "ckks":
         period = params.slots if params.bootstrap is None else params.bootstrap.slot_count(params.N)
-        return {n: np.tile(declared_bound(node.attr_dict) * rng.uniform(-1.0, 1.0, period), params.slots // period)
-                for n, node in nodes.items()}
+        def draw(node):
+            lo, hi = input_interval(program, node)
+            # [-B, B] as before (B times uniform(-1, 1)): the same values for the same seed
+            return hi * rng.uniform(-1.0, 1.0, period) if lo == -hi else rng.uniform(lo, hi, period)
+
+        return {n: np.tile(draw(node), params.slots // period) for n, node in nodes.items()}
     names = list(nodes)
     return {n: rng.integers(0, params.plain_modulus, params.slots, dtype=np.int64) for n in names}

@@ -134,7 +134,8 @@ def assert_matches_reference(
         )
     compiled = _compiled_for(program, target)
     he = as_he(program) if compiled is None else judged_program(compiled)
-    inputs = random_inputs(he, seed) if inputs is None else inputs
+    if inputs is None:  # drawn from the traced program where it was kept: its series say where inputs belong
+        inputs = random_inputs(he if compiled is None or compiled.source is None else compiled.source, seed)
     got = _execute(compiled, he, inputs, target, seed)
     want = _expected_values(he, inputs, expected)
     got = {name: np.asarray(got[name])[: want[name].size] for name in he.outputs}

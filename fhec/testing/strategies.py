@@ -501,10 +501,12 @@ def inputs_for(program, *, full: bool = False):
     """A strategy of input dicts for `program`: CKKS floats within each input's declared
     bound (``p.input(name, bound=b)``; [-1, 1] by default), BGV integers in [0, t), for
     every encrypted and plain input; vectors of 1..slots values (all slots when `full`).
+    An input feeding a series on a domain directly draws in its part of the domain, every
+    slot (`fhec.evaluate.input_interval`: zero padding would leave a domain like (1, 100)).
     A program with a sparse bootstrap (`BootstrapConfig(slots=n)`) gets vectors that
     repeat with period n in every slot, the only values such a bootstrap refreshes."""
+    from fhec.evaluate import input_interval
     from fhec.frontend.program import as_he_program
-    from fhec.ir.he_types import declared_bound
     from fhec.reference import has_sparse_bootstrap
 
     program = as_he_program(program)
@@ -513,14 +515,16 @@ def inputs_for(program, *, full: bool = False):
     period = p.bootstrap.slot_count(p.N) if has_sparse_bootstrap(program) else None
 
     def vector(node):
+        every = full
         if p.scheme == "ckks":
-            b = declared_bound(node.attr_dict)
-            elements, dtype = st.floats(-b, b, allow_nan=False, width=64), np.float64
+            lo, hi = input_interval(program, node)
+            every = every or lo != -hi  # a domain's part: padding zeros would leave it
+            elements, dtype = st.floats(lo, hi, allow_nan=False, width=64), np.float64
         else:
             elements, dtype = st.integers(0, p.plain_modulus - 1), np.int64
         if period is not None:  # one period, repeated over every slot
             return hnp.arrays(dtype, period, elements=elements).map(lambda v: np.tile(v, p.slots // period))
-        sizes = st.just(p.slots) if full else st.integers(1, p.slots)
+        sizes = st.just(p.slots) if every else st.integers(1, p.slots)
         return sizes.flatmap(lambda n: hnp.arrays(dtype, n, elements=elements))
 
     return st.fixed_dictionaries({name: vector(node) for name, node in nodes.items()})

@@ -146,3 +146,34 @@ def test_an_approximation_in_a_bgv_program_is_refused_as_such():
     p = fhec.Program("bgv", fhec.BGVParams(N=2**6, levels=4, plain_modulus=257, security=None))
     with pytest.raises(fhec.PolynomialError, match="fhec.approx gives a CKKS approximation"):
         p.input("x").polynomial(fhec.approx(np.sin, (-1, 1), 7))
+
+
+def test_random_inputs_are_drawn_in_the_domain_of_the_series_an_input_feeds():
+    # fhec check / assert_matches_reference draw their own inputs: in [-100, 100] every
+    # inverse on (1, 100) was refused; they now draw in the part of the bound inside it
+    from fhec.evaluate import random_inputs
+
+    params = fhec.CKKSParams(N=2**10, levels=8, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("inverse", params)
+    x, z = p.input("x", bound=100), p.input("z", bound=2)
+    p.output("y", x.polynomial(fhec.approx(lambda v: 1 / v, (1, 100), 31)) + z)
+    drawn = random_inputs(p, seed=3)
+    assert 1 <= drawn["x"].min() and drawn["x"].max() <= 100
+    assert drawn["z"].min() < 0  # an input feeding no series keeps [-B, B]
+    fhec.testing.assert_matches_reference(p, target="tiny", seed=3)
+
+
+def test_the_input_strategy_draws_in_the_domain_of_the_series_an_input_feeds():
+    from hypothesis import given, settings
+
+    params = fhec.CKKSParams(N=2**9, levels=8, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("inverse", params)
+    x = p.input("x", bound=100)
+    p.output("y", x.polynomial(fhec.approx(lambda v: 1 / v, (1, 100), 15)))
+
+    @settings(max_examples=10, deadline=None)
+    @given(fhec.testing.inputs_for(p))
+    def drawn(inputs):
+        assert inputs["x"].size == params.slots and 1 <= inputs["x"].min() and inputs["x"].max() <= 100
+
+    drawn()
