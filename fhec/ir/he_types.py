@@ -286,8 +286,8 @@ def _relinearize(params, attrs, args, loc):
 def _times_plain(params, a: HeType, plain_scale, factor_bound: float | None, magnitude: float = 1.0,
                  scalar: bool = False) -> HeType:
     """The evaluator's `multiply_plain`: scales multiply, plaintext-multiply noise (the
-    error scaled by `magnitude`, a constant's max |value|; 1 for a plain input, whose
-    values the evaluator sees but the types do not; the encoding's rounding scaled by the
+    error scaled by `magnitude`, a constant's max |value| or a plain input's declared
+    bound, at least 1; the encoding's rounding scaled by the
     ciphertext's `noise.magnitude`, one coefficient's for a `scalar`); the bound is
     multiplied by the plaintext's (`factor_bound`)."""
     if params.scheme == "ckks":
@@ -313,7 +313,9 @@ def _mul_plain(params, attrs, args, loc):
     a, w = args
     _ct(a, HeOp.MUL_PLAIN)
     _pt(w, HeOp.MUL_PLAIN)
-    return _times_plain(params, a, attrs["plain_scale"], w.bound)
+    # the ciphertext's error comes out times the plain values: at most their declared bound
+    # (x * w with |w| <= 1000 was estimated at 19.1 bits where 12 were measured)
+    return _times_plain(params, a, attrs["plain_scale"], w.bound, nz.magnitude(w.bound))
 
 
 def _mul_const(params, attrs, args, loc):
