@@ -222,7 +222,8 @@ def test_value_bound_holds_and_is_tight(coeffs, basis, domain, bound):
     lo, hi = _covered(domain, bound)
     true = float(np.max(np.abs(series(np.linspace(lo, hi, 200_001)))))
     got = value_bound(tuple(coeffs), basis, domain, bound)
-    assert true <= got <= true * 64 / 63 * (1 + 1e-9) + 1e-12
+    # "true" is a 200,001-point grid's maximum, a hair below the maximum value_bound's grid may hit
+    assert true <= got <= true * 64 / 63 * (1 + 1e-6) + 1e-12
 
 
 def test_value_bound_covers_the_value_at_zero_and_float_evaluation_error():
