@@ -386,7 +386,7 @@ def stats_tables(spec: str, keyswitch: str | None = None, target: str | None = N
               help="Also print the lower bounds on this target (a shipped name or a target TOML file).")
 def stats_command(program: str, keyswitch: str | None, target: str | None) -> None:
     """Limb-instruction statistics of PROGRAM: counts per LimbOp and per HE op, bytes per value
-    class; with --target, the compute, bandwidth, dependency, load-aware and network lower bounds."""
+    class; with --target, the compute, bandwidth, dependency, load-aware, network and generator lower bounds."""
     from rich.console import Console
 
     try:
@@ -642,9 +642,22 @@ def report_command(report_json: str) -> None:
     except FhecError as e:
         try:  # a report of an ISA machine (`fhec compile --target rpu --out`)
             report = load_isa_report(report_json)
-        except FhecError:
-            _fail(e)
+        except FhecError as isa_error:
+            # say what is wrong in the format the file claims: an ISA report names its isa
+            _fail(isa_error if _names_an_isa(report_json) else e)
     Console().print(report.rich_table())
+
+
+def _names_an_isa(path: str) -> bool:
+    """Whether a report.json is an ISA machine's (its top-level ``isa`` key)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "isa" in data
 
 
 @main.command(name="bench")

@@ -214,3 +214,40 @@ def test_isa_report_refuses_a_time_or_utilization_its_cycles_do_not_give(tmp_pat
         path.write_text(IsaReport.model_construct(**{**good, **edit}).model_dump_json())
         with pytest.raises(ReportFormatError, match=match):
             load_isa_report(path)
+
+
+def test_report_refuses_figures_that_contradict_each_other(tmp_path):
+    """QA: an edited report.json named the compute bound binding where bandwidth was
+    larger, and printed 0 MiB of traffic against 0.40 MiB compulsory."""
+    from click.testing import CliRunner
+
+    from fhec.cli import main
+
+    path, report = _saved_report(tmp_path)
+    bounds = {"compute": report["compute_bound_cycles"], "bandwidth": report["bandwidth_bound_cycles"],
+              "dependency": report["dependency_bound_cycles"], "load-aware": report["load_aware_bound_cycles"]}
+    wrong = min(bounds, key=bounds.__getitem__)
+    traffic = {**report["offchip_bytes"], "total": report["offchip_bytes"]["total"] + 1}
+    for edits, said in [({"binding_bound": wrong}, "but the largest bound is"),
+                        ({"offchip_bytes": traffic}, "is not compulsory + noncompulsory"),
+                        ({"peak_scratchpad_slots": report["scratchpad_slots"] + 1}, "exceeds the"),
+                        ({"busiest_kind": "zzz"}, "names no unit kind")]:
+        path, _ = _saved_report(tmp_path, **edits)
+        res = CliRunner().invoke(main, ["report", str(path)])
+        assert res.exit_code == 2 and said in res.output, (edits, res.output)
+
+
+def test_a_damaged_isa_report_gets_the_isa_loaders_reason(tmp_path):
+    from click.testing import CliRunner
+
+    from fhec.cli import main
+    from fhec.isa.report import IsaReport
+
+    bad = dict(program="p", target="rpu", isa="rpu", scheme="ckks", N=1024, limb_instructions=3, instructions=9,
+               by_class={"compute": 9}, cycles=100, time_us=100 / 1.68e3, busy={"compute": 50},
+               utilization={"compute": 0.9}, stalls={}, spills=0, reloads=0, data_memory_words=1,
+               data_memory_capacity=2)
+    path = tmp_path / "report.json"
+    path.write_text(IsaReport.model_construct(**bad).model_dump_json())
+    res = CliRunner().invoke(main, ["report", str(path)])
+    assert res.exit_code == 2 and "utilization of compute is not busy / cycles" in res.output, res.output

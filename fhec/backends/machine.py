@@ -27,6 +27,7 @@ load, as an unknown key of a stream target is.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +83,23 @@ def numeric_field(annotation: Any) -> bool:
         args = set(typing.get_args(annotation)) - {type(None)}
         return bool(args) and args <= {int, float}
     return False
+
+
+def expected_value(annotation: Any) -> str:
+    """What a field of type `annotation` takes, for a message: "a number", "one of 'a',
+    'b'" (a Literal, or an optional one), or "a value of its kind"."""
+    import typing
+
+    if numeric_field(annotation):
+        return "a number"
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    literal = annotation if typing.get_origin(annotation) is typing.Literal else next(
+        (a for a in args if typing.get_origin(a) is typing.Literal), None)
+    if literal is not None:
+        return "one of " + ", ".join(repr(v) for v in typing.get_args(literal))
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "one of " + ", ".join(repr(m.value) for m in annotation)
+    return "a string" if annotation is str else "a value of its kind (docs/targets.md)"
 
 
 def refuse_quoted_number(value: Any, annotation: Any) -> Any:

@@ -54,7 +54,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from fhec.backends.machine import MIN_GHZ_OR_GB_S, IsaMachine, one_word_name, refuse_quoted_number
+from fhec.backends.machine import MIN_GHZ_OR_GB_S, IsaMachine, expected_value, one_word_name, refuse_quoted_number
 from fhec.errors import TargetError
 from fhec.ir.limb import word_bytes_for
 from fhec.ir.limb_ops import LimbOp, RVecClass
@@ -118,6 +118,11 @@ class UnitKind(str, enum.Enum):
     BCONV = "bconv"  # a dedicated base-conversion array (Osiris §IV-C); F1-like targets run BCONV on "mul"
 
 
+_DROP_DATA_PATH = "drop the on-chip data path ([register_file], [network] and the scratchpad's banks and port_bytes_per_cycle)"
+"""The fix of a feature the data-path scheduler does not take: the data path is modeled as
+a whole, so dropping [network] alone is refused too."""
+
+
 class _Frozen(BaseModel):
     # NaN and infinities are refused everywhere: `bandwidth_gb_s = inf` is no machine.
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -126,9 +131,10 @@ class _Frozen(BaseModel):
     @classmethod
     def _no_bools(cls, value: Any, info: ValidationInfo) -> Any:
         # No field is a flag: `count = true` is a typo, not 1; nor is `count = "16"` a number.
+        annotation = cls.model_fields[info.field_name].annotation
         if isinstance(value, bool):
-            raise ValueError(f"{str(value).lower()} is a boolean; give a number")
-        return refuse_quoted_number(value, cls.model_fields[info.field_name].annotation)
+            raise ValueError(f"{str(value).lower()} is a boolean; give {expected_value(annotation)}")
+        return refuse_quoted_number(value, annotation)
 
 
 Direction = Literal["both", "forward", "inverse"]
@@ -165,6 +171,9 @@ class FunctionalUnit(_Frozen):
         # an array takes a whole conversion at once: its time is set per conversion, not per term
         if self.rows is not None and (LimbOp.BCONV not in self.ops or self.transposes):
             raise ValueError("rows describe a unit that runs BCONV as one array (and has no transposes)")
+        if self.rows is not None and self.rows > self.throughput:
+            raise ValueError(f"rows = {self.rows} exceeds the array's {self.throughput} cells (throughput): each row "
+                             f"is at least one cell wide")
         return self
 
     @model_validator(mode="after")
@@ -493,14 +502,15 @@ class Target(_Frozen):
             # (fhec.passes.cycle refuses them at compile; say so when the file is read)
             if self.keys.generated:
                 raise ValueError("the on-chip data path ([register_file], [network]) and on-chip key generation "
-                                 "([keys] uniform_half = \"generated\") are not scheduled together: drop one of them")
+                                 "([keys] uniform_half = \"generated\") are not scheduled together: " + _DROP_DATA_PATH
+                                 + " or the key generation")
             if any(u.directions is not None and any(d != "both" for d in u.directions) for u in self.cluster.units):
                 raise ValueError("the on-chip data path ([register_file], [network]) and NTT units with directions "
-                                 "are not scheduled together: drop [network] or the directions")
+                                 "are not scheduled together: " + _DROP_DATA_PATH + " or the directions")
             if any(u.rows is not None for u in self.cluster.units):
                 # the data-path scheduler times every op by its kind's occupancy
                 raise ValueError("the on-chip data path ([register_file], [network]) and a conversion array (rows) "
-                                 "are not scheduled together: drop [network] or the unit's rows")
+                                 "are not scheduled together: " + _DROP_DATA_PATH + " or the unit's rows")
         if self.register_file is not None and (self.energy is None) != (self.register_file.pj_per_byte is None):
             raise ValueError("register_file.pj_per_byte is given exactly when the [energy] table is")
         rf = self.register_file

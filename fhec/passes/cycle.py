@@ -263,7 +263,8 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
     if target.models_onchip:  # register files, network and bank ports (fhec.passes.cycle_onchip)
         if unit_dir.any():
             raise TargetError(f"target {target.name!r} models the on-chip data path and gives its NTT units "
-                              "directions; fhec schedules one or the other: drop [network] or the directions.")
+                              "directions; fhec schedules one or the other: drop the on-chip data path ([register_file], [network] "
+                              "and the scratchpad's banks and port_bytes_per_cycle) or the directions.")
         if gen.any():
             # the data-path kernel books no generator unit: refuse rather than mis-time GEN entries
             raise TargetError(f"target {target.name!r} models the on-chip data path and generates key halves "

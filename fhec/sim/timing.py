@@ -456,6 +456,23 @@ def report_inconsistency(report) -> str | None:
     if abs(report.bound_ratio - ratio) > 1e-6 * ratio:
         return (f"bound_ratio = {report.bound_ratio:g} is not cycles / the largest bound "
                 f"({report.cycles:,} / {max(bounds.values()):,.0f} = {ratio:g})")
+    largest = max(bounds.values())
+    if bounds.get(report.binding_bound, -1.0) < largest * (1 - 1e-9):
+        binding = max(bounds, key=bounds.__getitem__)
+        return f"binding_bound = {report.binding_bound!r}, but the largest bound is the {binding} bound"
+    if report.busiest_kind not in report.utilization:
+        return f"busiest_kind = {report.busiest_kind!r} names no unit kind of the report ({sorted(report.utilization)})"
+    t = report.offchip_bytes
+    parts = {"compulsory": ("ksh_compulsory", "input_compulsory", "const_compulsory", "output_compulsory"),
+             "noncompulsory": ("ksh_noncompulsory", "input_noncompulsory", "const_noncompulsory",
+                               "output_noncompulsory", "intermediate_loads", "intermediate_stores")}
+    for total, classes in parts.items():
+        if t[total] != sum(t[c] for c in classes):
+            return f"offchip_bytes[{total!r}] = {t[total]:,} is not the sum of its classes"
+    if t["total"] != t["compulsory"] + t["noncompulsory"]:
+        return f"offchip_bytes['total'] = {t['total']:,} is not compulsory + noncompulsory"
+    if report.peak_scratchpad_slots > report.scratchpad_slots:
+        return f"peak_scratchpad_slots = {report.peak_scratchpad_slots:,} exceeds the {report.scratchpad_slots:,} slots"
     return clock_inconsistency(report.cycles, report.time_us)
 
 

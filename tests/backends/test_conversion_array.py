@@ -134,3 +134,12 @@ def test_rows_need_a_unit_that_runs_bconv():
             u["rows"] = 4
     with pytest.raises(Exception, match="rows describe"):
         type(TINY).model_validate(data)
+
+
+def test_rows_cannot_outnumber_the_arrays_cells():
+    data = TINY.model_dump()
+    for u in data["cluster"]["units"]:
+        if u["kind"] == "bconv":
+            u["rows"] = u["throughput"] + 1
+    with pytest.raises(Exception, match="exceeds the array's"):
+        type(TINY).model_validate(data)

@@ -134,6 +134,7 @@ def test_user_path_works(tmp_path):
         ("bandwidth_gb_s = 1024.0", "bandwidth_gb_s = 'fast'", "field 'memory.bandwidth_gb_s': 'fast' is text; give a number without quotes"),
         ("count = 16", 'count = "16"', "field 'cluster.count': '16' is text; give a number without quotes"),
         ('name = "f1"', 'name = "my f1"', "field 'name': 'my f1' is not one word"),
+        ('kind = "ntt"', "kind = true", "field 'cluster.units\\[0\\].kind': true is a boolean; give one of 'ntt', 'aut'"),
     ],
 )
 def test_bad_files_name_the_file_and_field(tmp_path, old, new, message):
