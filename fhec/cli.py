@@ -368,7 +368,8 @@ def stats_tables(spec: str, keyswitch: str | None = None, target: str | None = N
         for stage in sorted(s["by_stage"], key=lambda st: STAGES.index(st) if st in STAGES else len(STAGES)):
             by_stage.add_row(stage, *[f"{s['by_stage'][stage].get(op, 0):,}" for op in ops])
         tables.append(by_stage)
-    data = Table(title="data by value class")
+    # the program's words (a target's own word size and generated key halves are the report's)
+    data = Table(title=f"data by value class ({lowered.limb.rvec_bytes // lowered.limb.N}-byte words, every key half)")
     data.add_column("class")
     data.add_column("RVecs", justify="right")
     data.add_column("bytes", justify="right")
