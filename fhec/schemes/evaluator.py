@@ -328,8 +328,9 @@ class Evaluator:
 
     def multiply_plain(self, ct: Ciphertext, pt: Plaintext, magnitude: float = 1.0) -> Ciphertext:
         """ct × pt; the scale multiplies (CKKS) / the factors multiply (BGV). `magnitude`:
-        max |slot| of the plaintext's values when known (a constant), which scales the
-        error estimate (`noise.plain_multiply_noise`); 1 for a plain input."""
+        max |slot| of the plaintext's values when known (a constant, or a plain input's
+        declared bound, which the DSL's type rule passes), which scales the error estimate
+        (`noise.plain_multiply_noise`); 1 when nothing is known."""
         self._check(ct)
         if pt.level != ct.level:
             raise MismatchedParametersError(f"plaintext at level {pt.level} cannot multiply a level-{ct.level} ciphertext")

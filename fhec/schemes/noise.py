@@ -123,8 +123,7 @@ def plain_multiply_noise(params: Params, n: float, s, plain_scale: float, magnit
 
     CKKS: (m·s + e)(c·ps + r) = m·c·s·ps + e·c·ps + m·s·r + e·r. The ciphertext's error
     comes out multiplied by c slot by slot, so its std is at most `magnitude` (max |c|,
-    when the constant is known: 1 for a plain input, the message bound the model
-    assumes) times σ·ps; the encoding's rounding r (slot std √(N/12)) times the message
+    when the constant is known; a plain input's declared bound, at least 1) times σ·ps; the encoding's rounding r (slot std √(N/12)) times the message
     (`message`: its magnitude, `magnitude(bound)`) adds message·s·√(N/12). A `scalar`
     is encoded exactly as a constant polynomial (`encryption.encode_scalar`): its one
     rounding, std 1/√12, is the same in every slot, √N times less than a vector's."""
