@@ -530,18 +530,40 @@ def check_against_reference(
     return compare_outputs(program, got, reference(program, inputs), rel_bits)
 
 
+VALUE_PRESERVING = frozenset({HeOp.ROTATE, HeOp.CONJUGATE, HeOp.LEVEL_DOWN, HeOp.MOD_SWITCH, HeOp.RESCALE,
+                              HeOp.RELINEARIZE})
+"""Ops whose result holds the same set of slot values as their operand (CKKS slots are
+real, so a conjugate too): a series after them reads the input's values."""
+
+
+def _feeding_input(program, vid: int) -> int:
+    """The value `vid` comes from through `VALUE_PRESERVING` ops."""
+    node = program.node(vid)
+    while node.op in VALUE_PRESERVING:
+        node = program.node(node.args[0])
+    return node.id
+
+
 def input_interval(program, node) -> tuple[float, float]:
     """Where a CKKS input's random values are drawn: [-B, B] for its declared bound B,
-    narrowed to the domains of the series it feeds directly (`x.polynomial(fhec.approx(f,
-    (1, 100), d))`: a bound cannot say x lies in (1, 100), and the runs refuse data
-    outside it, `fhec.reference.check_series_operands`)."""
+    narrowed to the domains of the series it feeds directly or through `VALUE_PRESERVING`
+    ops (`x.polynomial(fhec.approx(f, (1, 100), d))`: a bound cannot say x lies in
+    (1, 100), and the runs check the data against it, `fhec.reference.check_series_operands`).
+    Raises `ProgramError` at the series' line when the bound does not reach into a domain."""
+    from fhec.errors import ProgramError
+
     bound = declared_bound(node.attr_dict)
     lo, hi = -bound, bound
     for n in program.nodes:
-        if n.op is HeOp.POLYNOMIAL and n.args[0] == node.id and n.attr("domain", None) is not None:
+        if n.op is HeOp.POLYNOMIAL and n.attr("domain", None) is not None and _feeding_input(program, n.args[0]) == node.id:
             a, b = sorted(float(v) for v in n.attr("domain"))
-            if max(lo, a) < min(hi, b):
-                lo, hi = max(lo, a), min(hi, b)
+            if not max(lo, a) < min(hi, b):
+                raise ProgramError(
+                    f"the series here is fitted to [{a:g}, {b:g}], but its operand, input {node.attr('name')!r}, is "
+                    f"declared within [{lo:g}, {hi:g}]: no value it may take lies in the domain. Declare the input's "
+                    f"bound to cover the domain (p.input(name, bound={max(abs(a), abs(b)):g})) or fit the series "
+                    f"where the input lies.", n.loc)
+            lo, hi = max(lo, a), min(hi, b)
     return lo, hi
 
 

@@ -177,3 +177,31 @@ def test_the_input_strategy_draws_in_the_domain_of_the_series_an_input_feeds():
         assert inputs["x"].size == params.slots and 1 <= inputs["x"].min() and inputs["x"].max() <= 100
 
     drawn()
+
+
+def test_data_outside_a_trusted_domain_is_said_to_leave_the_estimate():
+    # exp is smooth beyond (1, 3), so neither its value nor its slope gives it away, but the
+    # Chebyshev pieces amplify their roundings there: estimated 15 bits, measured 10.7 at 0
+    params = fhec.CKKSParams(N=2**10, levels=8, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("exp", params)
+    x = p.input("x", bound=3.0)
+    p.output("y", x.polynomial(fhec.approx(np.exp, (1, 3), 15)))
+    data = np.full(params.slots, 2.0)
+    data[0] = 0.0
+    _, caught = _domain_warnings(lambda: fhec.evaluate(p, {"x": data}, seed=1))
+    assert caught and "does not cover these inputs" in str(caught[0].message)
+
+
+def test_random_inputs_follow_an_input_through_value_preserving_ops_and_a_bound_that_misses_is_named():
+    from fhec.evaluate import random_inputs
+
+    params = fhec.CKKSParams(N=2**10, levels=8, scale_bits=30, word_bits=32, security=None)
+    p = fhec.Program("rotated", params)
+    x = p.input("x", bound=100)
+    p.output("y", x.rotate(3).polynomial(fhec.approx(lambda v: 1 / v, (1, 100), 15)))
+    assert random_inputs(p, seed=1)["x"].min() >= 1
+    q = fhec.Program("missed", params)
+    z = q.input("z")  # |z| <= 1 never reaches (1, 100)
+    q.output("y", z.polynomial(fhec.approx(lambda v: 1 / v, (1, 100), 15)))
+    with pytest.raises(fhec.ProgramError, match=r"declared within \[-1, 1\]: no value it may take lies in the domain"):
+        random_inputs(q, seed=1)
