@@ -196,16 +196,20 @@ def test_report_command_refuses_cycles_below_the_bounds_or_a_time_no_clock_gives
     assert res.exit_code == 2 and "implies a" in res.output and "GHz clock" in res.output, res.output
 
 
+ISA_REPORT = dict(program="p", target="rpu", isa="rpu", scheme="ckks", N=1024, limb_instructions=3, instructions=9,
+                  by_class={"compute": 9}, cycles=100, time_us=100 / 1.68e3, busy={"compute": 50},
+                  utilization={"compute": 0.5}, stalls={}, spills=0, reloads=0, data_memory_words=1,
+                  data_memory_capacity=2)
+"""A consistent rpu report.json's fields."""
+
+
 def test_isa_report_refuses_a_time_or_utilization_its_cycles_do_not_give(tmp_path):
     import pytest
 
     from fhec.errors import ReportFormatError
     from fhec.isa.report import IsaReport, load_isa_report
 
-    good = dict(program="p", target="rpu", isa="rpu", scheme="ckks", N=1024, limb_instructions=3, instructions=9,
-                by_class={"compute": 9}, cycles=100, time_us=100 / 1.68e3, busy={"compute": 50},
-                utilization={"compute": 0.5}, stalls={}, spills=0, reloads=0, data_memory_words=1,
-                data_memory_capacity=2)
+    good = dict(ISA_REPORT)
     path = tmp_path / "report.json"
     path.write_text(IsaReport(**good).to_json())
     assert load_isa_report(path).cycles == 100
@@ -243,10 +247,7 @@ def test_a_damaged_isa_report_gets_the_isa_loaders_reason(tmp_path):
     from fhec.cli import main
     from fhec.isa.report import IsaReport
 
-    bad = dict(program="p", target="rpu", isa="rpu", scheme="ckks", N=1024, limb_instructions=3, instructions=9,
-               by_class={"compute": 9}, cycles=100, time_us=100 / 1.68e3, busy={"compute": 50},
-               utilization={"compute": 0.9}, stalls={}, spills=0, reloads=0, data_memory_words=1,
-               data_memory_capacity=2)
+    bad = {**ISA_REPORT, "utilization": {"compute": 0.9}}  # busy 50 of 100 cycles
     path = tmp_path / "report.json"
     path.write_text(IsaReport.model_construct(**bad).model_dump_json())
     res = CliRunner().invoke(main, ["report", str(path)])

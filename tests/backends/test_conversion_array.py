@@ -116,30 +116,21 @@ def test_stored_digits_of_a_plaintext_keep_the_per_term_rate():
     assert (occ[from_consts] == op_timing(TINY, limb.N).occupancy[LimbOp.BCONV]).all()
 
 
-def test_an_array_and_the_modeled_data_path_are_refused_together():
-    f1 = load_target("f1-datapath")
-    mul = next(u for u in f1.cluster.units if LimbOp.BCONV in u.ops)
-    data = f1.model_dump()
+def _rows_on(target, kind, rows):
+    data = target.model_dump()
     for u in data["cluster"]["units"]:
-        if u["kind"] == mul.kind.value:
-            u["rows"] = 4
-    with pytest.raises(Exception, match="conversion array"):
-        type(f1).model_validate(data)
+        if u["kind"] == kind:
+            u["rows"] = rows(u)
+    return data
 
 
-def test_rows_need_a_unit_that_runs_bconv():
-    data = TINY.model_dump()
-    for u in data["cluster"]["units"]:
-        if u["kind"] == "aut":
-            u["rows"] = 4
-    with pytest.raises(Exception, match="rows describe"):
-        type(TINY).model_validate(data)
-
-
-def test_rows_cannot_outnumber_the_arrays_cells():
-    data = TINY.model_dump()
-    for u in data["cluster"]["units"]:
-        if u["kind"] == "bconv":
-            u["rows"] = u["throughput"] + 1
-    with pytest.raises(Exception, match="exceeds the array's"):
-        type(TINY).model_validate(data)
+@pytest.mark.parametrize("target, kind, rows, match", [
+    # the data-path scheduler times every op by its kind's occupancy
+    ("f1-datapath", "mul", lambda u: 4, "conversion array"),
+    ("osiris-tiny", "aut", lambda u: 4, "rows describe"),  # rows are a BCONV array's
+    ("osiris-tiny", "bconv", lambda u: u["throughput"] + 1, "exceeds the array's"),  # a row is a cell wide at least
+])
+def test_rows_are_refused_where_they_cannot_hold(target, kind, rows, match):
+    t = load_target(target)
+    with pytest.raises(Exception, match=match):
+        type(t).model_validate(_rows_on(t, kind, rows))
