@@ -559,8 +559,9 @@ def input_interval(program, node) -> tuple[float, float]:
             a, b = sorted(float(v) for v in n.attr("domain"))
             if not max(lo, a) < min(hi, b):
                 raise ProgramError(
-                    f"the series here is fitted to [{a:g}, {b:g}], but its operand, input {node.attr('name')!r}, is "
-                    f"declared within [{lo:g}, {hi:g}]: no value it may take lies in the domain. Declare the input's "
+                    f"the series here is fitted to [{a:g}, {b:g}], but its operand, input {node.attr('name')!r}, can "
+                    f"only lie in [{lo:g}, {hi:g}] (its declared bound, and the domains of the series before): no "
+                    f"value it may take lies in the domain. Declare the input's "
                     f"bound to cover the domain (p.input(name, bound={max(abs(a), abs(b)):g})) or fit the series "
                     f"where the input lies.", n.loc)
             lo, hi = max(lo, a), min(hi, b)
@@ -570,7 +571,7 @@ def input_interval(program, node) -> tuple[float, float]:
 def random_inputs(program, seed=None) -> dict[str, np.ndarray]:
     """Random full-slot inputs: CKKS uniform in [-B, B] for each input's declared bound B
     (default 1), or in the part of it inside the domains of the series the input feeds
-    directly (`input_interval`); BGV uniform in [0, t). With a sparse bootstrap of n slots
+    (`input_interval`); BGV uniform in [0, t). With a sparse bootstrap of n slots
     (`BootstrapConfig(slots=n)`), n values repeated with period n, as it requires. Test
     data, not key material: numpy's generator, seeded by `numpy_seed(seed)`."""
     program = as_he(program)

@@ -160,8 +160,13 @@ def _polynomial(params: Params, x: np.ndarray, node: HeNode) -> np.ndarray:
         return _horner(params, x, coeffs) if basis == "power" else _chebyshev_mod_t(params, x, coeffs)
     if basis == "power" and domain is None:
         return _horner(params, x, coeffs)
-    series = _NUMPY_SERIES[basis](np.asarray(coeffs, dtype=np.float64), domain=domain or (-1.0, 1.0))
-    return series(x)
+    return _numpy_series(node)(x)
+
+
+def _numpy_series(node: HeNode):
+    """A CKKS POLYNOMIAL node's series as numpy's Polynomial / Chebyshev, with its domain."""
+    coeffs, basis, domain = node.attr("coeffs"), node.attr("basis", "power"), node.attr("domain", None)
+    return _NUMPY_SERIES[basis](np.asarray(coeffs, dtype=np.float64), domain=domain or (-1.0, 1.0))
 
 
 def _automorphism(params: Params, x: np.ndarray, step: int | None) -> np.ndarray:
@@ -319,13 +324,14 @@ are usually 2-3 bits pessimistic, docs/dsl.md, so a smaller excess still meets t
 
 
 def _series_interval(params: Params, node: HeNode):
-    """The interval of a CKKS POLYNOMIAL node (its domain, or [-1, 1] for a Chebyshev
-    series without one), or None (a power series without a domain, BGV, degree <= 1)."""
-    coeffs, basis, domain = node.attr("coeffs"), node.attr("basis", "power"), node.attr("domain", None)
-    interval = domain if domain is not None else ((-1.0, 1.0) if basis == "chebyshev" else None)
-    if params.scheme != "ckks" or interval is None or len(coeffs) <= 2:
+    """The interval of a CKKS POLYNOMIAL node of degree 2 or more
+    (`he_polynomial.series_interval`), else None (BGV has no intervals; a linear series
+    does not grow outside one)."""
+    from fhec.ir.he_polynomial import series_interval
+
+    if params.scheme != "ckks" or len(node.attr("coeffs")) <= 2:
         return None
-    return tuple(sorted(float(v) for v in interval))
+    return series_interval(node.attr("basis", "power"), node.attr("domain", None))
 
 
 def series_outside(params: Params, node: HeNode, operand: HeNode, x: np.ndarray) -> None:
@@ -356,7 +362,7 @@ def series_outside(params: Params, node: HeNode, operand: HeNode, x: np.ndarray)
     if not len(outside):
         return
     coeffs, basis, domain = node.attr("coeffs"), node.attr("basis", "power"), node.attr("domain", None)
-    series = _NUMPY_SERIES[basis](np.asarray(coeffs, dtype=np.float64), domain=domain or (-1.0, 1.0))
+    series = _numpy_series(node)
     d = len(coeffs) - 1
     where = f"{node.loc}: " if node.loc else ""
     far = np.abs(series(x[outside]))
@@ -418,11 +424,9 @@ def check_series_operands(program: HeProgram, values: Mapping[int, np.ndarray], 
 
 
 def has_domain_series(program: HeProgram) -> bool:
-    """Whether `program` (unexpanded) evaluates a CKKS series with an interval (a domain,
-    or the Chebyshev basis), which `check_series_operands` checks."""
-    return program.params.scheme == "ckks" and any(
-        n.op is HeOp.POLYNOMIAL and (n.attr("domain", None) is not None or n.attr("basis", "power") == "chebyshev")
-        for n in program.nodes)
+    """Whether `program` (unexpanded) evaluates a series `check_series_operands` checks
+    (`_series_interval`)."""
+    return any(n.op is HeOp.POLYNOMIAL and _series_interval(program.params, n) is not None for n in program.nodes)
 
 
 def check_inputs(program, inputs: Mapping[str, Any]) -> None:

@@ -107,7 +107,12 @@ def compute_bound(program: LimbProgram, target: Target) -> tuple[float, str, dic
     """(cycles, busiest unit kind, per-kind cycles): occupancy (`instruction_occupancy`) over unit count per kind (for
     an NTT kind whose units each run one direction, also the INTTs over the units that run
     them and the forward NTTs over theirs)."""
-    cycles = np.bincount(program.op, weights=instruction_occupancy(target, program), minlength=16)
+    if target.times_conversions:
+        cycles = np.bincount(program.op, weights=instruction_occupancy(target, program), minlength=16)
+    else:  # every op at its kind's occupancy: counts suffice (no array of 8 bytes an instruction)
+        cycles = np.bincount(program.op, minlength=16).astype(np.float64)
+        for op in np.flatnonzero(cycles).tolist():
+            cycles[op] *= target.occupancy_cycles(op, program.N)
     per_kind = {k.value: 0.0 for k in UnitKind if target.total_units(k)}  # the kinds this target has
     for op in np.flatnonzero(cycles).tolist():
         per_kind[target.unit_for(op).kind.value] += float(cycles[op])

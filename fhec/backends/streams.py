@@ -199,7 +199,7 @@ def instruction_occupancy(target: Target, program) -> np.ndarray:
 
     op = np.asarray(program.op, dtype=np.int64)
     occ = op_timing(target, program.N).occupancy[op]
-    if target.unit_for(LimbOp.BCONV).rows is not None:
+    if target.times_conversions:
         # ciphertext conversions only (ModUp, ModDown, rescales: Osiris's ModChange). A sum of
         # a plaintext's stored digits (OF-Limb's two-digit diagonals, fhec's own lowering)
         # reads loaded constants; Osiris generates diagonals on its MDC units alone (§V), so

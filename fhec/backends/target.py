@@ -600,6 +600,12 @@ class Target(_Frozen):
         `conversion_term_cycles`."""
         return math.ceil(n / self.unit_for(op).throughput)
 
+    @property
+    def times_conversions(self) -> bool:
+        """Whether BCONV runs on a conversion array (`FunctionalUnit.rows`), so that its terms'
+        cycles depend on their conversions (`conversion_term_cycles`) and not on the op alone."""
+        return self.unit_for(LimbOp.BCONV).rows is not None
+
     def conversion_term_cycles(self, n: int, width: np.ndarray, index: np.ndarray) -> np.ndarray:
         """Cycles each BCONV term keeps its unit busy, given its conversion's width (input
         limbs) and its position among them (`fhec.ir.limb_conversions.conversion_terms`).

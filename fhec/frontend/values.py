@@ -643,11 +643,11 @@ class Cipher(_Handle):
 
     def _outside_chebyshev_domain(self, basis: str, domain) -> str | None:
         """What to say when this operand's bound reaches outside the series' interval
-        (`_chebyshev_domain`) further than the bounds take as inside it
+        (`he_polynomial.series_interval`) further than the bounds take as inside it
         (`he_polynomial.within_domain`), else None."""
-        from fhec.ir.he_polynomial import within_domain
+        from fhec.ir.he_polynomial import series_interval, within_domain
 
-        interval = _chebyshev_domain(basis, domain)
+        interval = series_interval(basis, domain)
         b = self.bound
         if interval is None or b is None or within_domain(interval, b):
             return None
@@ -659,13 +659,13 @@ class Cipher(_Handle):
         interval than `he_polynomial.within_domain` allows: there an approximation no longer
         approximates and a Chebyshev series grows like (|u| + sqrt(u^2 - 1))^degree, so the
         estimates cover the whole range and the result is usually far from the function."""
-        from fhec.ir.he_polynomial import within_domain
+        from fhec.ir.he_polynomial import series_interval, within_domain
 
-        interval = _chebyshev_domain(basis, domain)
+        interval = series_interval(basis, domain)
         b = self.bound
         if interval is None or b is None or len(cs) <= 2 or within_domain(interval, b):
             return
-        a, z = sorted(interval)
+        a, z = interval
         warn_at(f"{loc + ': ' if loc else ''}the operand of this degree-{len(cs) - 1} series can reach |x| = {b:.6g} "
                 f"(its bound), beyond the series' interval [{a:.6g}, {z:.6g}]: outside it an approximation does not "
                 f"approximate its function and a Chebyshev series grows exponentially with the degree; the "
@@ -743,14 +743,6 @@ def _one_error(b, x: int, o: int) -> bool:
     if b.params.scheme != "ckks":
         return False
     return any(b.nodes[v].op is HeOp.CONJUGATE and b.nodes[v].args[0] == u for u, v in ((x, o), (o, x)))
-
-
-def _chebyshev_domain(basis: str, domain) -> tuple[float, float] | None:
-    """The interval a series is meant for: its domain, or [-1, 1] for a Chebyshev series
-    without one; None for a power series (no interval bounds its growth)."""
-    if domain is not None:
-        return float(domain[0]), float(domain[1])
-    return (-1.0, 1.0) if basis == "chebyshev" else None
 
 
 def _plain_error(op: str):

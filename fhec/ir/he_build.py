@@ -478,8 +478,7 @@ class HeBuilder:
         m = self.emit(HeOp.MUL, (a, b), (), loc)
         if coherent_square and a == b and self.ckks:
             t = self._types[a]
-            cross = t.noise + math.log2(t.scale) + math.log2(nz.magnitude(t.bound)) + 1.0
-            square = nz.add_noise(cross, 2 * t.noise)
+            square = nz.square_noise(t.noise, t.scale, nz.magnitude(t.bound))
             if square > self._types[m].noise:
                 m = self.hint(m, noise=square)
         if auto:

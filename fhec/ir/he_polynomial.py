@@ -593,6 +593,15 @@ its size on the domain. Beyond the slack the estimates cover the whole operand r
 whatever the bound (`within_domain`)."""
 
 
+def series_interval(basis: str, domain) -> tuple[float, float] | None:
+    """The interval a series is meant for, ascending: its domain, or [-1, 1] for a
+    Chebyshev series without one; None for a power series without one (no interval
+    bounds its growth)."""
+    if domain is not None:
+        return tuple(sorted((float(domain[0]), float(domain[1]))))
+    return (-1.0, 1.0) if basis == "chebyshev" else None
+
+
 def within_domain(interval, bound: float) -> bool:
     """Whether an operand of bound `bound` is taken to lie in `interval` (a, b): an interval
     with an offset (a + b != 0, such as (0, 1) or (1, 100): the domains of inverses, square

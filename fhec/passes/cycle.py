@@ -127,7 +127,8 @@ def _book(u, t, length, g, min_len, tail, gap_a, gap_b, gap_n):
 def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, num_rvecs, slots,
                   occ, lat, rd, wr, kind_of_op, kind_ptr, kind_units, unit_min_occ, mem_unit, gen, gen_unit,
                   need, unit_dir, iocc):
-    # iocc: per instruction, the cycles it keeps its unit busy, reads and writes (`instruction_occupancy`)
+    # iocc: per instruction, the cycles it keeps its unit busy, reads and writes
+    # (`instruction_occupancy`); empty where every op keeps its kind's (`occ`)
     ne = len(ev_kind)
     num_units = len(unit_min_occ)
     out_unit = np.empty(ne, dtype=np.int16)
@@ -150,7 +151,7 @@ def _place_kernel(ev_kind, ev_arg, ev_slot, ev_s0, ev_s1, op, src0, src1, dst, n
             i = ev_arg[e]
             o = op[i]
             t0 = np.int64(0)
-            busy = iocc[i]
+            busy = iocc[i] if len(iocc) else occ[o]
             v = src0[i]
             t0 = max(t0, avail[v] + max(0, wdur[v] - busy))
             v = src1[i]
@@ -258,8 +259,9 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
     gen = target.generated_rvecs(program)
     unit_dir = unit_directions(target)
     onchip = None
-    iocc = instruction_occupancy(target, program)
-    differs = bool(len(program)) and not np.array_equal(iocc, timing.occupancy[np.asarray(program.op, dtype=np.int64)])
+    # a per-instruction array only where a conversion array makes terms differ: 8 bytes an
+    # instruction is 200 MB on LoLa-CIFAR's 27 M
+    iocc = instruction_occupancy(target, program) if target.times_conversions else np.zeros(0, dtype=np.int64)
     if target.models_onchip:  # register files, network and bank ports (fhec.passes.cycle_onchip)
         if unit_dir.any():
             raise TargetError(f"target {target.name!r} models the on-chip data path and gives its NTT units "
@@ -294,7 +296,7 @@ def schedule_cycles(data: DataSchedule, target: Target) -> Streams:
         target=target.name, N=N, slots=data.slots, units=units, total_cycles=int(total) if ne else 0,
         unit=out_unit, cycle=out_cycle, op=op, dst=dst, src0=src0, src1=src1, mod=mod, imm=imm,
         tag=data.arg, onchip=onchip,
-        occupancy=np.where(comp, iocc[instr], timing.occupancy[op]) if differs else None,
+        occupancy=np.where(comp, iocc[instr], timing.occupancy[op]) if len(iocc) else None,
     )
 
 

@@ -117,6 +117,13 @@ def multiply_noise(params: Params, n1: float, s1, n2: float, s2, m1: float = 1.0
     return n1 + n2 + 0.5 * math.log2(params.N)
 
 
+def square_noise(n: float, s, m: float = 1.0) -> float:
+    """CKKS error of a square of one value (noise `n`, scale `s`, magnitude `m`):
+    (m·s + e)² carries 2·e·m·s + e², the two cross terms one error (coherent), where
+    `multiply_noise` takes a product's two as independent (half a bit less)."""
+    return _log2_hypot(n + math.log2(s) + math.log2(m) + 1.0, 2 * n)
+
+
 def plain_multiply_noise(params: Params, n: float, s, plain_scale: float, magnitude: float = 1.0,
                          message: float = 1.0, scalar: bool = False) -> float:
     """Error of a ct × plaintext product (plaintext encoded at plain_scale, rounding ±1/2).

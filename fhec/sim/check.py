@@ -229,7 +229,7 @@ def _entry_occupancy(s: Streams, tm, target: Target, program: LimbProgram, op: n
     tag (`fhec.ir.limb_conversions`, `Target.conversion_term_cycles`); the entries'
     recorded `Streams.occupancy` is not trusted."""
     occ = np.asarray(tm.occupancy[op], dtype=np.int64).copy()
-    if target.unit_for(LimbOp.BCONV).rows is None or not len(program):
+    if not target.times_conversions or not len(program):
         return occ
     from fhec.backends.streams import instruction_occupancy
 

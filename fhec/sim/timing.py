@@ -14,6 +14,7 @@ ciphertext data is touched.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from typing import Annotated, Any, Literal
 
@@ -24,7 +25,7 @@ from fhec.backends.streams import MEMORY_KIND, NUM_STREAM_OPS, STREAM_ARITY, Str
 from fhec.backends.target import Target
 from fhec.ir.limb import LimbOp
 from fhec.analysis.bounds import Bounds
-from fhec.ir.schedule import DataSchedule
+from fhec.ir.schedule import DataSchedule, Traffic
 
 
 # A report read back from disk must describe a possible schedule: counts, cycles, bytes
@@ -463,12 +464,11 @@ def report_inconsistency(report) -> str | None:
     if report.busiest_kind not in report.utilization:
         return f"busiest_kind = {report.busiest_kind!r} names no unit kind of the report ({sorted(report.utilization)})"
     t = report.offchip_bytes
-    parts = {"compulsory": ("ksh_compulsory", "input_compulsory", "const_compulsory", "output_compulsory"),
-             "noncompulsory": ("ksh_noncompulsory", "input_noncompulsory", "const_noncompulsory",
-                               "output_noncompulsory", "intermediate_loads", "intermediate_stores")}
-    for total, classes in parts.items():
-        if t[total] != sum(t[c] for c in classes):
-            return f"offchip_bytes[{total!r}] = {t[total]:,} is not the sum of its classes"
+    # the totals as `Traffic` sums its classes
+    classes = Traffic(**{f.name: t.get(f.name, 0) for f in dataclasses.fields(Traffic)})
+    for total in ("compulsory", "noncompulsory"):
+        if t[total] != getattr(classes, total):
+            return f"offchip_bytes[{total!r}] = {t[total]:,} is not the sum of its classes ({getattr(classes, total):,})"
     if t["total"] != t["compulsory"] + t["noncompulsory"]:
         return f"offchip_bytes['total'] = {t['total']:,} is not compulsory + noncompulsory"
     if report.peak_scratchpad_slots > report.scratchpad_slots:
