@@ -474,7 +474,7 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
     mismatch (2 on a corrupt limb, naming the instruction that wrote it)."""
     from rich.console import Console
 
-    from fhec.compiler import judged_program
+    from fhec.compiler import input_program, judged_program
     from fhec.evaluate import compare_outputs, random_inputs
     from fhec.reference import reference
     from fhec.verify_run import run_compiled_checked
@@ -484,8 +484,7 @@ def run_command(program: str, target: str, keyswitch: str | None, seed: int | No
         # the program as compiled, not the file loaded again: a params="auto" program's
         # slots are chosen for the target, and a fresh copy would choose them without it
         judged = judged_program(compiled)
-        # drawn from the traced program where it was kept: its series say where inputs belong
-        inputs = random_inputs(judged if compiled.source is None else compiled.source, seed)
+        inputs = random_inputs(input_program(compiled), seed)
         ran = run_compiled_checked(compiled, inputs, seed, check=True)  # every limb vs the eager evaluator
         results = compare_outputs(judged, ran["outputs"], reference(judged, inputs), None)
     except FhecError as e:

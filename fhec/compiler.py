@@ -87,7 +87,7 @@ class Compiled:
         hoisting: the compile option `hoisting` ("auto", "single", "none"), which
             `fhec.save` records so that `fhec.load` re-derives the same streams.
         source: the program as traced, kept only when it bootstraps or evaluates a series
-            with an interval (`bootstrap_source`): `run` checks a sparse bootstrap's inputs
+            with an interval (`traced_source`): `run` checks a sparse bootstrap's inputs
             and the series' operands against it (`fhec.reference.check_inputs`), and
             `fhec.testing` takes a bootstrap's reference from it.
     """
@@ -319,10 +319,10 @@ def _compile_isa(program, options, *, verify, dump_after, dump_dir, progress, ke
         compile_passes=[r.as_dict() for r in done.records],
     )
     return IsaCompiled(annotated, lowered, machine, encoded, report, keyswitch_policy(annotated, keyswitch),
-                       bootstrap_source(program))
+                       traced_source(program))
 
 
-def bootstrap_source(program) -> HeProgram | None:
+def traced_source(program) -> HeProgram | None:
     """`program` as an HeProgram when it bootstraps or evaluates a series with an
     interval, else None. Expansion replaces a BOOTSTRAP by ModRaise and polynomials that
     have no plaintext meaning, and a POLYNOMIAL by its products, so the compiled program
@@ -343,6 +343,13 @@ def judged_program(compiled) -> HeProgram:
     from fhec.reference import has_bootstrap
 
     return compiled.source if compiled.source is not None and has_bootstrap(compiled.source) else compiled.program
+
+
+def input_program(compiled) -> HeProgram:
+    """The HE program random inputs for a run of `compiled` are drawn from: its traced
+    `source` where it was kept (its series say where inputs belong,
+    `fhec.evaluate.input_interval`; expansion removed them), else `judged_program`."""
+    return judged_program(compiled) if compiled.source is None else compiled.source
 
 
 def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
@@ -433,7 +440,7 @@ def compile(  # noqa: A001  (the public name the API promises: fhec.compile)
     ).with_plot_data(PlotData(tgt, scheduled.streams, scheduled.data))
     policy_used = keyswitch_policy(annotated, keyswitch)
     return Compiled(annotated, lowered, tgt, scheduled.data, scheduled.streams, bounds, report, policy_used,
-                    options.hoisting, bootstrap_source(program))
+                    options.hoisting, traced_source(program))
 
 
 def _pass_before(name: str, target) -> str:

@@ -124,7 +124,7 @@ def assert_matches_reference(
     another or gives an empty vector, or a
     `target` that contradicts a `Compiled`.
     """
-    from fhec.compiler import Compiled, IsaCompiled, judged_program
+    from fhec.compiler import Compiled, IsaCompiled, input_program, judged_program
     from fhec.evaluate import as_he, compare_outputs, random_inputs
 
     if isinstance(program, (Compiled, IsaCompiled)) and target is not None and target != program.target.name:
@@ -134,8 +134,8 @@ def assert_matches_reference(
         )
     compiled = _compiled_for(program, target)
     he = as_he(program) if compiled is None else judged_program(compiled)
-    if inputs is None:  # drawn from the traced program where it was kept: its series say where inputs belong
-        inputs = random_inputs(he if compiled is None or compiled.source is None else compiled.source, seed)
+    if inputs is None:
+        inputs = random_inputs(he if compiled is None else input_program(compiled), seed)
     got = _execute(compiled, he, inputs, target, seed)
     want = _expected_values(he, inputs, expected)
     got = {name: np.asarray(got[name])[: want[name].size] for name in he.outputs}
